@@ -1,0 +1,29 @@
+//! Countersign's domain: the rules shared by the browser app and the server.
+//!
+//! - [`model`]: MPLP v1.0 types matching the official schemas.
+//! - [`validate`]: every problem of a document, with JSON Pointer paths.
+//! - [`graph`], [`layout`]: a plan's DAG, its checks and its drawing.
+//! - [`lifecycle`]: which status may follow which.
+//! - [`review`]: `decide`, `resubmit` and learning samples.
+//!
+//! Pure Rust: no I/O, no clock, no randomness (callers pass time and ids).
+
+pub mod graph;
+mod id;
+mod issue;
+pub mod layout;
+pub mod lifecycle;
+pub mod model;
+pub mod review;
+mod timestamp;
+pub mod validate;
+
+pub use id::{IdError, IdSource, MplpId};
+pub use issue::{Issue, IssueCode, Pointer};
+pub use model::EventType;
+pub use review::{decide, resubmit, DecideError, DecisionInput, Review, Target};
+pub use timestamp::{Timestamp, TimestampError};
+pub use validate::{validate_bundle, validate_document, Document, DocumentKind, Report};
+
+/// The MPLP protocol version Countersign speaks.
+pub const PROTOCOL_VERSION: &str = "1.0.0";

@@ -1,0 +1,184 @@
+//! `decide`: the one function that turns a reviewer's decision into a new review.
+
+use super::{Review, Target};
+use crate::issue::Issue;
+use crate::lifecycle::{plan_status_after, PlanTransitionError};
+use crate::model::{ConfirmStatus, Decision, DecisionStatus, Event, EventType, PlanStatus};
+use crate::{IdSource, MplpId, Timestamp};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// What a reviewer submits, as the form or the HTTP body gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionInput {
+    /// `approved`, `rejected` or `cancelled`.
+    pub status: String,
+    /// The role the reviewer signs as.
+    pub decided_by_role: String,
+    /// Why; required for a rejection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Why a decision cannot be recorded.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DecideError {
+    /// The status is none of approved, rejected, cancelled.
+    #[error("`{0}` is not a decision: choose approved, rejected or cancelled")]
+    UnknownStatus(String),
+    /// The request was already decided; `last` is the decision that stands.
+    #[error("this request is already {status}: only a pending request can be decided")]
+    NotPending {
+        /// Its current status.
+        status: ConfirmStatus,
+        /// The decision that stands, if recorded.
+        last: Option<Box<Decision>>,
+    },
+    /// No role given.
+    #[error("say which role you decide as: `decided_by_role` is empty")]
+    EmptyRole,
+    /// A rejection without a reason.
+    #[error("a rejection needs a reason, so the agent knows what to change")]
+    ReasonRequired,
+    /// Approval of a target with problems (a plan with a cycle can never be approved).
+    #[error("the request cannot be approved while it has {} problem(s); the first: {}", .0.len(), .0.first().map(|i| i.to_string()).unwrap_or_default())]
+    InvalidTarget(Vec<Issue>),
+    /// The plan is not awaiting approval (e.g. already running).
+    #[error("the plan cannot be approved now: {0}")]
+    TargetNotAwaitingApproval(PlanTransitionError),
+}
+
+/// Records a reviewer's decision on a pending review.
+///
+/// Pure: the clock (`now`) and the identifier source (`ids`) come from the caller,
+/// so the browser and the server get the same result from the same input. On
+/// success the decision is appended with a fresh `decision_id`, the confirm takes
+/// its status, a plan target moves (approved -> `approved`, rejected -> `draft`),
+/// and `decision.<status>` / `plan.<status>` events are appended. Approval is
+/// refused while the review has any validation problem. Cost: one validation of
+/// the review, O(size of the review).
+pub fn decide(
+    review: &Review,
+    input: &DecisionInput,
+    now: DateTime<Utc>,
+    ids: &mut impl IdSource,
+) -> Result<Review, DecideError> {
+    let status: DecisionStatus = input
+        .status
+        .trim()
+        .parse()
+        .map_err(|_| DecideError::UnknownStatus(input.status.clone()))?;
+    let confirm = &review.confirm;
+    if confirm.status != ConfirmStatus::Pending {
+        return Err(DecideError::NotPending {
+            status: confirm.status,
+            last: confirm.last_decision().cloned().map(Box::new),
+        });
+    }
+    let role = input.decided_by_role.trim();
+    if role.is_empty() {
+        return Err(DecideError::EmptyRole);
+    }
+    let reason = input
+        .reason
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty());
+    if status == DecisionStatus::Rejected && reason.is_none() {
+        return Err(DecideError::ReasonRequired);
+    }
+    let next_plan_status = match (&review.target, status) {
+        (_, DecisionStatus::Approved) => {
+            let issues = review.validate();
+            if !issues.is_empty() {
+                return Err(DecideError::InvalidTarget(issues));
+            }
+            match review.plan() {
+                Some(plan) => plan_status_after(plan.status, status)
+                    .map_err(DecideError::TargetNotAwaitingApproval)?,
+                None => None,
+            }
+        }
+        (Some(Target::Plan(plan)), _) => plan_status_after(plan.status, status).unwrap_or(None),
+        _ => None,
+    };
+
+    let at = Timestamp::from_utc(now);
+    let decision = Decision {
+        decision_id: ids.next_id(),
+        status,
+        decided_by_role: role.to_owned(),
+        decided_at: at.clone(),
+        reason: reason.map(str::to_owned),
+    };
+    let mut next = review.clone();
+    let trace_id = confirm.trace.as_ref().map(|t| t.trace_id);
+    let decision_event = event(
+        ids.next_id(),
+        format!("decision.{status}"),
+        "confirm",
+        &at,
+        trace_id,
+        json!({
+            "confirm_id": confirm.confirm_id,
+            "decision_id": decision.decision_id,
+            "decided_by_role": role,
+            "reason": reason,
+        }),
+    );
+    next.confirm.status = status.into();
+    next.confirm
+        .decisions
+        .get_or_insert_with(Vec::new)
+        .push(decision.clone());
+    next.confirm
+        .events
+        .get_or_insert_with(Vec::new)
+        .push(decision_event);
+
+    if let (Some(Target::Plan(plan)), Some(to)) = (&mut next.target, next_plan_status) {
+        let from = plan.status;
+        plan.status = to;
+        let event_type = match to {
+            PlanStatus::Approved => "plan.approved",
+            _ => "plan.returned.to.draft",
+        };
+        let plan_event = event(
+            ids.next_id(),
+            event_type.to_owned(),
+            "plan",
+            &at,
+            plan.trace.as_ref().map(|t| t.trace_id).or(trace_id),
+            json!({
+                "plan_id": plan.plan_id,
+                "from": from,
+                "to": to,
+                "confirm_id": confirm.confirm_id,
+                "decision_id": decision.decision_id,
+            }),
+        );
+        plan.events.get_or_insert_with(Vec::new).push(plan_event);
+    }
+    Ok(next)
+}
+
+/// An event; `event_type` is one of this crate's dotted lowercase names.
+pub(super) fn event(
+    event_id: MplpId,
+    event_type: String,
+    source: &str,
+    at: &Timestamp,
+    trace_id: Option<MplpId>,
+    data: Value,
+) -> Event {
+    Event {
+        event_id,
+        event_type: EventType::trusted(event_type),
+        source: source.to_owned(),
+        timestamp: at.clone(),
+        trace_id,
+        data: Some(data),
+    }
+}

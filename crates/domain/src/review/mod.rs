@@ -1,0 +1,150 @@
+//! A review: a Confirm together with the object it asks about, and the pure
+//! operations on it that the browser and the server share.
+
+mod decide;
+mod learning;
+mod resubmit;
+
+pub use decide::{decide, DecideError, DecisionInput};
+pub use learning::{
+    learning_sample, FeedbackLabel, LearningSample, SampleInput, SampleMeta, SampleOutput,
+};
+pub use resubmit::{resubmit, Resubmission, ResubmitError};
+
+use crate::issue::{Issue, IssueCode, Pointer};
+use crate::model::{Confirm, Context, Plan, TargetType, Trace};
+use crate::validate::validate_bundle;
+use crate::MplpId;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The object a Confirm asks about, when it is an MPLP object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    /// A plan to approve before it runs.
+    Plan(Plan),
+    /// A context to approve.
+    Context(Context),
+    /// A trace to approve.
+    Trace(Trace),
+}
+
+impl Target {
+    /// The target's own id.
+    pub fn id(&self) -> MplpId {
+        match self {
+            Target::Plan(p) => p.plan_id,
+            Target::Context(c) => c.context_id,
+            Target::Trace(t) => t.trace_id,
+        }
+    }
+
+    /// The confirm target type this object is.
+    pub fn target_type(&self) -> TargetType {
+        match self {
+            Target::Plan(_) => TargetType::Plan,
+            Target::Context(_) => TargetType::Context,
+            Target::Trace(_) => TargetType::Trace,
+        }
+    }
+
+    fn key(&self) -> &'static str {
+        match self {
+            Target::Plan(_) => "plan",
+            Target::Context(_) => "context",
+            Target::Trace(_) => "trace",
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        let result = match self {
+            Target::Plan(p) => serde_json::to_value(p),
+            Target::Context(c) => serde_json::to_value(c),
+            Target::Trace(t) => serde_json::to_value(t),
+        };
+        result.unwrap_or(Value::Null)
+    }
+}
+
+/// A Confirm and its target, as stored and shown. Serialized as
+/// `{"confirm": {...}, "target": {"plan": {...}}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Review {
+    /// The approval request.
+    pub confirm: Confirm,
+    /// What it asks about; absent for targets that are not MPLP objects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Target>,
+}
+
+impl Review {
+    /// The plan under review, if the target is a plan.
+    pub fn plan(&self) -> Option<&Plan> {
+        match &self.target {
+            Some(Target::Plan(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Every problem of the confirm and its target, with paths into the review
+    /// (`/confirm/...`, `/target/plan/...`): each one's schema and rules, and the
+    /// binding between them (the target is the object the confirm names).
+    pub fn validate(&self) -> Vec<Issue> {
+        let confirm_path = Pointer::root().child("confirm");
+        let confirm = serde_json::to_value(&self.confirm).unwrap_or(Value::Null);
+        let Some(target) = &self.target else {
+            let mut issues: Vec<Issue> = validate_bundle(&[confirm])
+                .into_iter()
+                .flat_map(|report| report.issues)
+                .map(|issue| issue.under(&confirm_path))
+                .collect();
+            if matches!(
+                self.confirm.target_type,
+                TargetType::Plan | TargetType::Context | TargetType::Trace
+            ) {
+                issues.push(Issue::new(
+                    &Pointer::root().child("target"),
+                    IssueCode::MissingTarget,
+                    format!(
+                        "the {} this request is about ({}) is missing, so it cannot be reviewed",
+                        self.confirm.target_type, self.confirm.target_id
+                    ),
+                ));
+            }
+            return issues;
+        };
+        let target_path = Pointer::root().child("target").child(target.key());
+        let reports = validate_bundle(&[confirm, target.to_value()]);
+        let mut issues = Vec::new();
+        for (report, prefix) in reports.into_iter().zip([&confirm_path, &target_path]) {
+            issues.extend(report.issues.into_iter().map(|i| i.under(prefix)));
+        }
+        if target.target_type() != self.confirm.target_type {
+            issues.push(Issue::new(
+                &confirm_path.child("target_type"),
+                IssueCode::MissingTarget,
+                format!(
+                    "the request is about a {}, but the object under review is a {}",
+                    self.confirm.target_type,
+                    target.target_type()
+                ),
+            ));
+        } else if target.id() != self.confirm.target_id && target.target_type() != TargetType::Plan
+        {
+            // (plans are already checked by the bundle rules)
+            issues.push(Issue::new(
+                &confirm_path.child("target_id"),
+                IssueCode::TargetMismatch,
+                format!(
+                    "{} is not the {} under review ({})",
+                    self.confirm.target_id,
+                    target.key(),
+                    target.id()
+                ),
+            ));
+        }
+        issues
+    }
+}

@@ -1,0 +1,127 @@
+//! RFC 3339 timestamps with an offset, kept exactly as written.
+
+use chrono::{DateTime, FixedOffset, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+use std::fmt;
+
+/// Why a string is not an RFC 3339 timestamp.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("is not an RFC 3339 date-time with an offset (e.g. 2025-12-01T12:00:00.000Z): {0}")]
+pub struct TimestampError(String);
+
+/// A point in time as MPLP writes it (`2025-12-01T12:01:00.000Z`).
+///
+/// The original text is kept so a parsed document serializes back unchanged;
+/// comparisons use the instant.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Timestamp {
+    text: String,
+    instant: DateTime<FixedOffset>,
+}
+
+impl Timestamp {
+    /// Parses RFC 3339 text; the offset (`Z` or `±hh:mm`) is required.
+    pub fn parse(text: &str) -> Result<Self, TimestampError> {
+        DateTime::parse_from_rfc3339(text)
+            .map(|instant| Timestamp {
+                text: text.to_owned(),
+                instant,
+            })
+            .map_err(|e| TimestampError(e.to_string()))
+    }
+
+    /// The canonical MPLP form of a UTC instant, with milliseconds.
+    pub fn from_utc(at: DateTime<Utc>) -> Self {
+        let text = at.to_rfc3339_opts(SecondsFormat::Millis, true);
+        Timestamp {
+            text,
+            instant: at.fixed_offset(),
+        }
+    }
+
+    /// The instant, in UTC.
+    pub fn to_utc(&self) -> DateTime<Utc> {
+        self.instant.with_timezone(&Utc)
+    }
+
+    /// The text as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+impl PartialEq for Timestamp {
+    fn eq(&self, other: &Self) -> bool {
+        self.instant == other.instant
+    }
+}
+
+impl Eq for Timestamp {}
+
+impl PartialOrd for Timestamp {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Timestamp {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.instant.cmp(&other.instant)
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl TryFrom<String> for Timestamp {
+    type Error = TimestampError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        Self::parse(&s)
+    }
+}
+
+impl From<Timestamp> for String {
+    fn from(t: Timestamp) -> String {
+        t.text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_text_and_compares_instants() {
+        let a = Timestamp::parse("2025-12-01T12:00:00.000Z").unwrap();
+        let b = Timestamp::parse("2025-12-01T13:00:00+01:00").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.as_str(), "2025-12-01T12:00:00.000Z");
+    }
+
+    #[test]
+    fn requires_offset_and_real_dates() {
+        for s in [
+            "2025-12-01T12:00:00",
+            "2025-13-01T12:00:00Z",
+            "not-a-datetime",
+            "2025-02-30T00:00:00Z",
+            "",
+        ] {
+            assert!(Timestamp::parse(s).is_err(), "{s}");
+        }
+    }
+
+    #[test]
+    fn from_utc_is_millisecond_z_form() {
+        let t = Timestamp::parse("2025-12-01T12:00:00Z").unwrap();
+        assert_eq!(
+            Timestamp::from_utc(t.to_utc()).as_str(),
+            "2025-12-01T12:00:00.000Z"
+        );
+    }
+}

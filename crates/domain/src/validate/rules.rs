@@ -1,0 +1,156 @@
+//! Rules beyond the schema: the MPLP invariants and the Plan DAG rules, checked
+//! on the raw JSON so they are reported alongside schema problems.
+
+use super::shape::quoted;
+use super::DocumentKind;
+use crate::graph::{GraphProblem, StepGraph};
+use crate::issue::{Issue, IssueCode, Pointer};
+use crate::PROTOCOL_VERSION;
+use serde_json::Value;
+
+/// Appends every rule problem of a document of `kind`.
+pub(super) fn check(value: &Value, kind: DocumentKind, out: &mut Vec<Issue>) {
+    protocol_version(value, out);
+    match kind {
+        DocumentKind::Confirm => rejections_have_reasons(value, out),
+        DocumentKind::Plan => plan_graph(value, out),
+        DocumentKind::Trace => root_span_in_trace(value, out),
+        DocumentKind::Context | DocumentKind::Unknown => {}
+    }
+}
+
+/// Invariant `protocol_version_must_be_1_0`.
+fn protocol_version(value: &Value, out: &mut Vec<Issue>) {
+    let Some(version) = value
+        .pointer("/meta/protocol_version")
+        .and_then(Value::as_str)
+    else {
+        return;
+    };
+    let well_formed = version.split('.').count() == 3;
+    if well_formed && version != PROTOCOL_VERSION {
+        out.push(Issue::new(
+            &Pointer::root().child("meta").child("protocol_version"),
+            IssueCode::UnsupportedProtocolVersion,
+            format!(
+                "Countersign speaks MPLP {PROTOCOL_VERSION}: found protocol version {}",
+                quoted(version)
+            ),
+        ));
+    }
+}
+
+/// Invariant `rejected_must_have_reason`, applied to each rejected decision.
+fn rejections_have_reasons(value: &Value, out: &mut Vec<Issue>) {
+    let Some(decisions) = value.get("decisions").and_then(Value::as_array) else {
+        return;
+    };
+    for (i, decision) in decisions.iter().enumerate() {
+        let rejected = decision.get("status").and_then(Value::as_str) == Some("rejected");
+        let reason = decision
+            .get("reason")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .unwrap_or("");
+        if rejected && reason.is_empty() {
+            out.push(Issue::new(
+                &Pointer::root().child("decisions").child(i).child("reason"),
+                IssueCode::RejectionWithoutReason,
+                "a rejected decision must say why: `reason` is missing or empty",
+            ));
+        }
+    }
+}
+
+fn step_id(step: &Value) -> Option<&str> {
+    step.get("step_id").and_then(Value::as_str)
+}
+
+fn dependency_ids(step: &Value) -> Vec<Option<&str>> {
+    step.get("dependencies")
+        .and_then(Value::as_array)
+        .map(|deps| deps.iter().map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// Invariant `root_span_trace_id_match`.
+fn root_span_in_trace(value: &Value, out: &mut Vec<Issue>) {
+    let trace_id = value.get("trace_id").and_then(Value::as_str);
+    let span_trace = value.pointer("/root_span/trace_id").and_then(Value::as_str);
+    if let (Some(trace_id), Some(span_trace)) = (trace_id, span_trace) {
+        if trace_id != span_trace {
+            out.push(Issue::new(
+                &Pointer::root().child("root_span").child("trace_id"),
+                IssueCode::TraceMismatch,
+                format!(
+                    "the root span belongs to trace {span_trace}, not to this trace {trace_id}"
+                ),
+            ));
+        }
+    }
+}
+
+/// The Plan DAG rules: unique step ids, dependencies that name steps of the
+/// plan, no step depending on itself, no cycles. O(n + e).
+fn plan_graph(value: &Value, out: &mut Vec<Issue>) {
+    let Some(steps) = value.get("steps").and_then(Value::as_array) else {
+        return;
+    };
+    let (graph, problems) = StepGraph::build(steps.iter().map(|s| (step_id(s), dependency_ids(s))));
+    let steps_path = Pointer::root().child("steps");
+    let label = |i: usize| -> String {
+        let description = steps[i]
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        format!("step {i} {}", quoted(description))
+    };
+    for problem in problems {
+        match problem {
+            GraphProblem::DuplicateId { step, first } => out.push(Issue::new(
+                &steps_path.child(step).child("step_id"),
+                IssueCode::DuplicateStepId,
+                format!(
+                    "{} has the same step_id {} as {}: step ids must be unique",
+                    label(step),
+                    step_id(&steps[step]).unwrap_or_default(),
+                    label(first)
+                ),
+            )),
+            GraphProblem::UnknownDependency { step, index } => out.push(Issue::new(
+                &steps_path.child(step).child("dependencies").child(index),
+                IssueCode::UnknownDependency,
+                format!(
+                    "{} depends on {}, which is no step of this plan",
+                    label(step),
+                    dependency_ids(&steps[step])[index].unwrap_or_default()
+                ),
+            )),
+            GraphProblem::SelfDependency { step, index } => out.push(Issue::new(
+                &steps_path.child(step).child("dependencies").child(index),
+                IssueCode::SelfDependency,
+                format!("{} depends on itself", label(step)),
+            )),
+        }
+    }
+    for cycle in graph.cycles() {
+        let members = &cycle.0;
+        let first = members[0];
+        let second = members.get(1).copied().unwrap_or(first);
+        let edge = graph
+            .dependencies(first)
+            .iter()
+            .find(|e| e.target == second)
+            .map_or(0, |e| e.index);
+        let mut path: Vec<String> = members.iter().map(|&i| label(i)).collect();
+        path.push(label(first));
+        out.push(Issue::new(
+            &steps_path.child(first).child("dependencies").child(edge),
+            IssueCode::DependencyCycle,
+            format!(
+                "steps depend on each other in a cycle, so none of them can ever start: {}",
+                path.join(" → depends on ")
+            ),
+        ));
+    }
+}
