@@ -290,3 +290,120 @@ pub(crate) static LEARNING_SAMPLE: ObjectShape = ObjectShape {
         Field::optional("meta", S::Object(&LEARNING_META)),
     ],
 };
+
+#[cfg(test)]
+mod tests {
+    //! The shapes must say exactly what the vendored official schemas say.
+    use super::*;
+    use crate::validate::shape::ValueShape;
+    use serde_json::Value;
+    use std::collections::BTreeSet;
+
+    fn schema(file: &str) -> Value {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/mplp/schemas")
+            .join(file);
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
+    fn names(v: Option<&Value>) -> BTreeSet<String> {
+        v.and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(String::from))
+            .collect()
+    }
+
+    /// Compares fields, required flags, closedness and enumerations.
+    fn same(object: &Value, shape: &ObjectShape, what: &str) {
+        let properties = object["properties"].as_object().unwrap();
+        let schema_fields: BTreeSet<String> = properties.keys().cloned().collect();
+        let shape_fields: BTreeSet<String> =
+            shape.fields.iter().map(|f| f.name.to_owned()).collect();
+        assert_eq!(shape_fields, schema_fields, "{what}: fields");
+        let required: BTreeSet<String> = shape
+            .fields
+            .iter()
+            .filter(|f| f.required)
+            .map(|f| f.name.to_owned())
+            .collect();
+        assert_eq!(required, names(object.get("required")), "{what}: required");
+        let closed = object.get("additionalProperties") == Some(&Value::Bool(false));
+        assert_eq!(shape.closed, closed, "{what}: closed");
+        for field in shape.fields {
+            let property = &properties[field.name];
+            let enumeration = property
+                .get("enum")
+                .or_else(|| property.pointer("/items/enum"));
+            let shape_enum = match &field.shape {
+                ValueShape::Enum(names) => Some(*names),
+                ValueShape::Array {
+                    items: ValueShape::Enum(names),
+                    ..
+                } => Some(*names),
+                _ => None,
+            };
+            if let Some(enumeration) = enumeration {
+                let expected: Vec<&str> = enumeration
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect();
+                assert_eq!(
+                    shape_enum.map(<[&str]>::to_vec),
+                    Some(expected),
+                    "{what}.{}: enum",
+                    field.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn shapes_match_official_schemas() {
+        let confirm = schema("mplp-confirm.schema.json");
+        same(&confirm, &CONFIRM, "confirm");
+        same(
+            &confirm["$defs"]["confirm_decision_core"],
+            &DECISION,
+            "decision",
+        );
+        same(
+            &confirm["properties"]["governance"],
+            &GOVERNANCE,
+            "governance",
+        );
+        let plan = schema("mplp-plan.schema.json");
+        same(&plan, &PLAN, "plan");
+        same(&plan["$defs"]["plan_step_core"], &PLAN_STEP, "plan step");
+        let context = schema("mplp-context.schema.json");
+        same(&context, &CONTEXT, "context");
+        same(
+            &context["properties"]["root"],
+            &CONTEXT_ROOT,
+            "context root",
+        );
+        let trace = schema("mplp-trace.schema.json");
+        same(&trace, &TRACE, "trace");
+        same(
+            &trace["$defs"]["trace_segment_core"],
+            &TRACE_SEGMENT,
+            "trace segment",
+        );
+        same(&schema("common/metadata.schema.json"), &META, "meta");
+        same(&schema("common/events.schema.json"), &EVENT, "event");
+        same(
+            &schema("common/trace-base.schema.json"),
+            &TRACE_BASE,
+            "trace base",
+        );
+        same(
+            &schema("common/common-types.schema.json")["definitions"]["Ref"],
+            &REF,
+            "ref",
+        );
+        let learning = schema("learning/mplp-learning-sample-core.schema.json");
+        same(&learning, &LEARNING_SAMPLE, "learning sample");
+    }
+}

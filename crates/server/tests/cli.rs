@@ -1,0 +1,204 @@
+//! `countersign validate` run as a real process on fixture files.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../domain/tests/fixtures")
+}
+
+fn golden(file: &str) -> PathBuf {
+    fixtures()
+        .join("mplp/golden/flows/flow-05-single-agent-confirm-required")
+        .join(file)
+}
+
+/// Runs the binary; returns (exit code, stdout, stderr).
+fn countersign(args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_countersign"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+fn json_lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn valid_files_exit_0_with_one_json_line_each() {
+    let files = [
+        golden("input/confirm.json"),
+        golden("input/plan.json"),
+        golden("input/context.json"),
+        golden("input/trace.json"),
+    ];
+    let mut args = vec!["validate", "--format", "json"];
+    args.extend(files.iter().map(|p| s(p)));
+    let (code, out, _) = countersign(&args);
+    assert_eq!(code, 0, "{out}");
+    let lines = json_lines(&out);
+    let kinds: Vec<&str> = lines.iter().map(|l| l["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["confirm", "plan", "context", "trace"]);
+    for (line, file) in lines.iter().zip(&files) {
+        assert_eq!(line["file"], s(file));
+        assert_eq!(line["valid"], true);
+        assert_eq!(line["issues"], Value::Array(vec![]));
+    }
+}
+
+#[test]
+fn invalid_files_exit_1_with_paths_and_codes() {
+    let negative = fixtures().join("mplp/negative");
+    let (code, out, _) = countersign(&[
+        "validate",
+        "--format",
+        "json",
+        s(&negative.join("plan_step_missing_id.json")),
+        s(&golden("input/plan.json")),
+    ]);
+    assert_eq!(code, 1);
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["kind"], "plan");
+    assert_eq!(lines[0]["valid"], false);
+    let issue = lines[0]["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["path"] == "/steps/0/step_id")
+        .unwrap();
+    assert_eq!(issue["code"], "missing_field");
+    assert!(issue["message"].as_str().unwrap().contains("step_id"));
+    assert_eq!(lines[1]["valid"], true);
+}
+
+#[test]
+fn a_cycle_is_named_step_by_step_in_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan: Value =
+        serde_json::from_str(&std::fs::read_to_string(golden("input/plan.json")).unwrap()).unwrap();
+    plan["steps"][0]["dependencies"] = serde_json::json!([plan["steps"][2]["step_id"]]);
+    let path = dir.path().join("cyclic.json");
+    std::fs::write(&path, plan.to_string()).unwrap();
+    let (code, out, _) = countersign(&["validate", s(&path)]);
+    assert_eq!(code, 1);
+    assert!(out.contains("plan, 1 problem(s)"), "{out}");
+    assert!(out.contains("/steps/0/dependencies/0"), "{out}");
+    assert!(out.contains("[dependency_cycle]"), "{out}");
+    for step in [
+        "Export user table from MySQL",
+        "Import to PostgreSQL",
+        "Verify row counts",
+    ] {
+        assert!(out.contains(step), "{out}");
+    }
+}
+
+#[test]
+fn arrays_are_checked_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let read = |f: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(golden(f)).unwrap()).unwrap()
+    };
+    let mut wrong_plan = read("input/plan.json");
+    wrong_plan["plan_id"] = Value::from("550e8400-e29b-41d4-a716-446655449999");
+    let path = dir.path().join("bundle.json");
+    std::fs::write(
+        &path,
+        Value::Array(vec![
+            read("input/confirm.json"),
+            wrong_plan,
+            read("input/context.json"),
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let (code, out, _) = countersign(&["validate", "--format", "json", s(&path)]);
+    assert_eq!(code, 1);
+    let line = &json_lines(&out)[0];
+    assert_eq!(line["kind"], "array");
+    assert_eq!(
+        line["items"][0],
+        serde_json::json!({"index": 0, "kind": "confirm", "valid": false})
+    );
+    assert_eq!(line["issues"][0]["path"], "/0/target_id");
+    assert_eq!(line["issues"][0]["code"], "target_mismatch");
+}
+
+#[test]
+fn not_json_exits_2_saying_where_it_breaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.json");
+    std::fs::write(&path, "{\n  \"confirm_id\": \"x\",\n  oops\n}").unwrap();
+    let (code, out, _) = countersign(&["validate", s(&path), s(&golden("input/plan.json"))]);
+    assert_eq!(code, 2);
+    assert!(
+        out.starts_with(&format!("{}:3:3: not JSON", s(&path))),
+        "{out}"
+    );
+    assert!(out.contains("plan.json: plan, valid"), "{out}");
+
+    let (code, out, _) = countersign(&["validate", "--format", "json", s(&path)]);
+    assert_eq!(code, 2);
+    let line = &json_lines(&out)[0];
+    assert_eq!(
+        (
+            line["error"]["line"].as_u64(),
+            line["error"]["column"].as_u64()
+        ),
+        (Some(3), Some(3))
+    );
+    assert_eq!(line["valid"], false);
+}
+
+#[test]
+fn unreadable_files_and_usage_errors_exit_2() {
+    let (code, out, _) = countersign(&["validate", "/no/such/file.json"]);
+    assert_eq!(code, 2);
+    assert!(out.contains("cannot read the file"), "{out}");
+    let (code, _, err) = countersign(&["validate"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("FILE"), "{err}");
+    let (code, _, err) = countersign(&["validate", "--format", "yaml", "x.json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("yaml"), "{err}");
+    let (code, out, _) = countersign(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("validate"));
+}
+
+#[test]
+fn spec_prose_examples_are_invalid_not_crashes() {
+    for file in [
+        "risk-flow-confirm.json",
+        "confirm-module-example.json",
+        "plan-module-example.json",
+    ] {
+        let path = fixtures().join("spec-examples").join(file);
+        let (code, out, _) = countersign(&["validate", "--format", "json", s(&path)]);
+        assert_eq!(code, 1, "{file}");
+        let line = &json_lines(&out)[0];
+        assert!(
+            line["issues"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|i| i["path"] == "/meta/protocolVersion"),
+            "{file}"
+        );
+    }
+}
