@@ -281,8 +281,8 @@ fn back_edges(n: usize, edges: &[(usize, usize)]) -> Vec<bool> {
     back
 }
 
-/// Longest-path layering of an acyclic edge list, then each source moves down to
-/// just above its nearest dependent. O(V + E).
+/// Longest-path layering of an acyclic edge list, then steps with more dependents
+/// than dependencies (sources included) move down next to their dependents. O(V + E).
 fn assign_layers(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
     let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut indegree = vec![0usize; n];
@@ -305,10 +305,13 @@ fn assign_layers(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
             }
         }
     }
-    for v in 0..n {
-        if indegree[v] == 0 {
+    // Shorten edges: walking up from the bottom, a step with more dependents than
+    // dependencies moves down to just above its nearest dependent (each move
+    // shortens more edges than it lengthens).
+    for &v in queue.iter().rev() {
+        if succ[v].len() > indegree[v] {
             if let Some(nearest) = succ[v].iter().map(|&s| layer[s]).min() {
-                layer[v] = nearest.saturating_sub(1);
+                layer[v] = layer[v].max(nearest.saturating_sub(1));
             }
         }
     }
@@ -339,8 +342,9 @@ fn order_layers(
     let mut best = order.clone();
     let mut best_crossings = total_crossings(&order, succ);
     let mut keys: Vec<(f64, usize)> = Vec::new();
+    let mut sweeps_without_gain = 0;
     for sweep in 0..SWEEPS {
-        if best_crossings == 0 {
+        if best_crossings == 0 || sweeps_without_gain == 2 {
             break;
         }
         let downward = sweep % 2 == 0;
@@ -376,6 +380,9 @@ fn order_layers(
         if crossings < best_crossings {
             best_crossings = crossings;
             best = order.clone();
+            sweeps_without_gain = 0;
+        } else {
+            sweeps_without_gain += 1;
         }
     }
     best

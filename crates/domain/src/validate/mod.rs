@@ -10,7 +10,7 @@ use crate::issue::{Issue, IssueCode, Pointer};
 use crate::model::{Confirm, Context, Plan, Trace};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use shape::ValueShape;
+use shape::{Path, ValueShape};
 
 /// Which MPLP module a document belongs to, detected from its fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -169,7 +169,7 @@ pub fn validate_learning_sample(value: &Value) -> Vec<Issue> {
     shape::check(
         value,
         &ValueShape::Object(&shapes::LEARNING_SAMPLE),
-        &Pointer::root(),
+        &Path::Root,
         &mut issues,
     );
     issues
@@ -178,13 +178,13 @@ pub fn validate_learning_sample(value: &Value) -> Vec<Issue> {
 fn schema_issues(value: &Value, kind: DocumentKind) -> Vec<Issue> {
     let mut issues = Vec::new();
     match kind.shape() {
-        Some(object) => shape::check(value, &ValueShape::Object(object), &Pointer::root(), &mut issues),
+        Some(object) => shape::check(value, &ValueShape::Object(object), &Path::Root, &mut issues),
         None if value.is_object() => issues.push(Issue::new(
             &Pointer::root(),
             IssueCode::UnknownKind,
             "not an MPLP Confirm, Plan, Context or Trace: it has none of confirm_id, plan_id, trace_id, context_id",
         )),
-        None => shape::check(value, &ValueShape::AnyObject, &Pointer::root(), &mut issues),
+        None => shape::check(value, &ValueShape::AnyObject, &Path::Root, &mut issues),
     }
     issues
 }

@@ -8,6 +8,33 @@ use crate::issue::{Issue, IssueCode, Pointer};
 use crate::{EventType, MplpId, Timestamp};
 use serde_json::{Map, Value};
 
+/// Where the walker is, as a chain of borrowed steps on the stack: free to extend,
+/// written out as a JSON Pointer only when a problem is found.
+#[derive(Clone, Copy)]
+pub(crate) enum Path<'a> {
+    /// The document itself.
+    Root,
+    /// Member `key` of an object.
+    Key(&'a Path<'a>, &'a str),
+    /// Item `index` of an array.
+    Index(&'a Path<'a>, usize),
+}
+
+impl Path<'_> {
+    /// The JSON Pointer of this location.
+    pub(crate) fn pointer(&self) -> Pointer {
+        match self {
+            Path::Root => Pointer::root(),
+            Path::Key(parent, key) => parent.pointer().child(key),
+            Path::Index(parent, index) => parent.pointer().child(index),
+        }
+    }
+
+    fn is_root(&self) -> bool {
+        matches!(self, Path::Root)
+    }
+}
+
 /// What a JSON value must look like.
 pub(crate) enum ValueShape {
     /// Any string.
@@ -76,7 +103,7 @@ pub(crate) struct ObjectShape {
 
 /// Checks `value` against `shape`, appending every problem found under `path`.
 /// Cost: linear in the size of the value's checked part; open objects are not entered.
-pub(crate) fn check(value: &Value, shape: &ValueShape, path: &Pointer, out: &mut Vec<Issue>) {
+pub(crate) fn check(value: &Value, shape: &ValueShape, path: &Path, out: &mut Vec<Issue>) {
     use ValueShape as S;
     match shape {
         S::String => {
@@ -86,7 +113,7 @@ pub(crate) fn check(value: &Value, shape: &ValueShape, path: &Pointer, out: &mut
             if let Some(s) = expect_str(value, path, out) {
                 if s.is_empty() {
                     out.push(Issue::new(
-                        path,
+                        &path.pointer(),
                         IssueCode::EmptyString,
                         format!("{} must not be empty", field_name(path)),
                     ));
@@ -97,7 +124,7 @@ pub(crate) fn check(value: &Value, shape: &ValueShape, path: &Pointer, out: &mut
             if let Some(s) = expect_str(value, path, out) {
                 if let Err(e) = MplpId::parse(s) {
                     out.push(Issue::new(
-                        path,
+                        &path.pointer(),
                         IssueCode::InvalidId,
                         format!("{} {}: found {}", field_name(path), e, quoted(s)),
                     ));
@@ -108,7 +135,7 @@ pub(crate) fn check(value: &Value, shape: &ValueShape, path: &Pointer, out: &mut
             if let Some(s) = expect_str(value, path, out) {
                 if Timestamp::parse(s).is_err() {
                     out.push(Issue::new(
-                        path,
+                        &path.pointer(),
                         IssueCode::InvalidTimestamp,
                         format!(
                             "{} must be an RFC 3339 date-time with an offset, like 2025-12-01T12:00:00.000Z: found {}",
@@ -128,7 +155,7 @@ pub(crate) fn check(value: &Value, shape: &ValueShape, path: &Pointer, out: &mut
                         .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
                 if !ok {
                     out.push(Issue::new(
-                        path,
+                        &path.pointer(),
                         IssueCode::InvalidVersion,
                         format!(
                             "{} must be a version MAJOR.MINOR.PATCH like 1.0.0: found {}",
@@ -142,7 +169,11 @@ pub(crate) fn check(value: &Value, shape: &ValueShape, path: &Pointer, out: &mut
         S::EventType => {
             if let Some(s) = expect_str(value, path, out) {
                 if let Err(e) = EventType::parse(s) {
-                    out.push(Issue::new(path, IssueCode::InvalidEventType, e.to_string()));
+                    out.push(Issue::new(
+                        &path.pointer(),
+                        IssueCode::InvalidEventType,
+                        e.to_string(),
+                    ));
                 }
             }
         }
@@ -154,7 +185,7 @@ pub(crate) fn check(value: &Value, shape: &ValueShape, path: &Pointer, out: &mut
         S::Count => match value.as_u64() {
             Some(_) => {}
             None if value.as_i64().is_some() => out.push(Issue::new(
-                path,
+                &path.pointer(),
                 IssueCode::OutOfRange,
                 format!("{} must be 0 or more: found {value}", field_name(path)),
             )),
@@ -169,7 +200,7 @@ pub(crate) fn check(value: &Value, shape: &ValueShape, path: &Pointer, out: &mut
                 };
                 if let Some(bound) = bound {
                     out.push(Issue::new(
-                        path,
+                        &path.pointer(),
                         IssueCode::OutOfRange,
                         format!("{} must be {bound}: found {n}", field_name(path)),
                     ));
@@ -181,7 +212,7 @@ pub(crate) fn check(value: &Value, shape: &ValueShape, path: &Pointer, out: &mut
             if let Some(s) = expect_str(value, path, out) {
                 if !allowed.contains(&s) {
                     out.push(Issue::new(
-                        path,
+                        &path.pointer(),
                         IssueCode::InvalidEnum,
                         format!(
                             "{} must be one of {}: found {}",
@@ -201,7 +232,7 @@ pub(crate) fn check(value: &Value, shape: &ValueShape, path: &Pointer, out: &mut
             Some(array) => {
                 if array.len() < *min_items {
                     out.push(Issue::new(
-                        path,
+                        &path.pointer(),
                         IssueCode::TooFewItems,
                         format!(
                             "{} must have at least {min_items} item{}: found {}",
@@ -212,13 +243,13 @@ pub(crate) fn check(value: &Value, shape: &ValueShape, path: &Pointer, out: &mut
                     ));
                 }
                 for (i, item) in array.iter().enumerate() {
-                    check(item, items, &path.child(i), out);
+                    check(item, items, &Path::Index(path, i), out);
                 }
                 if *unique {
                     for (i, item) in array.iter().enumerate() {
                         if let Some(first) = array[..i].iter().position(|earlier| earlier == item) {
                             out.push(Issue::new(
-                                &path.child(i),
+                                &Path::Index(path, i).pointer(),
                                 IssueCode::DuplicateItem,
                                 format!(
                                     "{} repeats item {first}: items must be unique",
@@ -248,17 +279,12 @@ pub(crate) fn check(value: &Value, shape: &ValueShape, path: &Pointer, out: &mut
     }
 }
 
-fn check_object(
-    map: &Map<String, Value>,
-    shape: &ObjectShape,
-    path: &Pointer,
-    out: &mut Vec<Issue>,
-) {
+fn check_object(map: &Map<String, Value>, shape: &ObjectShape, path: &Path, out: &mut Vec<Issue>) {
     for field in shape.fields {
         match map.get(field.name) {
-            Some(value) => check(value, &field.shape, &path.child(field.name), out),
+            Some(value) => check(value, &field.shape, &Path::Key(path, field.name), out),
             None if field.required => out.push(Issue::new(
-                &path.child(field.name),
+                &Path::Key(path, field.name).pointer(),
                 IssueCode::MissingField,
                 format!("missing required field `{}`{}", field.name, located(path)),
             )),
@@ -281,7 +307,7 @@ fn check_object(
                     ),
                 };
                 out.push(Issue::new(
-                    &path.child(key),
+                    &Path::Key(path, key).pointer(),
                     IssueCode::UnknownField,
                     format!("unknown field `{key}`{}{hint}", located(path)),
                 ));
@@ -307,15 +333,15 @@ fn fold(name: &str) -> String {
         .collect()
 }
 
-fn located(path: &Pointer) -> String {
-    if path.as_str().is_empty() {
+fn located(path: &Path) -> String {
+    if path.is_root() {
         String::new()
     } else {
-        format!(" in {}", path.as_str())
+        format!(" in {}", path.pointer().as_str())
     }
 }
 
-fn expect_str<'v>(value: &'v Value, path: &Pointer, out: &mut Vec<Issue>) -> Option<&'v str> {
+fn expect_str<'v>(value: &'v Value, path: &Path, out: &mut Vec<Issue>) -> Option<&'v str> {
     let s = value.as_str();
     if s.is_none() {
         out.push(wrong_type(value, "a string", path));
@@ -323,7 +349,7 @@ fn expect_str<'v>(value: &'v Value, path: &Pointer, out: &mut Vec<Issue>) -> Opt
     s
 }
 
-fn wrong_type(value: &Value, expected: &str, path: &Pointer) -> Issue {
+fn wrong_type(value: &Value, expected: &str, path: &Path) -> Issue {
     let found = match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -333,18 +359,18 @@ fn wrong_type(value: &Value, expected: &str, path: &Pointer) -> Issue {
         Value::Object(_) => "an object",
     };
     Issue::new(
-        path,
+        &path.pointer(),
         IssueCode::WrongType,
         format!("{} must be {expected}: found {found}", field_name(path)),
     )
 }
 
-/// The last token of the path, for messages (`status`, `item 2`, `the document`).
-pub(crate) fn field_name(path: &Pointer) -> String {
-    match path.as_str().rsplit('/').next() {
-        Some("") | None => "the document".to_owned(),
-        Some(last) if last.bytes().all(|b| b.is_ascii_digit()) => format!("item {last}"),
-        Some(last) => format!("`{}`", last.replace("~1", "/").replace("~0", "~")),
+/// The last step of the path, for messages (`status`, `item 2`, `the document`).
+pub(crate) fn field_name(path: &Path) -> String {
+    match path {
+        Path::Root => "the document".to_owned(),
+        Path::Index(_, index) => format!("item {index}"),
+        Path::Key(_, key) => format!("`{key}`"),
     }
 }
 

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs whatever this machine lacks to build and test Countersign, and skips
+# what is present: the wasm target, rustfmt/clippy, wasm-bindgen-cli and trunk at
+# pinned versions, npm packages (binaryen's wasm-opt, Playwright), and, with
+# --browser, Debian's chromium and chromedriver. Source it or run it; it prints
+# what it does. Versions: ../shared/TOOLCHAIN.md.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+WASM_BINDGEN_VERSION=0.2.130
+TRUNK_VERSION=0.21.14
+want_browser=false
+[[ "${1:-}" == "--browser" ]] && want_browser=true
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "rust: wasm target and components"
+installed_targets=$(rustup target list --installed)
+grep -qx wasm32-unknown-unknown <<<"$installed_targets" || rustup target add wasm32-unknown-unknown
+rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
+rustup component list --installed | grep -q '^clippy' || rustup component add clippy
+
+step "wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+if [[ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]]; then
+  # Not --locked: the registry lacks a crate its lockfile names (TOOLCHAIN.md).
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+else
+  echo "present"
+fi
+
+step "trunk $TRUNK_VERSION"
+if [[ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]]; then
+  cargo install trunk --version "$TRUNK_VERSION" --locked --force
+else
+  echo "present"
+fi
+
+step "npm packages (binaryen 132's wasm-opt, Playwright without its browser download)"
+if [[ ! -x node_modules/.bin/wasm-opt || ! -x node_modules/.bin/playwright || package-lock.json -nt node_modules/.package-lock.json ]]; then
+  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
+else
+  echo "present"
+fi
+
+if $want_browser; then
+  step "chromium and chromedriver (Debian)"
+  if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    sudo_cmd=""
+    [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+    $sudo_cmd apt-get update
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y chromium chromium-driver
+  else
+    echo "present"
+  fi
+fi
