@@ -266,4 +266,81 @@ mod tests {
         assert!(plan_status_after(P::InProgress, D::Approved).is_err());
         assert_eq!(plan_status_after(P::InProgress, D::Rejected), Ok(None));
     }
+
+    fn plan(statuses: &[StepStatus], deps: &[&[usize]]) -> (Plan, StepGraph) {
+        let id = |i: usize| format!("00000000-0000-4000-8000-{i:012x}");
+        let steps: Vec<serde_json::Value> = statuses
+            .iter()
+            .zip(deps)
+            .enumerate()
+            .map(|(i, (status, d))| {
+                serde_json::json!({
+                    "step_id": id(i),
+                    "description": format!("step {i}"),
+                    "status": status.as_str(),
+                    "dependencies": d.iter().map(|&j| id(j)).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let plan: Plan = serde_json::from_value(serde_json::json!({
+            "meta": {"protocol_version": "1.0.0", "schema_version": "1.0.0"},
+            "plan_id": id(100), "context_id": id(101), "title": "t", "objective": "o",
+            "status": "in_progress", "steps": steps,
+        }))
+        .unwrap();
+        let (graph, _) = StepGraph::build(plan.steps.iter().map(|s| {
+            (
+                Some(s.step_id),
+                s.dependencies()
+                    .iter()
+                    .copied()
+                    .map(Some)
+                    .collect::<Vec<_>>(),
+            )
+        }));
+        (plan, graph)
+    }
+
+    #[test]
+    fn failure_blocks_dependents_transitively() {
+        use StepStatus as S;
+        // 0 failed -> 1 pending -> 2 pending; 3 pending depends on 4 completed only;
+        // 5 in progress depends on 0 (already running, not blocked).
+        let (mut p, g) = plan(
+            &[
+                S::Failed,
+                S::Pending,
+                S::Pending,
+                S::Pending,
+                S::Completed,
+                S::InProgress,
+            ],
+            &[&[], &[0], &[1], &[4], &[], &[0]],
+        );
+        assert_eq!(
+            steps_blocked_by_failure(&p, &g),
+            vec![false, true, true, false, false, false]
+        );
+        assert_eq!(propagate_blocked(&mut p, &g), 2);
+        assert_eq!(p.steps[2].status, S::Blocked);
+        assert!(allows(STEP_TRANSITIONS, S::Pending, S::Blocked));
+        assert!(allows(STEP_TRANSITIONS, S::Blocked, S::Pending));
+        assert_eq!(propagate_blocked(&mut p, &g), 0, "idempotent");
+    }
+
+    #[test]
+    fn completion_needs_every_step_done_or_skipped() {
+        use StepStatus as S;
+        let (p, _) = plan(&[S::Completed, S::Pending], &[&[], &[0]]);
+        assert_eq!(
+            check_plan_transition(&p, PlanStatus::Completed),
+            Err(PlanTransitionError::StepsUnfinished { unfinished: 1 })
+        );
+        let (p, _) = plan(&[S::Completed, S::Skipped], &[&[], &[0]]);
+        assert_eq!(check_plan_transition(&p, PlanStatus::Completed), Ok(()));
+        assert!(matches!(
+            check_plan_transition(&p, PlanStatus::Draft),
+            Err(PlanTransitionError::NotAllowed { .. })
+        ));
+    }
 }

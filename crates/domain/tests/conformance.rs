@@ -286,3 +286,13 @@ fn protocol_version_must_be_1_0_0() {
     assert_eq!(report.issues[0].code, IssueCode::UnsupportedProtocolVersion);
     assert_eq!(report.issues[0].path, "/meta/protocol_version");
 }
+
+#[test]
+fn a_given_agent_role_must_name_a_role() {
+    let mut plan = example(&fixtures().join("mplp/examples/plan.minimal.json"));
+    plan["steps"][0]["agent_role"] = Value::from("  ");
+    let report = validate_document(&plan);
+    assert_eq!(report.issues.len(), 1, "{:#?}", report.issues);
+    assert_eq!(report.issues[0].path, "/steps/0/agent_role");
+    assert_eq!(report.issues[0].code, IssueCode::EmptyString);
+}

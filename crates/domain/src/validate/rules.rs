@@ -13,7 +13,10 @@ pub(super) fn check(value: &Value, kind: DocumentKind, out: &mut Vec<Issue>) {
     protocol_version(value, out);
     match kind {
         DocumentKind::Confirm => rejections_have_reasons(value, out),
-        DocumentKind::Plan => plan_graph(value, out),
+        DocumentKind::Plan => {
+            agent_roles_named(value, out);
+            plan_graph(value, out);
+        }
         DocumentKind::Trace => root_span_in_trace(value, out),
         DocumentKind::Context | DocumentKind::Unknown => {}
     }
@@ -57,6 +60,26 @@ fn rejections_have_reasons(value: &Value, out: &mut Vec<Issue>) {
                 &Pointer::root().child("decisions").child(i).child("reason"),
                 IssueCode::RejectionWithoutReason,
                 "a rejected decision must say why: `reason` is missing or empty",
+            ));
+        }
+    }
+}
+
+/// Invariant `sa_steps_agent_role_if_present`: a given `agent_role` names a role.
+fn agent_roles_named(value: &Value, out: &mut Vec<Issue>) {
+    let Some(steps) = value.get("steps").and_then(Value::as_array) else {
+        return;
+    };
+    for (i, step) in steps.iter().enumerate() {
+        if step
+            .get("agent_role")
+            .and_then(Value::as_str)
+            .is_some_and(|r| r.trim().is_empty())
+        {
+            out.push(Issue::new(
+                &Pointer::root().child("steps").child(i).child("agent_role"),
+                IssueCode::EmptyString,
+                "`agent_role`, when given, must name the role responsible for the step",
             ));
         }
     }
