@@ -1,69 +1,86 @@
-//! The app shell: header, landmarks, and the list of reviews waiting.
+//! The app shell: navigation, routes, notices, theme and keyboard shortcuts.
 
-use crate::demo;
-use countersign_domain::model::TargetType;
-use countersign_domain::Review;
+use crate::desk::Desk;
+use crate::keyboard::{use_shortcuts, SHORTCUTS};
+use crate::pages::{import::ImportPage, inbox::Inbox, review::ReviewPage, settings::SettingsPage};
 use leptos::prelude::*;
+use leptos_router::components::{Route, Router, Routes, A};
+use leptos_router::path;
 
 /// The whole app.
 #[component]
 pub fn App() -> impl IntoView {
+    let desk = Desk::load();
+    provide_context(desk);
+    Effect::new(move |_| {
+        let theme = desk.settings.with(|s| s.theme.attribute());
+        if let Some(root) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.document_element())
+        {
+            let _ = root.set_attribute("data-theme", theme);
+        }
+    });
+    view! {
+        <Router>
+            <Shell />
+        </Router>
+    }
+}
+
+/// Header, notices, the current screen, and the shortcuts dialog.
+#[component]
+fn Shell() -> impl IntoView {
+    let desk = expect_context::<Desk>();
+    let help = RwSignal::new(false);
+    use_shortcuts(help);
+    let pending = Memo::new(move |_| {
+        desk.entries.with(|e| {
+            e.iter()
+                .filter(|e| e.status() == countersign_domain::model::ConfirmStatus::Pending)
+                .count()
+        })
+    });
     view! {
         <a class="skip-link" href="#main">"Skip to content"</a>
         <header class="topbar">
-            <span class="brand" aria-label="Countersign">
+            <a class="brand" href="/">
                 <span class="brand-mark" aria-hidden="true">"✓"</span>
                 "Countersign"
-            </span>
+            </a>
+            <nav aria-label="Main">
+                <A href="/" exact=true>"Inbox " <span class="count" aria-label=move || format!("{} pending", pending.get())>{pending}</span></A>
+                <A href="/import">"Import"</A>
+                <A href="/settings">"Settings"</A>
+            </nav>
+            <button type="button" class="help-button" aria-label="Keyboard shortcuts" aria-keyshortcuts="?" on:click=move |_| help.update(|h| *h = !*h)>"?"</button>
         </header>
+        <div class="notices" role="region" aria-label="Notices">
+            {move || desk.notices.get().into_iter().map(|n| view! { <p class="notice notice-warning" role="alert">{n}</p> }).collect_view()}
+        </div>
         <main id="main" tabindex="-1">
-            <h1>"Waiting for your decision"</h1>
-            {match demo::reviews() {
-                Ok(reviews) => view! { <ReviewList reviews /> }.into_any(),
-                Err(message) => view! { <p role="alert" class="error">{message}</p> }.into_any(),
-            }}
+            <Routes fallback=|| view! {
+                <section class="not-found">
+                    <h1>"Page not found"</h1>
+                    <p><a href="/">"Back to the inbox"</a></p>
+                </section>
+            }>
+                <Route path=path!("/") view=Inbox />
+                <Route path=path!("/reviews/:id") view=ReviewPage />
+                <Route path=path!("/import") view=ImportPage />
+                <Route path=path!("/settings") view=SettingsPage />
+            </Routes>
         </main>
-    }
-}
-
-/// The reviews, one row each, with the domain crate's verdict on each one.
-#[component]
-fn ReviewList(reviews: Vec<Review>) -> impl IntoView {
-    if reviews.is_empty() {
-        return view! { <p class="empty">"Nothing is waiting for you."</p> }.into_any();
-    }
-    view! {
-        <ul class="review-list" aria-label="Reviews">
-            {reviews.into_iter().map(|review| view! { <ReviewRow review /> }).collect_view()}
-        </ul>
-    }
-    .into_any()
-}
-
-#[component]
-fn ReviewRow(review: Review) -> impl IntoView {
-    let problems = review.validate().len();
-    let what = match (review.plan(), review.confirm.target_type) {
-        (Some(plan), _) => format!("Plan: {}", plan.title),
-        (None, TargetType::Other) => review
-            .confirm
-            .reason
-            .clone()
-            .unwrap_or_else(|| "Request".to_owned()),
-        (None, kind) => format!("{kind} {}", review.confirm.target_id),
-    };
-    let steps = review.plan().map(|p| p.steps.len());
-    view! {
-        <li class="review-row">
-            <span class="review-title">{what}</span>
-            <span class="review-meta">
-                "asked by " <strong>{review.confirm.requested_by_role.clone()}</strong>
-                {steps.map(|n| format!(" · {n} steps"))}
-                " · " {review.confirm.status.as_str()}
-            </span>
-            {(problems > 0).then(|| view! {
-                <span class="badge badge-warning">{format!("{problems} problem(s)")}</span>
-            })}
-        </li>
+        <Show when=move || help.get()>
+            <div class="dialog-backdrop" on:click=move |_| help.set(false)>
+                <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="shortcuts-title" on:click=|ev| ev.stop_propagation()>
+                    <h2 id="shortcuts-title">"Keyboard shortcuts"</h2>
+                    <dl class="shortcuts">
+                        {SHORTCUTS.iter().map(|(key, what)| view! { <dt><kbd>{*key}</kbd></dt><dd>{*what}</dd> }).collect_view()}
+                    </dl>
+                    <button type="button" on:click=move |_| help.set(false) autofocus>"Close"</button>
+                </div>
+            </div>
+        </Show>
     }
 }

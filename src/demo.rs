@@ -1,12 +1,221 @@
-//! Demo reviews shipped inside the app, so a new reviewer sees real requests at once.
+//! Demo reviews seeded on first start, so a new reviewer sees real requests at
+//! once: golden flow-05's migration plan, a large credential rotation, a plan
+//! with a dependency cycle, and one already decided.
 
-use countersign_domain::Review;
+use chrono::{DateTime, Duration, Utc};
+use countersign_domain::{decide, DecisionInput, MplpId, Review, Timestamp};
+use serde::Deserialize;
+use serde_json::{json, Value};
 
-/// Golden flow-05's request as the agent submitted it: a database migration plan
-/// waiting for a DBA's decision.
-const REVIEWS_JSON: &str = include_str!("demo/reviews.json");
+/// Golden flow-05's request as the agent submitted it.
+const FLOW_05: &str = include_str!("demo/reviews.json");
 
-/// The demo reviews, or why they could not be read.
-pub fn reviews() -> Result<Vec<Review>, String> {
-    serde_json::from_str(REVIEWS_JSON).map_err(|e| format!("the demo reviews are damaged: {e}"))
+/// A demo id: a fixed UUID v4 per number, so demo reviews keep their URLs.
+fn demo_id(n: u32) -> String {
+    format!("c0ffee00-0000-4000-8000-{n:012x}")
+}
+
+fn meta() -> Value {
+    json!({"protocol_version": "1.0.0", "schema_version": "1.0.0"})
+}
+
+fn at(now: DateTime<Utc>, minutes_ago: i64) -> String {
+    Timestamp::from_utc(now - Duration::minutes(minutes_ago)).to_string()
+}
+
+fn step(n: u32, description: &str, role: &str, status: &str, deps: &[u32]) -> Value {
+    json!({
+        "step_id": demo_id(n),
+        "description": description,
+        "status": status,
+        "agent_role": role,
+        "dependencies": deps.iter().map(|&d| demo_id(d)).collect::<Vec<_>>(),
+    })
+}
+
+/// A pending plan request of the demo.
+struct Request<'a> {
+    confirm: u32,
+    plan: u32,
+    requested_by: &'a str,
+    minutes_ago: i64,
+    reason: &'a str,
+    title: &'a str,
+    objective: &'a str,
+    steps: Vec<Value>,
+}
+
+impl Request<'_> {
+    fn to_json(&self, now: DateTime<Utc>) -> Value {
+        json!({
+            "confirm": {
+                "meta": meta(),
+                "confirm_id": demo_id(self.confirm),
+                "target_type": "plan",
+                "target_id": demo_id(self.plan),
+                "status": "pending",
+                "requested_by_role": self.requested_by,
+                "requested_at": at(now, self.minutes_ago),
+                "reason": self.reason,
+            },
+            "target": {"plan": {
+                "meta": meta(),
+                "plan_id": demo_id(self.plan),
+                "context_id": demo_id(9),
+                "title": self.title,
+                "objective": self.objective,
+                "status": "proposed",
+                "steps": self.steps,
+            }}
+        })
+    }
+}
+
+/// 130 steps: inventory, then per service a rotate → deploy → verify chain,
+/// grouped by region with a regional canary gate, then a final audit.
+fn rotation_steps() -> Vec<Value> {
+    let regions = ["eu-west", "us-east", "ap-south"];
+    let services = [
+        "billing", "auth", "search", "ledger", "mailer", "reports", "gateway", "payouts",
+        "catalog", "orders",
+    ];
+    let mut steps = vec![step(
+        1000,
+        "Inventory every credential older than 90 days",
+        "secops-agent",
+        "completed",
+        &[],
+    )];
+    let mut n = 1001;
+    let mut region_gates = Vec::new();
+    for region in regions {
+        let canary = n;
+        steps.push(step(
+            canary,
+            &format!("Open a canary window in {region}"),
+            "ops-agent",
+            "pending",
+            &[1000],
+        ));
+        n += 1;
+        let mut verified = Vec::new();
+        for service in services {
+            let rotate = n;
+            steps.push(step(
+                rotate,
+                &format!("Rotate {service} database password in {region}"),
+                "secops-agent",
+                "pending",
+                &[canary],
+            ));
+            steps.push(step(
+                rotate + 1,
+                &format!("Deploy {service} with the new secret in {region}"),
+                "deploy-agent",
+                "pending",
+                &[rotate],
+            ));
+            steps.push(step(
+                rotate + 2,
+                &format!("Verify {service} health checks in {region}"),
+                "ops-agent",
+                "pending",
+                &[rotate + 1],
+            ));
+            verified.push(rotate + 2);
+            n += 3;
+        }
+        steps.push(step(
+            n,
+            &format!("Revoke old {region} credentials"),
+            "secops-agent",
+            "pending",
+            &verified,
+        ));
+        region_gates.push(n);
+        n += 1;
+    }
+    steps.push(step(
+        n,
+        "Publish the rotation audit report",
+        "secops-agent",
+        "pending",
+        &region_gates,
+    ));
+    steps
+}
+
+/// Every demo review, with request times relative to `now`.
+pub fn reviews(now: DateTime<Utc>) -> Result<Vec<Review>, String> {
+    let damaged = |e: serde_json::Error| format!("the demo reviews are damaged: {e}");
+    // Everything is read through `serde_json::Value`, so the wasm carries one
+    // copy of each type's deserializer instead of one per input kind.
+    let flow_05: Value = serde_json::from_str(FLOW_05).map_err(damaged)?;
+    let mut reviews = Vec::<Review>::deserialize(&flow_05).map_err(damaged)?;
+    let requests = [
+        Request {
+            confirm: 1,
+            plan: 2,
+            requested_by: "secops-agent",
+            minutes_ago: 25,
+            reason: "Credential rotation touches every production database; needs a security officer.",
+            title: "Rotate production database credentials",
+            objective: "Rotate every production database password older than 90 days, region by region, without downtime.",
+            steps: rotation_steps(),
+        },
+        Request {
+            confirm: 3,
+            plan: 4,
+            requested_by: "release-agent",
+            minutes_ago: 190,
+            reason: "Release train for billing v2",
+            title: "Ship billing v2 to production",
+            objective: "Roll out billing v2 behind a feature flag and migrate invoices.",
+            steps: vec![
+                step(40, "Build billing v2 release artifacts", "release-agent", "completed", &[]),
+                step(41, "Migrate invoice tables", "db-agent", "pending", &[40, 43]),
+                step(42, "Enable the billing-v2 feature flag", "release-agent", "pending", &[41]),
+                step(43, "Backfill invoice totals under the new flag", "db-agent", "pending", &[42]),
+                step(44, "Announce the release", "comms-agent", "pending", &[42]),
+            ],
+        },
+        Request {
+            confirm: 5,
+            plan: 6,
+            requested_by: "compliance-agent",
+            minutes_ago: 60 * 26,
+            reason: "Turning on audit logging changes log retention costs.",
+            title: "Enable audit logging on the admin console",
+            objective: "Record every admin action with who, what and when, kept for one year.",
+            steps: vec![
+                step(60, "Add the audit log table", "db-agent", "completed", &[]),
+                step(61, "Write admin actions to the audit log", "coder-agent", "pending", &[60]),
+                step(62, "Set one-year retention", "ops-agent", "pending", &[60]),
+                step(63, "Verify entries for a sample of actions", "qa-agent", "pending", &[61, 62]),
+            ],
+        },
+    ];
+    for request in &requests {
+        reviews.push(Review::deserialize(&request.to_json(now)).map_err(damaged)?);
+    }
+    // The audit plan was approved yesterday.
+    let mut ids = sequential_ids(0x1000);
+    let decided_at = now - Duration::minutes(60 * 24);
+    let approval = DecisionInput {
+        status: "approved".into(),
+        decided_by_role: "security_officer".into(),
+        reason: Some("Retention cost reviewed with finance; go ahead.".into()),
+    };
+    let last = reviews.len() - 1;
+    reviews[last] = decide(&reviews[last], &approval, decided_at, &mut ids)
+        .map_err(|e| format!("the demo approval failed: {e}"))?;
+    Ok(reviews)
+}
+
+fn sequential_ids(start: u32) -> impl FnMut() -> MplpId {
+    let mut n = start;
+    move || {
+        n += 1;
+        MplpId::parse(&demo_id(n)).unwrap_or_else(|_| MplpId::from_random_bytes([n as u8; 16]))
+    }
 }

@@ -1,0 +1,252 @@
+//! The plan drawn as a DAG in SVG from the domain crate's layout: steps with
+//! status icon and text, dependency arrows, the critical path, cycles and steps
+//! blocked by a failure marked; click or focus a step for its details; zoom.
+
+use crate::components::status::{step_icon, step_label};
+use countersign_domain::graph::StepGraph;
+use countersign_domain::layout::{layout_plan, LayoutOptions, PlanLayout};
+use countersign_domain::lifecycle::steps_blocked_by_failure;
+use countersign_domain::model::Plan;
+use leptos::prelude::*;
+use std::sync::Arc;
+
+const NODE: LayoutOptions = LayoutOptions {
+    node_width: 220.0,
+    node_height: 76.0,
+    node_gap: 28.0,
+    layer_gap: 56.0,
+};
+const MARGIN: f64 = 12.0;
+
+/// What the drawing needs, computed once per plan.
+struct Drawing {
+    layout: PlanLayout,
+    blocked: Vec<bool>,
+    dependents: Vec<Vec<usize>>,
+}
+
+/// The plan's DAG with its step details panel.
+#[component]
+pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
+    let started = js_sys::Date::now();
+    let (graph, _) = StepGraph::build(plan.steps.iter().map(|s| {
+        (
+            Some(s.step_id),
+            s.dependencies()
+                .iter()
+                .copied()
+                .map(Some)
+                .collect::<Vec<_>>(),
+        )
+    }));
+    let drawing = Arc::new(Drawing {
+        layout: layout_plan(&plan, &NODE),
+        blocked: steps_blocked_by_failure(&plan, &graph),
+        dependents: graph.dependents(),
+    });
+    let selected = RwSignal::new(None::<usize>);
+    let zoom = RwSignal::new(if plan.steps.len() > 60 { 0.6_f64 } else { 1.0 });
+    let width = drawing.layout.width + 2.0 * MARGIN;
+    let height = drawing.layout.height + 2.0 * MARGIN;
+    let critical_len = drawing.layout.critical_path.len();
+    let has_cycle = drawing.layout.edges.iter().any(|e| e.on_cycle);
+
+    let edges = drawing
+        .layout
+        .edges
+        .iter()
+        .map(|edge| {
+            let points: Vec<String> = edge
+                .points
+                .iter()
+                .map(|(x, y)| format!("{:.1},{:.1}", x + MARGIN, y + MARGIN))
+                .collect();
+            let class = if edge.on_cycle {
+                "edge edge-cycle"
+            } else if edge.critical {
+                "edge edge-critical"
+            } else {
+                "edge"
+            };
+            view! { <polyline class=class points=points.join(" ") marker-end="url(#arrow)" /> }
+        })
+        .collect_view();
+
+    let nodes = plan
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let place = drawing.layout.nodes[i];
+            let blocked = drawing.blocked.get(i).copied().unwrap_or(false);
+            let critical = drawing.layout.critical_path.contains(&i);
+            let lines = wrap(&step.description, 30, 2);
+            let role = step.agent_role.clone().unwrap_or_else(|| "no role".into());
+            let label = format!(
+                "Step {}: {}. Status {}{}. Role {}.",
+                i + 1,
+                step.description,
+                step_label(step.status),
+                if blocked { ", blocked by a failed dependency" } else { "" },
+                role
+            );
+            let class = format!(
+                "node step-{}{}{}",
+                step.status.as_str(),
+                if blocked { " node-blocked" } else { "" },
+                if critical { " node-critical" } else { "" }
+            );
+            let select = move || selected.set(Some(i));
+            view! {
+                <g
+                    class=class
+                    class:selected=move || selected.get() == Some(i)
+                    transform=format!("translate({:.1},{:.1})", place.x + MARGIN, place.y + MARGIN)
+                    tabindex="0"
+                    role="button"
+                    aria-label=label
+                    on:click=move |_| select()
+                    on:focus=move |_| select()
+                >
+                    <rect width=NODE.node_width height=NODE.node_height rx="8" />
+                    <text x="10" y="20" class="node-status">
+                        {format!("{} {}", step_icon(step.status), step_label(step.status))}
+                        {blocked.then_some(" · blocked")}
+                    </text>
+                    {lines.into_iter().enumerate().map(|(k, line)| view! {
+                        <text x="10" y=40 + 15 * k class="node-text">{line}</text>
+                    }).collect_view()}
+                    <text x=NODE.node_width - 10.0 y="20" class="node-role" text-anchor="end">{truncate(&role, 16)}</text>
+                </g>
+            }
+        })
+        .collect_view();
+
+    let details_plan = plan.clone();
+    let details_drawing = drawing.clone();
+    let elapsed = js_sys::Date::now() - started;
+    view! {
+        <div class="dag" data-layout-ms=format!("{elapsed:.1}")>
+            <div class="dag-toolbar" role="toolbar" aria-label="Plan drawing">
+                <span class="subtle">
+                    {format!("{} steps · {} layers", plan.steps.len(), drawing.layout.layers)}
+                    {(critical_len > 0).then(|| format!(" · critical path {critical_len} steps"))}
+                </span>
+                {has_cycle.then(|| view! { <span class="badge badge-danger">"cycle: cannot run"</span> })}
+                <span class="spacer"></span>
+                <button type="button" on:click=move |_| zoom.update(|z| *z = (*z / 1.25).max(0.2)) aria-label="Zoom out">"−"</button>
+                <span class="zoom-level" aria-live="polite">{move || format!("{:.0}%", zoom.get() * 100.0)}</span>
+                <button type="button" on:click=move |_| zoom.update(|z| *z = (*z * 1.25).min(2.0)) aria-label="Zoom in">"+"</button>
+                <button type="button" on:click=move |_| zoom.set(1.0)>"100%"</button>
+            </div>
+            <div class="dag-canvas" tabindex="-1">
+                <svg
+                    role="group"
+                    aria-label=format!("Plan graph: {} steps", plan.steps.len())
+                    viewBox=format!("0 0 {width:.0} {height:.0}")
+                    width=move || format!("{:.0}", width * zoom.get())
+                    height=move || format!("{:.0}", height * zoom.get())
+                >
+                    <defs>
+                        <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                            <path d="M 0 0 L 10 5 L 0 10 z" class="arrow-head" />
+                        </marker>
+                    </defs>
+                    <g class="edges">{edges}</g>
+                    <g class="nodes">{nodes}</g>
+                </svg>
+            </div>
+            <div class="legend subtle">
+                <span><span class="swatch swatch-critical"></span>" critical path"</span>
+                <span><span class="swatch swatch-cycle"></span>" dependency cycle"</span>
+                <span>"⊘ dashed box: blocked by a failed dependency"</span>
+            </div>
+            {move || selected.get().map(|i| view! { <StepDetails plan=details_plan.clone() drawing=details_drawing.clone() index=i /> })}
+        </div>
+    }
+}
+
+#[component]
+fn StepDetails(plan: Arc<Plan>, drawing: Arc<Drawing>, index: usize) -> impl IntoView {
+    let step = plan.steps[index].clone();
+    let name = |i: usize| format!("{}. {}", i + 1, plan.steps[i].description);
+    let depends_on: Vec<String> = step
+        .dependencies()
+        .iter()
+        .map(|d| match plan.steps.iter().position(|s| s.step_id == *d) {
+            Some(i) => name(i),
+            None => format!("{d} (no such step)"),
+        })
+        .collect();
+    let needed_by: Vec<String> = drawing.dependents[index].iter().map(|&i| name(i)).collect();
+    let blocked = drawing.blocked.get(index).copied().unwrap_or(false);
+    let critical = drawing.layout.critical_path.contains(&index);
+    let list = |items: Vec<String>| {
+        if items.is_empty() {
+            view! { <span class="subtle">"none"</span> }.into_any()
+        } else {
+            view! { <ul>{items.into_iter().map(|i| view! { <li>{i}</li> }).collect_view()}</ul> }
+                .into_any()
+        }
+    };
+    view! {
+        <section class="step-details" aria-label="Step details" aria-live="polite">
+            <h3>{format!("Step {}", index + 1)}</h3>
+            <p class="step-description">{step.description.clone()}</p>
+            <dl class="fields">
+                <dt>"Status"</dt>
+                <dd>{format!("{} {}", step_icon(step.status), step_label(step.status))}{blocked.then_some(" (blocked by a failed dependency)")}</dd>
+                <dt>"Agent role"</dt>
+                <dd>{step.agent_role.clone().unwrap_or_else(|| "none".into())}</dd>
+                <dt>"Step id"</dt>
+                <dd><code>{step.step_id.to_string()}</code></dd>
+                <dt>"On the critical path"</dt>
+                <dd>{if critical { "yes" } else { "no" }}</dd>
+                <dt>"Depends on"</dt>
+                <dd>{list(depends_on)}</dd>
+                <dt>"Needed by"</dt>
+                <dd>{list(needed_by)}</dd>
+            </dl>
+        </section>
+    }
+}
+
+/// Splits text into at most `lines` lines of about `width` characters; the last
+/// line ends with an ellipsis when text was left out.
+fn wrap(text: &str, width: usize, lines: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut cut = false;
+    for word in text.split_whitespace() {
+        if !current.is_empty() && current.chars().count() + 1 + word.chars().count() > width {
+            out.push(std::mem::take(&mut current));
+            if out.len() == lines {
+                cut = true;
+                break;
+            }
+        }
+        if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(word);
+    }
+    if !cut && !current.is_empty() {
+        out.push(current);
+    }
+    let mut out: Vec<String> = out.iter().map(|line| truncate(line, width)).collect();
+    if let (true, Some(last)) = (cut, out.last_mut()) {
+        if !last.ends_with('…') {
+            *last = format!("{}…", truncate(last, width - 1).trim_end_matches('…'));
+        }
+    }
+    out
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let cut: String = text.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}

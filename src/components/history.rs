@@ -1,0 +1,54 @@
+//! The decision history as a timeline, and the events.
+
+use crate::time;
+use countersign_domain::model::{Confirm, Event};
+use leptos::prelude::*;
+
+/// Every decision, oldest first.
+#[component]
+pub fn DecisionTimeline(confirm: Confirm) -> impl IntoView {
+    let decisions = confirm.decisions().to_vec();
+    let now = crate::browser::now();
+    if decisions.is_empty() {
+        return view! { <p class="subtle">"No decision yet."</p> }.into_any();
+    }
+    view! {
+        <ol class="timeline" aria-label="Decision history">
+            {decisions.into_iter().map(|d| view! {
+                <li class=format!("timeline-item decision-{}", d.status.as_str())>
+                    <p class="timeline-head">
+                        <strong>{d.status.as_str()}</strong>
+                        " by " <span class="role">{d.decided_by_role.clone()}</span>
+                        " · "
+                        <time datetime=d.decided_at.to_string() title=time::exact(&d.decided_at)>{time::ago(&d.decided_at, now)}</time>
+                    </p>
+                    {d.reason.clone().map(|r| view! { <p class="timeline-reason">{r}</p> })}
+                </li>
+            }).collect_view()}
+        </ol>
+    }
+    .into_any()
+}
+
+/// The events of the confirm and its target.
+#[component]
+pub fn EventList(events: Vec<Event>) -> impl IntoView {
+    if events.is_empty() {
+        return view! { <p class="subtle">"No events."</p> }.into_any();
+    }
+    view! {
+        <table class="events">
+            <thead><tr><th scope="col">"Event"</th><th scope="col">"Source"</th><th scope="col">"Time"</th></tr></thead>
+            <tbody>
+                {events.into_iter().map(|e| view! {
+                    <tr>
+                        <td><code>{e.event_type.to_string()}</code></td>
+                        <td>{e.source.clone()}</td>
+                        <td><time datetime=e.timestamp.to_string()>{time::exact(&e.timestamp)}</time></td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+    .into_any()
+}

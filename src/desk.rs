@@ -1,0 +1,285 @@
+//! The reviewer's desk: every review with what the views need precomputed, the
+//! store, the settings and what went wrong loading them. Provided as context.
+
+use crate::browser;
+use crate::demo;
+use crate::settings::Settings;
+use crate::store::{LocalStore, SetAside, StoreError};
+use countersign_domain::model::{ConfirmStatus, TargetType};
+use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
+use leptos::prelude::*;
+use serde::Deserialize;
+use std::sync::Arc;
+
+/// A review as the inbox shows it.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The review.
+    pub review: Review,
+    /// How many validation problems it has (0 = valid).
+    pub problems: usize,
+    /// Lowercased text the search box matches against.
+    pub haystack: String,
+}
+
+impl Entry {
+    /// Wraps a review, validating it once.
+    pub fn new(review: Review) -> Self {
+        let problems = review.validate().len();
+        let haystack = [
+            review.plan().map(|p| p.title.as_str()).unwrap_or_default(),
+            review
+                .plan()
+                .map(|p| p.objective.as_str())
+                .unwrap_or_default(),
+            review.confirm.reason.as_deref().unwrap_or_default(),
+            review.confirm.requested_by_role.as_str(),
+            &review.confirm.confirm_id.to_string(),
+        ]
+        .join(" ")
+        .to_lowercase();
+        Entry {
+            review,
+            problems,
+            haystack,
+        }
+    }
+
+    /// What is asked, in a few words.
+    pub fn title(&self) -> String {
+        match (self.review.plan(), self.review.confirm.target_type) {
+            (Some(plan), _) => plan.title.clone(),
+            (None, TargetType::Other) => self
+                .review
+                .confirm
+                .reason
+                .clone()
+                .unwrap_or_else(|| "Request".into()),
+            (None, kind) => format!("{kind} {}", self.review.confirm.target_id),
+        }
+    }
+
+    /// The confirm's id.
+    pub fn id(&self) -> MplpId {
+        self.review.confirm.confirm_id
+    }
+
+    /// The confirm's status.
+    pub fn status(&self) -> ConfirmStatus {
+        self.review.confirm.status
+    }
+}
+
+/// Entries are immutable and replaced whole when their review changes, so two
+/// entries are the same when they are the same object (cheap for `Memo`).
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self, other)
+    }
+}
+
+/// Why a decision was not recorded.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DecisionFailure {
+    /// The domain refused it.
+    #[error("{0}")]
+    Refused(DecideError),
+    /// It is valid but could not be saved.
+    #[error("{0}")]
+    NotSaved(StoreError),
+    /// The review is not on this desk.
+    #[error("this review is no longer here")]
+    Missing,
+}
+
+/// The app's state, shared through context (cheap to copy).
+#[derive(Clone, Copy)]
+pub struct Desk {
+    /// Every review, oldest request first.
+    pub entries: RwSignal<Vec<Arc<Entry>>>,
+    /// The reviewer's settings.
+    pub settings: RwSignal<Settings>,
+    /// Problems found while loading (set-aside values, unavailable storage).
+    pub notices: RwSignal<Vec<String>>,
+    store: StoredValue<Option<LocalStore>>,
+}
+
+impl Desk {
+    /// Opens local storage, seeds the demo data on first start, loads everything.
+    pub fn load() -> Self {
+        let mut notices = Vec::new();
+        let store = match LocalStore::open() {
+            Ok(store) => Some(store),
+            Err(e) => {
+                notices.push(format!(
+                    "{e}. Reviews shown now will not be kept after a reload."
+                ));
+                None
+            }
+        };
+        let mut settings = Settings::default();
+        let reviews = if let Some(store) = &store {
+            if !store.seeded() {
+                seed(store, &mut notices);
+            }
+            let outcome = store.load();
+            notices.extend(outcome.set_aside.iter().map(describe_set_aside));
+            if let Some(text) = store.settings_text() {
+                let parsed = serde_json::from_str::<serde_json::Value>(&text)
+                    .and_then(|v| Settings::deserialize(&v));
+                match parsed {
+                    Ok(s) => settings = s,
+                    Err(e) => notices.push(describe_set_aside(
+                        &store.set_aside_settings(&text, e.to_string()),
+                    )),
+                }
+            }
+            outcome.reviews
+        } else {
+            demo::reviews(browser::now()).unwrap_or_default()
+        };
+        let mut entries: Vec<Arc<Entry>> = reviews
+            .into_iter()
+            .map(|r| Arc::new(Entry::new(r)))
+            .collect();
+        sort(&mut entries);
+        Desk {
+            entries: RwSignal::new(entries),
+            settings: RwSignal::new(settings),
+            notices: RwSignal::new(notices),
+            store: StoredValue::new(store),
+        }
+    }
+
+    /// The entry of a confirm, if present.
+    pub fn entry(&self, id: &str) -> Option<Arc<Entry>> {
+        self.entries
+            .with(|entries| entries.iter().find(|e| e.id().to_string() == id).cloned())
+    }
+
+    /// Checks a decision with the domain's `decide`, saves it, then shows it.
+    /// Nothing changes on screen or in storage when either step fails.
+    pub fn decide(&self, id: MplpId, input: &DecisionInput) -> Result<Arc<Entry>, DecisionFailure> {
+        let current = self
+            .entries
+            .with_untracked(|entries| entries.iter().find(|e| e.id() == id).cloned())
+            .ok_or(DecisionFailure::Missing)?;
+        let mut ids = browser::new_id;
+        let next = decide(&current.review, input, browser::now(), &mut ids)
+            .map_err(DecisionFailure::Refused)?;
+        self.persist(&next).map_err(DecisionFailure::NotSaved)?;
+        let entry = Arc::new(Entry::new(next));
+        self.entries.update(|entries| {
+            if let Some(slot) = entries.iter_mut().find(|e| e.id() == id) {
+                *slot = entry.clone();
+            }
+        });
+        Ok(entry)
+    }
+
+    /// Adds or replaces reviews (import), saving them first.
+    pub fn add(&self, reviews: Vec<Review>) -> Result<usize, StoreError> {
+        for review in &reviews {
+            self.persist(review)?;
+        }
+        let count = reviews.len();
+        self.entries.update(|entries| {
+            for review in reviews {
+                let entry = Arc::new(Entry::new(review));
+                match entries.iter_mut().find(|e| e.id() == entry.id()) {
+                    Some(slot) => *slot = entry,
+                    None => entries.push(entry),
+                }
+            }
+            sort(entries);
+        });
+        Ok(count)
+    }
+
+    /// Replaces every review with fresh demo data.
+    pub fn reset_demo(&self) -> Result<(), StoreError> {
+        let reviews = demo::reviews(browser::now()).map_err(StoreError::WriteFailed)?;
+        if let Some(store) = self.store.get_value() {
+            store.clear_reviews();
+            store.save_all(&reviews).map_err(|(_, e)| e)?;
+        }
+        let mut entries: Vec<Arc<Entry>> = reviews
+            .into_iter()
+            .map(|r| Arc::new(Entry::new(r)))
+            .collect();
+        sort(&mut entries);
+        self.entries.set(entries);
+        Ok(())
+    }
+
+    /// Saves the settings and applies them.
+    pub fn save_settings(&self, settings: Settings) -> Result<(), StoreError> {
+        if let Some(store) = self.store.get_value() {
+            let text = serde_json::to_value(&settings)
+                .map_err(|e| StoreError::WriteFailed(e.to_string()))?
+                .to_string();
+            store.save_settings_text(&text)?;
+        }
+        self.settings.set(settings);
+        Ok(())
+    }
+
+    /// A short description of the storage in use.
+    pub fn storage_description(&self) -> String {
+        match self.store.get_value() {
+            Some(store) => {
+                let aside = store.set_aside_count();
+                let mut text =
+                    "This browser's local storage (nothing leaves this device).".to_owned();
+                if aside > 0 {
+                    text.push_str(&format!(
+                        " {aside} unusable value(s) are kept aside under countersign.quarantine.*."
+                    ));
+                }
+                text
+            }
+            None => {
+                "None: browser storage is unavailable, so changes last until the page is closed."
+                    .to_owned()
+            }
+        }
+    }
+
+    fn persist(&self, review: &Review) -> Result<(), StoreError> {
+        match self.store.get_value() {
+            Some(store) => store.save(review),
+            None => Ok(()),
+        }
+    }
+}
+
+fn seed(store: &LocalStore, notices: &mut Vec<String>) {
+    match demo::reviews(browser::now()) {
+        Ok(reviews) => match store.save_all(&reviews) {
+            Ok(()) => {
+                let _ = store.mark_seeded();
+            }
+            Err((saved, e)) => {
+                notices.push(format!("Only {saved} demo review(s) could be stored: {e}"))
+            }
+        },
+        Err(e) => notices.push(e),
+    }
+}
+
+fn sort(entries: &mut [Arc<Entry>]) {
+    entries.sort_by(|a, b| {
+        a.review
+            .confirm
+            .requested_at
+            .cmp(&b.review.confirm.requested_at)
+            .then(a.id().cmp(&b.id()))
+    });
+}
+
+fn describe_set_aside(s: &SetAside) -> String {
+    format!(
+        "A stored value could not be used and was kept aside as {} (not deleted): {}",
+        s.moved_to, s.reason
+    )
+}

@@ -1,0 +1,344 @@
+//! The inbox (`/`): reviews filtered by status, target type, requester and text,
+//! paged, with counts per status. Every filter lives in the URL.
+
+use crate::components::status::StatusBadge;
+use crate::desk::{Desk, Entry};
+use crate::time;
+use countersign_domain::model::{ConfirmStatus, TargetType};
+use leptos::prelude::*;
+use leptos_router::hooks::{use_navigate, use_query_map};
+use leptos_router::NavigateOptions;
+use std::sync::Arc;
+
+const PAGE_SIZE: usize = 50;
+
+/// The inbox's filters, read from and written to the query string.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Filters {
+    /// `None` = all statuses.
+    status: Option<ConfirmStatus>,
+    target_type: Option<TargetType>,
+    requester: Option<String>,
+    text: String,
+    newest_first: bool,
+    page: usize,
+}
+
+impl Filters {
+    fn from_query(get: impl Fn(&str) -> Option<String>) -> Self {
+        let status = match get("status").as_deref() {
+            Some("all") => None,
+            Some(s) => s.parse().ok().or(Some(ConfirmStatus::Pending)),
+            None => Some(ConfirmStatus::Pending),
+        };
+        Filters {
+            status,
+            target_type: get("type").and_then(|t| t.parse().ok()),
+            requester: get("requester").filter(|r| !r.is_empty()),
+            text: get("q").unwrap_or_default(),
+            newest_first: get("sort").as_deref() == Some("newest"),
+            page: get("page")
+                .and_then(|p| p.parse::<usize>().ok())
+                .unwrap_or(1)
+                .max(1),
+        }
+    }
+
+    fn to_query(&self) -> String {
+        let mut parts = Vec::new();
+        match self.status {
+            Some(ConfirmStatus::Pending) => {}
+            Some(s) => parts.push(format!("status={s}")),
+            None => parts.push("status=all".to_owned()),
+        }
+        if let Some(t) = self.target_type {
+            parts.push(format!("type={t}"));
+        }
+        if let Some(r) = &self.requester {
+            parts.push(format!("requester={}", encode(r)));
+        }
+        if !self.text.is_empty() {
+            parts.push(format!("q={}", encode(&self.text)));
+        }
+        if self.newest_first {
+            parts.push("sort=newest".to_owned());
+        }
+        if self.page > 1 {
+            parts.push(format!("page={}", self.page));
+        }
+        if parts.is_empty() {
+            "/".to_owned()
+        } else {
+            format!("/?{}", parts.join("&"))
+        }
+    }
+
+    fn matches(&self, entry: &Entry, needle: &str) -> bool {
+        self.status.is_none_or(|s| entry.status() == s)
+            && self
+                .target_type
+                .is_none_or(|t| entry.review.confirm.target_type == t)
+            && self
+                .requester
+                .as_ref()
+                .is_none_or(|r| &entry.review.confirm.requested_by_role == r)
+            && (needle.is_empty() || entry.haystack.contains(needle))
+    }
+}
+
+fn encode(text: &str) -> String {
+    js_sys::encode_uri_component(text)
+        .as_string()
+        .unwrap_or_default()
+}
+
+/// The inbox page.
+#[component]
+pub fn Inbox() -> impl IntoView {
+    let desk = expect_context::<Desk>();
+    let query = use_query_map();
+    let filters = Memo::new(move |_| query.with(|q| Filters::from_query(|k| q.get(k))));
+    let navigate = use_navigate();
+    let go = Callback::new(move |f: Filters| {
+        navigate(
+            &f.to_query(),
+            NavigateOptions {
+                replace: true,
+                ..Default::default()
+            },
+        )
+    });
+
+    let counts = Memo::new(move |_| {
+        desk.entries.with(|entries| {
+            let mut counts = [0usize; 4];
+            for e in entries {
+                counts[ConfirmStatus::ALL
+                    .iter()
+                    .position(|s| *s == e.status())
+                    .unwrap_or(0)] += 1;
+            }
+            (counts, entries.len())
+        })
+    });
+    let requesters = Memo::new(move |_| {
+        let mut roles: Vec<String> = desk.entries.with(|entries| {
+            entries
+                .iter()
+                .map(|e| e.review.confirm.requested_by_role.clone())
+                .collect()
+        });
+        roles.sort();
+        roles.dedup();
+        roles
+    });
+    let matching = Memo::new(move |_| {
+        let f = filters.get();
+        let needle = f.text.trim().to_lowercase();
+        let mut found: Vec<Arc<Entry>> = desk.entries.with(|entries| {
+            entries
+                .iter()
+                .filter(|e| f.matches(e, &needle))
+                .cloned()
+                .collect()
+        });
+        if f.newest_first {
+            found.reverse();
+        }
+        found
+    });
+    let page_count = move || matching.with(|m| m.len().div_ceil(PAGE_SIZE)).max(1);
+    let page = move || filters.with(|f| f.page).min(page_count());
+    let visible = move || {
+        let start = (page() - 1) * PAGE_SIZE;
+        matching.with(|m| {
+            m.iter()
+                .skip(start)
+                .take(PAGE_SIZE)
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+    };
+
+    let status_tab = move |status: Option<ConfirmStatus>, label: &'static str| {
+        let count = move || match status {
+            Some(s) => counts
+                .with(|(c, _)| c[ConfirmStatus::ALL.iter().position(|x| *x == s).unwrap_or(0)]),
+            None => counts.with(|(_, total)| *total),
+        };
+        let current = move || filters.with(|f| f.status == status);
+        view! {
+            <button
+                type="button"
+                class="tab"
+                aria-pressed=move || current().to_string()
+                on:click=move |_| go.run(Filters { status, page: 1, ..filters.get_untracked() })
+            >
+                {label}
+                <span class="count">{count}</span>
+            </button>
+        }
+    };
+
+    let on_type = move |ev| {
+        let value = event_target_value(&ev);
+        go.run(Filters {
+            target_type: value.parse().ok(),
+            page: 1,
+            ..filters.get_untracked()
+        })
+    };
+    let on_requester = move |ev| {
+        let value = event_target_value(&ev);
+        go.run(Filters {
+            requester: Some(value).filter(|v| !v.is_empty()),
+            page: 1,
+            ..filters.get_untracked()
+        })
+    };
+    let on_search = move |ev| {
+        go.run(Filters {
+            text: event_target_value(&ev),
+            page: 1,
+            ..filters.get_untracked()
+        })
+    };
+    let on_sort = move |ev| {
+        go.run(Filters {
+            newest_first: event_target_value(&ev) == "newest",
+            page: 1,
+            ..filters.get_untracked()
+        })
+    };
+    let to_page = move |p: usize| {
+        go.run(Filters {
+            page: p,
+            ..filters.get_untracked()
+        })
+    };
+    let previous_page = move |_: leptos::ev::MouseEvent| to_page(page() - 1);
+    let next_page = move |_: leptos::ev::MouseEvent| to_page(page() + 1);
+
+    view! {
+        <section class="inbox" aria-labelledby="inbox-title">
+            <div class="page-head">
+                <h1 id="inbox-title">"Inbox"</h1>
+                <p class="subtle">"Requests from agents waiting for a human decision."</p>
+            </div>
+            <div class="tabs" role="group" aria-label="Status">
+                {status_tab(Some(ConfirmStatus::Pending), "Pending")}
+                {status_tab(Some(ConfirmStatus::Approved), "Approved")}
+                {status_tab(Some(ConfirmStatus::Rejected), "Rejected")}
+                {status_tab(Some(ConfirmStatus::Cancelled), "Cancelled")}
+                {status_tab(None, "All")}
+            </div>
+            <div class="filters">
+                <label class="search">
+                    <span class="visually-hidden">"Search reviews"</span>
+                    <input
+                        id="search"
+                        type="search"
+                        placeholder="Search title, reason, requester…  ( / )"
+                        prop:value=move || filters.with(|f| f.text.clone())
+                        on:input=on_search
+                    />
+                </label>
+                <label>
+                    "Type "
+                    <select on:change=on_type prop:value=move || filters.with(|f| f.target_type.map(|t| t.to_string()).unwrap_or_default())>
+                        <option value="">"Any"</option>
+                        {TargetType::ALL.iter().map(|t| view! { <option value=t.as_str()>{t.as_str()}</option> }).collect_view()}
+                    </select>
+                </label>
+                <label>
+                    "Requester "
+                    <select on:change=on_requester prop:value=move || filters.with(|f| f.requester.clone().unwrap_or_default())>
+                        <option value="">"Anyone"</option>
+                        {move || requesters.get().into_iter().map(|r| view! { <option value=r.clone()>{r.clone()}</option> }).collect_view()}
+                    </select>
+                </label>
+                <label>
+                    "Order "
+                    <select on:change=on_sort prop:value=move || if filters.with(|f| f.newest_first) { "newest" } else { "oldest" }>
+                        <option value="oldest">"Oldest first"</option>
+                        <option value="newest">"Newest first"</option>
+                    </select>
+                </label>
+            </div>
+            <Show
+                when=move || matching.with(|m| !m.is_empty())
+                fallback=move || view! { <EmptyState filters /> }
+            >
+                <ol class="review-list" aria-label="Reviews">
+                    <For each=visible key=|e| (e.id(), e.review.confirm.decisions().len()) let:entry>
+                        <ReviewRow entry />
+                    </For>
+                </ol>
+                <nav class="pager" aria-label="Pages">
+                    <span>
+                        {move || {
+                            let total = matching.with(Vec::len);
+                            let start = (page() - 1) * PAGE_SIZE + 1;
+                            format!("{start}–{} of {total}", (start + PAGE_SIZE - 1).min(total))
+                        }}
+                    </span>
+                    <button type="button" disabled=move || page() <= 1 on:click=previous_page>"Previous"</button>
+                    <button type="button" disabled=move || { page() >= page_count() } on:click=next_page>"Next"</button>
+                </nav>
+            </Show>
+        </section>
+    }
+}
+
+#[component]
+fn EmptyState(filters: Memo<Filters>) -> impl IntoView {
+    let message = move || {
+        let f = filters.get();
+        if !f.text.is_empty() || f.target_type.is_some() || f.requester.is_some() {
+            "No review matches these filters. Clear the search or pick “Any” to see more."
+        } else if f.status == Some(ConfirmStatus::Pending) {
+            "Nothing is waiting for you. New requests from agents appear here."
+        } else {
+            "No review has this status yet."
+        }
+    };
+    view! {
+        <div class="empty" role="status">
+            <p>{message}</p>
+            <p><a href="/import">"Import MPLP JSON"</a>" to review a plan or a confirm from a file."</p>
+        </div>
+    }
+}
+
+#[component]
+fn ReviewRow(entry: Arc<Entry>) -> impl IntoView {
+    let confirm = &entry.review.confirm;
+    let now = crate::browser::now();
+    let href = format!("/reviews/{}", entry.id());
+    let decisions = confirm.decisions().len();
+    let steps = entry.review.plan().map(|p| p.steps.len());
+    view! {
+        <li class="review-row">
+            <a class="review-link" href=href>
+                <span class="review-main">
+                    <span class="tag">{confirm.target_type.as_str()}</span>
+                    <span class="review-title">{entry.title()}</span>
+                    {(entry.problems > 0).then(|| view! {
+                        <span class="badge badge-warning" title="This request fails validation and cannot be approved">
+                            {format!("⚠ {} problem{}", entry.problems, if entry.problems == 1 { "" } else { "s" })}
+                        </span>
+                    })}
+                </span>
+                <span class="review-meta">
+                    <StatusBadge status=confirm.status />
+                    <span>"by " <strong>{confirm.requested_by_role.clone()}</strong></span>
+                    <time datetime=confirm.requested_at.to_string() title=time::exact(&confirm.requested_at)>
+                        {time::ago(&confirm.requested_at, now)}
+                    </time>
+                    {steps.map(|n| view! { <span>{format!("{n} steps")}</span> })}
+                    <span>{format!("{decisions} decision{}", if decisions == 1 { "" } else { "s" })}</span>
+                </span>
+            </a>
+        </li>
+    }
+}

@@ -1,0 +1,6 @@
+//! One module per screen.
+
+pub mod import;
+pub mod inbox;
+pub mod review;
+pub mod settings;

@@ -1,0 +1,184 @@
+//! One review (`/reviews/:confirm_id`): what is asked, the plan and its DAG, every
+//! problem with its path, the decision form, the history, events, trace and raw JSON.
+
+use crate::components::dag::PlanGraph;
+use crate::components::decision_form::DecisionForm;
+use crate::components::history::{DecisionTimeline, EventList};
+use crate::components::status::{PlanStatusBadge, StatusBadge};
+use crate::desk::{Desk, Entry};
+use crate::download::download;
+use crate::exchange;
+use crate::time;
+use countersign_domain::model::ConfirmStatus;
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+use std::sync::Arc;
+
+/// The review page.
+#[component]
+pub fn ReviewPage() -> impl IntoView {
+    let desk = expect_context::<Desk>();
+    let params = use_params_map();
+    let id = move || params.with(|p| p.get("id")).unwrap_or_default();
+    move || {
+        match desk.entry(&id()) {
+        Some(entry) => view! { <ReviewBody entry /> }.into_any(),
+        None => view! {
+            <section class="not-found">
+                <h1>"No such review"</h1>
+                <p>{format!("Nothing here has the confirm id “{}”. It may have been removed, or the link is mistyped.", id())}</p>
+                <p><a href="/">"Back to the inbox"</a></p>
+            </section>
+        }
+        .into_any(),
+    }
+    }
+}
+
+#[component]
+fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
+    let review = entry.review.clone();
+    let confirm = review.confirm.clone();
+    let issues = review.validate();
+    let now = crate::browser::now();
+    let plan = review.plan().cloned().map(Arc::new);
+    let raw = serde_json::to_string_pretty(&exchange::documents(&review)).unwrap_or_default();
+    let copied = RwSignal::new(None::<String>);
+    let raw_for_copy = raw.clone();
+    let copy = move |_| {
+        let clipboard = web_sys::window().map(|w| w.navigator().clipboard());
+        match clipboard {
+            Some(c) => {
+                let _ = c.write_text(&raw_for_copy);
+                copied.set(Some("Copied to the clipboard.".to_owned()));
+            }
+            None => copied.set(Some(
+                "The clipboard is not available; select the text instead.".to_owned(),
+            )),
+        }
+    };
+    let raw_for_download = raw.clone();
+    let file_name = format!("review-{}.json", confirm.confirm_id);
+    let export = move |_| {
+        if let Err(e) = download(&file_name, "application/json", &raw_for_download) {
+            copied.set(Some(e));
+        }
+    };
+    let mut events: Vec<_> = confirm.events.clone().unwrap_or_default();
+    events.extend(
+        plan.iter()
+            .flat_map(|p| p.events.clone().unwrap_or_default()),
+    );
+    events.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
+    let pending = confirm.status == ConfirmStatus::Pending;
+
+    view! {
+        <article class="review" aria-labelledby="review-title">
+            <p class="breadcrumb"><a href="/" aria-keyshortcuts="Escape">"← Inbox"</a></p>
+            <header class="review-head">
+                <h1 id="review-title">{entry.title()}</h1>
+                <p class="review-meta">
+                    <StatusBadge status=confirm.status />
+                    <span class="tag">{confirm.target_type.as_str()}</span>
+                    <span>"asked by " <strong>{confirm.requested_by_role.clone()}</strong></span>
+                    <time datetime=confirm.requested_at.to_string() title=time::exact(&confirm.requested_at)>
+                        {time::ago(&confirm.requested_at, now)}
+                    </time>
+                </p>
+                {confirm.reason.clone().map(|r| view! { <p class="request-reason">{r}</p> })}
+            </header>
+
+            <div class="review-grid">
+                <div class="review-main-col">
+                    {plan.clone().map(|plan| view! {
+                        <section aria-labelledby="plan-title" class="card">
+                            <h2 id="plan-title">"Plan"</h2>
+                            <p class="plan-title"><strong>{plan.title.clone()}</strong> " " <PlanStatusBadge status=plan.status /></p>
+                            <p class="plan-objective">{plan.objective.clone()}</p>
+                            <PlanGraph plan=plan.clone() />
+                        </section>
+                    })}
+
+                    <section aria-labelledby="problems-title" class="card">
+                        <h2 id="problems-title">
+                            "Problems "
+                            <span class="count">{issues.len()}</span>
+                        </h2>
+                        {if issues.is_empty() {
+                            view! { <p class="subtle">"None: the request and its target pass every MPLP check."</p> }.into_any()
+                        } else {
+                            view! {
+                                <ul class="issues" aria-label="Validation problems">
+                                    {issues.into_iter().map(|i| view! {
+                                        <li>
+                                            <code class="issue-path">{i.path.clone()}</code>
+                                            <span class="issue-message">{i.message.clone()}</span>
+                                            <span class="issue-code subtle">{i.code.as_str()}</span>
+                                        </li>
+                                    }).collect_view()}
+                                </ul>
+                            }.into_any()
+                        }}
+                    </section>
+
+                    <section aria-labelledby="history-title" class="card">
+                        <h2 id="history-title">"Decision history"</h2>
+                        <DecisionTimeline confirm=confirm.clone() />
+                        <h3>"Events"</h3>
+                        <EventList events />
+                    </section>
+                </div>
+
+                <aside class="review-side-col" aria-label="Decision and details">
+                    {if pending {
+                        view! { <DecisionForm id=confirm.confirm_id problems=entry.problems /> }.into_any()
+                    } else {
+                        let last = confirm.last_decision().cloned();
+                        view! {
+                            <section class="card decided" role="status">
+                                <h2>"Decided"</h2>
+                                <p>
+                                    <StatusBadge status=confirm.status />
+                                    {last.map(|d| format!(" by {} · {}", d.decided_by_role, time::exact(&d.decided_at)))}
+                                </p>
+                                {(confirm.status == ConfirmStatus::Rejected).then(|| view! {
+                                    <p class="subtle">"The requester can resubmit a revised request; it will appear as pending again."</p>
+                                })}
+                            </section>
+                        }.into_any()
+                    }}
+                    <section class="card" aria-labelledby="request-title">
+                        <h2 id="request-title">"Request"</h2>
+                        <dl class="fields">
+                            <dt>"Confirm id"</dt><dd><code>{confirm.confirm_id.to_string()}</code></dd>
+                            <dt>"Target"</dt><dd>{confirm.target_type.as_str()} " " <code>{confirm.target_id.to_string()}</code></dd>
+                            <dt>"Requested by"</dt><dd>{confirm.requested_by_role.clone()}</dd>
+                            <dt>"Requested at"</dt><dd>{time::exact(&confirm.requested_at)}</dd>
+                            <dt>"Protocol"</dt><dd>{format!("MPLP {} (schema {})", confirm.meta.protocol_version, confirm.meta.schema_version)}</dd>
+                        </dl>
+                        <h3>"Trace"</h3>
+                        {match confirm.trace.clone() {
+                            Some(t) => view! {
+                                <dl class="fields">
+                                    <dt>"Trace id"</dt><dd><code>{t.trace_id.to_string()}</code></dd>
+                                    <dt>"Span id"</dt><dd><code>{t.span_id.to_string()}</code></dd>
+                                </dl>
+                            }.into_any(),
+                            None => view! { <p class="subtle">"No trace reference."</p> }.into_any(),
+                        }}
+                    </section>
+                </aside>
+            </div>
+
+            <details class="card raw">
+                <summary>"Raw JSON (MPLP documents)"</summary>
+                <div class="actions">
+                    <button type="button" on:click=copy>"Copy JSON"</button>
+                    <button type="button" on:click=export>"Download JSON"</button>
+                    <span role="status" class="subtle">{move || copied.get()}</span>
+                </div>
+                <pre><code>{raw}</code></pre>
+            </details>
+        </article>
+    }
+}

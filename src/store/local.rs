@@ -1,0 +1,179 @@
+//! Local storage with versioned keys: one key per review, so a decision rewrites
+//! one small value. A value that does not parse or validate is moved aside under
+//! `countersign.quarantine.*` (never deleted) and reported; the app still starts.
+
+use super::{SetAside, StoreError};
+use countersign_domain::{MplpId, Review};
+use serde::Deserialize;
+use wasm_bindgen::JsCast;
+
+const REVIEW_PREFIX: &str = "countersign.v1.review.";
+const SETTINGS_KEY: &str = "countersign.v1.settings";
+const SEEDED_KEY: &str = "countersign.v1.seeded";
+const QUARANTINE_PREFIX: &str = "countersign.quarantine.";
+
+/// What loading found: the usable reviews and what had to be set aside.
+#[derive(Debug, Default)]
+pub struct LoadOutcome {
+    /// Every review that parsed.
+    pub reviews: Vec<Review>,
+    /// Values that could not be used.
+    pub set_aside: Vec<SetAside>,
+}
+
+/// The browser's local storage.
+#[derive(Clone)]
+pub struct LocalStore {
+    storage: web_sys::Storage,
+}
+
+impl LocalStore {
+    /// Opens the origin's local storage.
+    pub fn open() -> Result<Self, StoreError> {
+        let window =
+            web_sys::window().ok_or_else(|| StoreError::Unavailable("no window".into()))?;
+        match window.local_storage() {
+            Ok(Some(storage)) => Ok(LocalStore { storage }),
+            Ok(None) => Err(StoreError::Unavailable(
+                "local storage is turned off".into(),
+            )),
+            Err(e) => Err(StoreError::Unavailable(describe(&e))),
+        }
+    }
+
+    /// Every stored review; unusable values are moved aside and listed. O(keys).
+    pub fn load(&self) -> LoadOutcome {
+        let mut outcome = LoadOutcome::default();
+        let keys: Vec<String> = (0..self.storage.length().unwrap_or(0))
+            .filter_map(|i| self.storage.key(i).ok().flatten())
+            .filter(|k| k.starts_with(REVIEW_PREFIX))
+            .collect();
+        for key in keys {
+            let Ok(Some(text)) = self.storage.get_item(&key) else {
+                continue;
+            };
+            match parse_review(&key, &text) {
+                Ok(review) => outcome.reviews.push(review),
+                Err(reason) => outcome.set_aside.push(self.set_aside(&key, &text, reason)),
+            }
+        }
+        outcome
+    }
+
+    /// Saves one review (a new one or a new version of one).
+    pub fn save(&self, review: &Review) -> Result<(), StoreError> {
+        let text = serde_json::to_value(review)
+            .map_err(|e| StoreError::WriteFailed(e.to_string()))?
+            .to_string();
+        self.write(&review_key(&review.confirm.confirm_id), &text)
+    }
+
+    /// Saves many reviews; stops at the first failure and says how many were saved.
+    pub fn save_all(&self, reviews: &[Review]) -> Result<(), (usize, StoreError)> {
+        for (i, review) in reviews.iter().enumerate() {
+            self.save(review).map_err(|e| (i, e))?;
+        }
+        Ok(())
+    }
+
+    /// Removes every review (settings and set-aside values stay).
+    pub fn clear_reviews(&self) {
+        let keys: Vec<String> = (0..self.storage.length().unwrap_or(0))
+            .filter_map(|i| self.storage.key(i).ok().flatten())
+            .filter(|k| k.starts_with(REVIEW_PREFIX))
+            .collect();
+        for key in keys {
+            let _ = self.storage.remove_item(&key);
+        }
+    }
+
+    /// Whether the demo data was seeded once already.
+    pub fn seeded(&self) -> bool {
+        matches!(self.storage.get_item(SEEDED_KEY), Ok(Some(_)))
+    }
+
+    /// Records that the demo data was seeded.
+    pub fn mark_seeded(&self) -> Result<(), StoreError> {
+        self.write(SEEDED_KEY, "1")
+    }
+
+    /// The stored settings text, if any.
+    pub fn settings_text(&self) -> Option<String> {
+        self.storage.get_item(SETTINGS_KEY).ok().flatten()
+    }
+
+    /// Stores the settings text.
+    pub fn save_settings_text(&self, text: &str) -> Result<(), StoreError> {
+        self.write(SETTINGS_KEY, text)
+    }
+
+    /// Moves unusable settings aside.
+    pub fn set_aside_settings(&self, text: &str, reason: String) -> SetAside {
+        self.set_aside(SETTINGS_KEY, text, reason)
+    }
+
+    /// How many values were set aside so far.
+    pub fn set_aside_count(&self) -> usize {
+        (0..self.storage.length().unwrap_or(0))
+            .filter_map(|i| self.storage.key(i).ok().flatten())
+            .filter(|k| k.starts_with(QUARANTINE_PREFIX))
+            .count()
+    }
+
+    fn set_aside(&self, key: &str, text: &str, reason: String) -> SetAside {
+        let moved_to = format!("{QUARANTINE_PREFIX}{}.{key}", js_sys::Date::now() as u64);
+        // Keep the original where it is if it cannot be copied: never lose it.
+        if self.storage.set_item(&moved_to, text).is_ok() {
+            let _ = self.storage.remove_item(key);
+            SetAside {
+                key: key.to_owned(),
+                moved_to,
+                reason,
+            }
+        } else {
+            SetAside {
+                key: key.to_owned(),
+                moved_to: key.to_owned(),
+                reason,
+            }
+        }
+    }
+
+    fn write(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.storage.set_item(key, value).map_err(|e| {
+            let quota = e
+                .dyn_ref::<web_sys::DomException>()
+                .is_some_and(|d| d.name() == "QuotaExceededError" || d.code() == 22);
+            if quota {
+                StoreError::QuotaExceeded
+            } else {
+                StoreError::WriteFailed(describe(&e))
+            }
+        })
+    }
+}
+
+fn review_key(id: &MplpId) -> String {
+    format!("{REVIEW_PREFIX}{id}")
+}
+
+/// Parses a stored review and checks it is stored under its own id.
+fn parse_review(key: &str, text: &str) -> Result<Review, String> {
+    let not_review = |e: serde_json::Error| format!("not a Countersign review: {e}");
+    let value: serde_json::Value = serde_json::from_str(text).map_err(not_review)?;
+    let review = Review::deserialize(&value).map_err(not_review)?;
+    if review_key(&review.confirm.confirm_id) != key {
+        return Err(format!(
+            "stored under {key} but its confirm_id is {}",
+            review.confirm.confirm_id
+        ));
+    }
+    Ok(review)
+}
+
+fn describe(e: &wasm_bindgen::JsValue) -> String {
+    e.dyn_ref::<web_sys::DomException>()
+        .map(|d| format!("{}: {}", d.name(), d.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| "unknown error".into())
+}

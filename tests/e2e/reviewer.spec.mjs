@@ -1,0 +1,227 @@
+// The reviewer's flows through the release build in headless chromium: inbox,
+// review page with the plan DAG, decisions saved to local storage, import,
+// keyboard-only use, phone width, damaged and full storage.
+import { expect, test } from "@playwright/test";
+
+const shots = "tests/e2e/output/screenshots";
+const MIGRATION = "/reviews/550e8400-e29b-41d4-a716-446655440520";
+const BILLING = "/reviews/c0ffee00-0000-4000-8000-000000000003";
+const ROTATION = "/reviews/c0ffee00-0000-4000-8000-000000000001";
+const AUDIT = "/reviews/c0ffee00-0000-4000-8000-000000000005";
+
+test.beforeEach(async ({ page }) => {
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  page.errors = errors;
+});
+
+test.afterEach(async ({ page }) => {
+  expect(page.errors, "no script errors or panics").toEqual([]);
+});
+
+const rows = (page) => page.getByRole("list", { name: "Reviews" }).getByRole("listitem");
+const reviewKeys = (page) =>
+  page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("countersign.v1.review.")).length);
+const storedStatus = (page, id) =>
+  page.evaluate((id) => JSON.parse(localStorage.getItem(`countersign.v1.review.${id}`)).confirm.status, id);
+
+async function shoot(page, name) {
+  for (const [label, viewport] of [["desktop", { width: 1280, height: 900 }], ["phone", { width: 375, height: 800 }]]) {
+    await page.setViewportSize(viewport);
+    await page.screenshot({ path: `${shots}/${name}-${label}.png`, fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+test("the inbox lists the demo reviews, oldest first, with counts and filters", async ({ page }) => {
+  await page.goto("/");
+  await expect(page.getByRole("heading", { level: 1, name: "Inbox" })).toBeVisible();
+  await expect(rows(page)).toHaveCount(3);
+  await expect(rows(page).nth(0)).toContainText("Database Migration Plan");
+  await expect(rows(page).nth(1)).toContainText("Ship billing v2 to production");
+  await expect(rows(page).nth(1)).toContainText("1 problem");
+  await expect(rows(page).nth(2)).toContainText("Rotate production database credentials");
+  await expect(rows(page).nth(2)).toContainText("by secops-agent");
+  await expect(rows(page).nth(2).locator("time")).toHaveAttribute("title", /UTC$/);
+  const status = page.getByRole("group", { name: "Status" });
+  await expect(status.getByRole("button", { name: /Approved/ })).toContainText("1");
+  await status.getByRole("button", { name: /All/ }).click();
+  await expect(rows(page)).toHaveCount(4);
+  await expect(page).toHaveURL(/status=all/);
+  await page.getByRole("searchbox", { name: "Search reviews" }).fill("billing");
+  await expect(rows(page)).toHaveCount(1);
+  await page.reload();
+  await expect(rows(page)).toHaveCount(1);
+  await page.getByRole("searchbox", { name: "Search reviews" }).fill("no such thing");
+  await expect(page.getByRole("status")).toContainText("No review matches these filters");
+  await page.goto("/");
+  await shoot(page, "inbox");
+});
+
+test("a plan review shows every step, the problems, the history and the raw JSON", async ({ page }) => {
+  await page.goto(ROTATION);
+  await expect(page.getByRole("heading", { level: 1, name: "Rotate production database credentials" })).toBeVisible();
+  await expect(page.getByRole("button", { name: /^Step \d+:/ })).toHaveCount(98);
+  await page.getByRole("button", { name: /^Step 1:/ }).click();
+  await expect(page.getByRole("region", { name: "Step details" })).toContainText("Inventory every credential older than 90 days");
+  await shoot(page, "review-large-plan");
+
+  await page.goto(BILLING);
+  await expect(page.getByRole("button", { name: /^Step \d+:/ })).toHaveCount(5);
+  await expect(page.getByText("cycle: cannot run")).toBeVisible();
+  const problems = page.getByRole("list", { name: "Validation problems" });
+  await expect(problems).toContainText("/target/plan/steps/1/dependencies/1");
+  await expect(problems).toContainText("Migrate invoice tables");
+  await expect(page.getByRole("button", { name: "Approve" })).toBeDisabled();
+  await expect(page.getByText("Approval is impossible")).toBeVisible();
+  await shoot(page, "review-cycle");
+
+  await page.goto(AUDIT);
+  const history = page.getByRole("list", { name: "Decision history" });
+  await expect(history).toContainText("approved by security_officer");
+  await expect(history).toContainText("Retention cost reviewed with finance");
+  await page.getByText("Raw JSON (MPLP documents)").click();
+  await expect(page.locator("pre")).toContainText('"decision_id"');
+  await shoot(page, "review-decided");
+});
+
+test("approving with a reason persists across a reload and updates inbox, plan and history", async ({ page }) => {
+  await page.goto(MIGRATION);
+  await expect(page.getByRole("button", { name: /^Step \d+:/ })).toHaveCount(3);
+  await page.getByLabel("Decide as role").fill("dba_reviewer");
+  await page.getByLabel(/^Reason/).fill("Rollback documented; go ahead.");
+  await page.getByRole("button", { name: "Approve" }).click();
+  const decided = page.getByRole("status").filter({ hasText: "Decided" });
+  await expect(decided).toContainText("approved by dba_reviewer");
+  await expect(page.locator(".plan-title")).toContainText("approved");
+  await expect(page.getByRole("list", { name: "Decision history" })).toContainText("Rollback documented; go ahead.");
+  expect(await storedStatus(page, "550e8400-e29b-41d4-a716-446655440520")).toBe("approved");
+
+  await page.reload();
+  await expect(page.getByRole("status").filter({ hasText: "Decided" })).toContainText("approved by dba_reviewer");
+  await expect(page.getByRole("list", { name: "Decision history" })).toContainText("dba_reviewer");
+  await page.getByRole("link", { name: "← Inbox" }).click();
+  await expect(rows(page)).toHaveCount(2);
+  await expect(page.getByRole("list", { name: "Reviews" })).not.toContainText("Database Migration Plan");
+  await expect(page.getByRole("navigation", { name: "Main" })).toContainText("2");
+});
+
+test("rejecting without a reason shows the error next to the field and saves nothing", async ({ page }) => {
+  await page.goto(MIGRATION);
+  await page.getByRole("button", { name: "Reject" }).click();
+  await expect(page.getByRole("alert").filter({ hasText: "a rejection needs a reason" })).toBeVisible();
+  await expect(page.getByLabel(/^Reason/)).toBeFocused();
+  await expect(page.getByLabel(/^Reason/)).toHaveAttribute("aria-invalid", "true");
+  expect(await storedStatus(page, "550e8400-e29b-41d4-a716-446655440520")).toBe("pending");
+  await shoot(page, "review-reject-error");
+  await page.reload();
+  await expect(page.getByText("No decision yet.")).toBeVisible();
+  await page.getByLabel(/^Reason/).fill("Missing rollback plan");
+  await page.getByLabel(/^Reason/).press("Control+Enter");
+  await expect(page.getByRole("status").filter({ hasText: "Decided" })).toContainText("rejected");
+  expect(await storedStatus(page, "550e8400-e29b-41d4-a716-446655440520")).toBe("rejected");
+});
+
+test("importing a plan with a cycle lists the cycle and stores nothing; a valid one is added", async ({ page }) => {
+  await page.goto("/import");
+  const before = await reviewKeys(page);
+  const id = (n) => `aaaaaaaa-0000-4000-8000-${String(n).padStart(12, "0")}`;
+  const meta = { protocol_version: "1.0.0", schema_version: "1.0.0" };
+  const confirm = { meta, confirm_id: id(1), target_type: "plan", target_id: id(2), status: "pending", requested_by_role: "importer", requested_at: "2026-11-20T10:00:00Z", reason: "Imported request" };
+  const plan = (deps) => ({
+    meta, plan_id: id(2), context_id: id(3), title: "Imported cyclic plan", objective: "Test import", status: "proposed",
+    steps: [
+      { step_id: id(10), description: "Alpha", status: "pending", dependencies: deps ? [id(11)] : [] },
+      { step_id: id(11), description: "Beta", status: "pending", dependencies: [id(10)] },
+    ],
+  });
+  await page.getByLabel("Or paste JSON").fill(JSON.stringify([confirm, plan(true)]));
+  await page.getByRole("button", { name: "Check and import" }).click();
+  const problems = page.getByRole("list", { name: "Import problems" });
+  await expect(problems).toContainText("/1/steps/0/dependencies/0");
+  await expect(problems).toContainText('step 0 "Alpha" → depends on step 1 "Beta" → depends on step 0 "Alpha"');
+  await expect(page.getByRole("region", { name: "Import of Pasted JSON" })).toContainText("Imported 0 reviews");
+  expect(await reviewKeys(page)).toBe(before);
+  await shoot(page, "import-refused");
+
+  await page.getByLabel("Or paste JSON").fill("{ not json");
+  await page.getByRole("button", { name: "Check and import" }).click();
+  await expect(page.getByText(/Nothing imported: not JSON/).first()).toBeVisible();
+  expect(await reviewKeys(page)).toBe(before);
+
+  await page.getByLabel("Or paste JSON").fill(JSON.stringify([confirm, plan(false)]));
+  await page.getByRole("button", { name: "Check and import" }).click();
+  await expect(page.getByText("Imported 1 review.")).toBeVisible();
+  expect(await reviewKeys(page)).toBe(before + 1);
+  await page.goto("/");
+  await expect(rows(page).filter({ hasText: "Imported cyclic plan" })).toHaveCount(1);
+});
+
+test("a reviewer approves with the keyboard alone", async ({ page }) => {
+  await page.goto("/");
+  await expect(rows(page)).toHaveCount(3);
+  await page.keyboard.press("?");
+  await expect(page.getByRole("dialog", { name: "Keyboard shortcuts" })).toBeVisible();
+  await page.keyboard.press("Escape");
+  await expect(page.getByRole("dialog")).toHaveCount(0);
+  await page.keyboard.press("j");
+  await page.keyboard.press("j");
+  await page.keyboard.press("k");
+  await expect(page.getByRole("link", { name: /Database Migration Plan/ })).toBeFocused();
+  await page.keyboard.press("Enter");
+  await expect(page).toHaveURL(new RegExp(MIGRATION));
+  await page.keyboard.press("a");
+  await expect(page.getByRole("status").filter({ hasText: "Decided" })).toContainText("approved by reviewer");
+  await page.keyboard.press("Escape");
+  await expect(page).toHaveURL(/\/$/);
+  await expect(rows(page)).toHaveCount(2);
+  await page.keyboard.press("/");
+  await expect(page.getByRole("searchbox", { name: "Search reviews" })).toBeFocused();
+});
+
+test("every screen fits a 375 px phone without sideways scrolling", async ({ page }) => {
+  await page.setViewportSize({ width: 375, height: 800 });
+  for (const path of ["/", MIGRATION, BILLING, ROTATION, "/import", "/settings"]) {
+    await page.goto(path);
+    await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(width, `${path} is ${width}px wide`).toBeLessThanOrEqual(375);
+  }
+  await page.goto("/settings");
+  await shoot(page, "settings");
+});
+
+test("a damaged stored review is kept aside and reported; the app still starts", async ({ page }) => {
+  await page.goto("/");
+  await expect(rows(page)).toHaveCount(3);
+  await page.evaluate(() => localStorage.setItem("countersign.v1.review.broken", "{ this is not json"));
+  await page.reload();
+  await expect(page.getByRole("alert").filter({ hasText: "kept aside" })).toContainText("countersign.quarantine.");
+  await expect(rows(page)).toHaveCount(3);
+  const kept = await page.evaluate(() =>
+    Object.keys(localStorage).filter((k) => k.startsWith("countersign.quarantine.")).map((k) => localStorage.getItem(k)));
+  expect(kept).toEqual(["{ this is not json"]);
+  await shoot(page, "inbox-damaged-storage");
+});
+
+test("a full storage quota is a clear error and the decision stays on screen", async ({ page }) => {
+  await page.goto(MIGRATION);
+  await expect(page.getByRole("button", { name: "Approve" })).toBeEnabled();
+  await page.evaluate(() => {
+    const chunk = "x".repeat(256 * 1024);
+    for (let i = 0; i < 200; i++) {
+      try { localStorage.setItem(`filler.${i}`, chunk); } catch { break; }
+    }
+    let small = 1024;
+    while (small >= 1) {
+      try { localStorage.setItem(`filler.small.${small}.${Math.random()}`, "x".repeat(small)); } catch { small = Math.floor(small / 2); }
+    }
+  });
+  await page.getByLabel(/^Reason/).fill("Reviewed the migration steps.");
+  await page.getByRole("button", { name: "Approve" }).click();
+  await expect(page.getByRole("alert").filter({ hasText: "browser storage is full" })).toBeVisible();
+  await expect(page.getByLabel(/^Reason/)).toHaveValue("Reviewed the migration steps.");
+  await expect(page.getByText("No decision yet.")).toBeVisible();
+  expect(await storedStatus(page, "550e8400-e29b-41d4-a716-446655440520")).toBe("pending");
+});
