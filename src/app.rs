@@ -3,9 +3,8 @@
 use crate::desk::Desk;
 use crate::keyboard::{use_shortcuts, SHORTCUTS};
 use crate::pages::{import::ImportPage, inbox::Inbox, review::ReviewPage, settings::SettingsPage};
+use crate::router::{provide_location, Route};
 use leptos::prelude::*;
-use leptos_router::components::{Route, Router, Routes, A};
-use leptos_router::path;
 
 /// The whole app.
 #[component]
@@ -21,19 +20,18 @@ pub fn App() -> impl IntoView {
             let _ = root.set_attribute("data-theme", theme);
         }
     });
-    view! {
-        <Router>
-            <Shell />
-        </Router>
-    }
+    view! { <Shell /> }
 }
 
 /// Header, notices, the current screen, and the shortcuts dialog.
 #[component]
 fn Shell() -> impl IntoView {
     let desk = expect_context::<Desk>();
+    let location = provide_location();
     let help = RwSignal::new(false);
     use_shortcuts(help);
+    let route = Memo::new(move |_| location.path.with(|p| Route::parse(p)));
+    let current = move |r: Route| move || (route.get() == r).then_some("page");
     let pending = Memo::new(move |_| {
         desk.entries.with(|e| {
             e.iter()
@@ -49,9 +47,9 @@ fn Shell() -> impl IntoView {
                 "Countersign"
             </a>
             <nav aria-label="Main">
-                <A href="/" exact=true>"Inbox " <span class="count" aria-label=move || format!("{} pending", pending.get())>{pending}</span></A>
-                <A href="/import">"Import"</A>
-                <A href="/settings">"Settings"</A>
+                <a href="/" aria-current=current(Route::Inbox)>"Inbox " <span class="count" aria-label=move || format!("{} pending", pending.get())>{pending}</span></a>
+                <a href="/import" aria-current=current(Route::Import)>"Import"</a>
+                <a href="/settings" aria-current=current(Route::Settings)>"Settings"</a>
             </nav>
             <button type="button" class="help-button" aria-label="Keyboard shortcuts" aria-keyshortcuts="?" on:click=move |_| help.update(|h| *h = !*h)>"?"</button>
         </header>
@@ -59,17 +57,19 @@ fn Shell() -> impl IntoView {
             {move || desk.notices.get().into_iter().map(|n| view! { <p class="notice notice-warning" role="alert">{n}</p> }).collect_view()}
         </div>
         <main id="main" tabindex="-1">
-            <Routes fallback=|| view! {
-                <section class="not-found">
-                    <h1>"Page not found"</h1>
-                    <p><a href="/">"Back to the inbox"</a></p>
-                </section>
-            }>
-                <Route path=path!("/") view=Inbox />
-                <Route path=path!("/reviews/:id") view=ReviewPage />
-                <Route path=path!("/import") view=ImportPage />
-                <Route path=path!("/settings") view=SettingsPage />
-            </Routes>
+            {move || match route.get() {
+                Route::Inbox => view! { <Inbox /> }.into_any(),
+                Route::Review(id) => view! { <ReviewPage id /> }.into_any(),
+                Route::Import => view! { <ImportPage /> }.into_any(),
+                Route::Settings => view! { <SettingsPage /> }.into_any(),
+                Route::NotFound => view! {
+                    <section class="not-found">
+                        <h1>"Page not found"</h1>
+                        <p><a href="/">"Back to the inbox"</a></p>
+                    </section>
+                }
+                .into_any(),
+            }}
         </main>
         <Show when=move || help.get()>
             <div class="dialog-backdrop" on:click=move |_| help.set(false)>

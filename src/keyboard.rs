@@ -2,9 +2,9 @@
 //! approves, `r` focuses the rejection reason, `Esc` goes back, `/` searches,
 //! `?` shows the list.
 
+use crate::router::use_location;
 use leptos::ev;
 use leptos::prelude::*;
-use leptos_router::hooks::{use_location, use_navigate};
 use wasm_bindgen::JsCast;
 
 /// The shortcuts, for the help dialog.
@@ -20,7 +20,6 @@ pub const SHORTCUTS: [(&str, &str); 7] = [
 
 /// Listens for the shortcuts on the whole window; `help` toggles the dialog.
 pub fn use_shortcuts(help: RwSignal<bool>) {
-    let navigate = use_navigate();
     let location = use_location();
     let handle = window_event_listener(ev::keydown, move |event| {
         if event.ctrl_key() || event.meta_key() || event.alt_key() {
@@ -36,15 +35,15 @@ pub fn use_shortcuts(help: RwSignal<bool>) {
                 help.set(false);
             } else if typing {
                 blur_active();
-            } else if location.pathname.get_untracked() != "/" {
-                navigate("/", Default::default());
+            } else if location.path.get_untracked() != "/" {
+                location.navigate("/", false);
             }
             return;
         }
         if typing {
             return;
         }
-        let on_review = location.pathname.get_untracked().starts_with("/reviews/");
+        let on_review = location.path.get_untracked().starts_with("/reviews/");
         let handled = match key.as_str() {
             "?" => {
                 help.update(|h| *h = !*h);

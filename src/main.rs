@@ -9,6 +9,7 @@ mod download;
 mod exchange;
 mod keyboard;
 mod pages;
+mod router;
 mod settings;
 mod store;
 mod time;

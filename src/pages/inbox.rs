@@ -3,11 +3,10 @@
 
 use crate::components::status::StatusBadge;
 use crate::desk::{Desk, Entry};
+use crate::router::use_location;
 use crate::time;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use leptos::prelude::*;
-use leptos_router::hooks::{use_navigate, use_query_map};
-use leptos_router::NavigateOptions;
 use std::sync::Arc;
 
 const PAGE_SIZE: usize = 50;
@@ -96,18 +95,12 @@ fn encode(text: &str) -> String {
 #[component]
 pub fn Inbox() -> impl IntoView {
     let desk = expect_context::<Desk>();
-    let query = use_query_map();
-    let filters = Memo::new(move |_| query.with(|q| Filters::from_query(|k| q.get(k))));
-    let navigate = use_navigate();
-    let go = Callback::new(move |f: Filters| {
-        navigate(
-            &f.to_query(),
-            NavigateOptions {
-                replace: true,
-                ..Default::default()
-            },
-        )
+    let location = use_location();
+    let filters = Memo::new(move |_| {
+        location.query.track();
+        Filters::from_query(|k| location.param(k))
     });
+    let go = Callback::new(move |f: Filters| location.navigate(&f.to_query(), true));
 
     let counts = Memo::new(move |_| {
         desk.entries.with(|entries| {

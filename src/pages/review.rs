@@ -11,22 +11,22 @@ use crate::exchange;
 use crate::time;
 use countersign_domain::model::ConfirmStatus;
 use leptos::prelude::*;
-use leptos_router::hooks::use_params_map;
 use std::sync::Arc;
 
 /// The review page.
 #[component]
-pub fn ReviewPage() -> impl IntoView {
+pub fn ReviewPage(
+    /// The confirm id from the URL.
+    id: String,
+) -> impl IntoView {
     let desk = expect_context::<Desk>();
-    let params = use_params_map();
-    let id = move || params.with(|p| p.get("id")).unwrap_or_default();
     move || {
-        match desk.entry(&id()) {
+        match desk.entry(&id) {
         Some(entry) => view! { <ReviewBody entry /> }.into_any(),
         None => view! {
             <section class="not-found">
                 <h1>"No such review"</h1>
-                <p>{format!("Nothing here has the confirm id “{}”. It may have been removed, or the link is mistyped.", id())}</p>
+                <p>{format!("Nothing here has the confirm id “{id}”. It may have been removed, or the link is mistyped.")}</p>
                 <p><a href="/">"Back to the inbox"</a></p>
             </section>
         }

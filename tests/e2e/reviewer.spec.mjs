@@ -56,6 +56,14 @@ test("the inbox lists the demo reviews, oldest first, with counts and filters", 
   await page.getByRole("searchbox", { name: "Search reviews" }).fill("no such thing");
   await expect(page.getByRole("status")).toContainText("No review matches these filters");
   await page.goto("/");
+  await page.getByRole("link", { name: /Ship billing v2/ }).click();
+  await expect(page).toHaveURL(new RegExp(BILLING));
+  await expect(page.getByRole("heading", { level: 1, name: "Ship billing v2 to production" })).toBeVisible();
+  await page.goBack();
+  await expect(page.getByRole("heading", { level: 1, name: "Inbox" })).toBeVisible();
+  await page.goto("/no/such/page");
+  await expect(page.getByRole("heading", { level: 1, name: "Page not found" })).toBeVisible();
+  await page.goto("/");
   await shoot(page, "inbox");
 });
 

@@ -1,0 +1,160 @@
+//! A small client-side router over the History API: the URL holds where the
+//! reviewer is (path and query), links navigate without reloading, and the back
+//! button works. Four routes do not need a router framework (leptos_router pulls
+//! in a URL parser with IDNA tables: about 40 KB brotli of the budget).
+
+use leptos::ev;
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// A screen of the app, parsed from the path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// `/`
+    Inbox,
+    /// `/reviews/:confirm_id`
+    Review(String),
+    /// `/import`
+    Import,
+    /// `/settings`
+    Settings,
+    /// Anything else.
+    NotFound,
+}
+
+impl Route {
+    /// The route of a path.
+    pub fn parse(path: &str) -> Route {
+        let trimmed = path.trim_end_matches('/');
+        match trimmed {
+            "" => Route::Inbox,
+            "/import" => Route::Import,
+            "/settings" => Route::Settings,
+            _ => match trimmed.strip_prefix("/reviews/") {
+                Some(id) if !id.is_empty() && !id.contains('/') => Route::Review(decode(id)),
+                _ => Route::NotFound,
+            },
+        }
+    }
+}
+
+/// Where the app is: reactive path and query string (without `?`).
+#[derive(Clone, Copy)]
+pub struct Location {
+    /// `window.location.pathname`.
+    pub path: RwSignal<String>,
+    /// `window.location.search` without the `?`.
+    pub query: RwSignal<String>,
+}
+
+impl Location {
+    /// The value of query parameter `key`, decoded.
+    pub fn param(&self, key: &str) -> Option<String> {
+        self.query.with(|q| {
+            q.split('&')
+                .filter_map(|pair| pair.split_once('=').or(Some((pair, ""))))
+                .find(|(k, _)| decode(k) == key)
+                .map(|(_, v)| decode(v))
+        })
+    }
+
+    /// Goes to `url` (path and query); `replace` keeps the history entry.
+    pub fn navigate(&self, url: &str, replace: bool) {
+        if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
+            let state = wasm_bindgen::JsValue::NULL;
+            let _ = if replace {
+                history.replace_state_with_url(&state, "", Some(url))
+            } else {
+                history.push_state_with_url(&state, "", Some(url))
+            };
+        }
+        let path_changed = self.sync();
+        if path_changed {
+            if let Some(w) = web_sys::window() {
+                w.scroll_to_with_x_and_y(0.0, 0.0);
+            }
+        }
+    }
+
+    /// Reads the browser's location into the signals; whether the path changed.
+    fn sync(&self) -> bool {
+        let Some(location) = web_sys::window().map(|w| w.location()) else {
+            return false;
+        };
+        let path = location.pathname().unwrap_or_else(|_| "/".into());
+        let query = location
+            .search()
+            .unwrap_or_default()
+            .trim_start_matches('?')
+            .to_owned();
+        let changed = self.path.with_untracked(|p| *p != path);
+        if changed {
+            self.path.set(path);
+        }
+        if self.query.with_untracked(|q| *q != query) {
+            self.query.set(query);
+        }
+        changed
+    }
+}
+
+/// Creates the location, follows the back and forward buttons, and turns clicks
+/// on same-origin links into in-app navigation. Provided as context.
+pub fn provide_location() -> Location {
+    let location = Location {
+        path: RwSignal::new(String::new()),
+        query: RwSignal::new(String::new()),
+    };
+    location.sync();
+    provide_context(location);
+    let popstate = window_event_listener(ev::popstate, move |_| {
+        location.sync();
+    });
+    let clicks = window_event_listener(ev::click, move |event| {
+        if event.default_prevented()
+            || event.button() != 0
+            || event.ctrl_key()
+            || event.meta_key()
+            || event.shift_key()
+            || event.alt_key()
+        {
+            return;
+        }
+        let anchor = event
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|el| el.closest("a[href]").ok().flatten())
+            .and_then(|el| el.dyn_into::<web_sys::HtmlAnchorElement>().ok());
+        let Some(anchor) = anchor else { return };
+        let same_origin =
+            web_sys::window().and_then(|w| w.location().origin().ok()) == Some(anchor.origin());
+        if !same_origin
+            || !anchor.target().is_empty()
+            || anchor.has_attribute("download")
+            || anchor.hash().len() > 1
+        {
+            return;
+        }
+        event.prevent_default();
+        location.navigate(&format!("{}{}", anchor.pathname(), anchor.search()), false);
+    });
+    on_cleanup(move || {
+        popstate.remove();
+        clicks.remove();
+    });
+    location
+}
+
+/// The location provided by [`provide_location`].
+pub fn use_location() -> Location {
+    expect_context::<Location>()
+}
+
+/// Percent-decodes a URL component (`+` counts as a space, as in forms).
+fn decode(text: &str) -> String {
+    let text = text.replace('+', " ");
+    js_sys::decode_uri_component(&text)
+        .ok()
+        .and_then(|s| s.as_string())
+        .unwrap_or(text)
+}
