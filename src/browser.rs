@@ -22,3 +22,30 @@ pub fn new_id() -> MplpId {
     }
     MplpId::from_random_bytes(bytes)
 }
+
+/// Records a performance mark (read by the benchmarks; harmless otherwise).
+pub fn mark(name: &str) {
+    if let Some(performance) = web_sys::window().and_then(|w| w.performance()) {
+        let _ = performance.mark(name);
+    }
+}
+
+/// Replaces the page with a plain message when the app stops on a bug, so the
+/// reviewer never faces a blank page. Saved decisions are in storage already.
+pub fn show_fatal(detail: &str) {
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let Some(body) = document.body() else { return };
+    body.set_text_content(None);
+    if let Ok(panel) = document.create_element("div") {
+        panel.set_attribute("role", "alert").ok();
+        panel.set_attribute("class", "fatal").ok();
+        panel.set_text_content(Some(&format!(
+            "Countersign stopped because of a bug: {detail}. Reload the page to continue; \
+             every decision saved before this is kept."
+        )));
+        let _ = body.append_child(&panel);
+    }
+    web_sys::console::error_1(&detail.into());
+}

@@ -16,16 +16,16 @@ use std::sync::Arc;
 pub struct Entry {
     /// The review.
     pub review: Review,
-    /// How many validation problems it has (0 = valid).
-    pub problems: usize,
+    /// How many validation problems it has, counted the first time a view asks
+    /// (the inbox shows 50 rows, so loading 1,000 reviews validates 50).
+    problems: std::sync::OnceLock<usize>,
     /// Lowercased text the search box matches against.
     pub haystack: String,
 }
 
 impl Entry {
-    /// Wraps a review, validating it once.
+    /// Wraps a review (validation waits until a view asks for it).
     pub fn new(review: Review) -> Self {
-        let problems = review.validate().len();
         let haystack = [
             review.plan().map(|p| p.title.as_str()).unwrap_or_default(),
             review
@@ -40,9 +40,14 @@ impl Entry {
         .to_lowercase();
         Entry {
             review,
-            problems,
+            problems: std::sync::OnceLock::new(),
             haystack,
         }
+    }
+
+    /// How many validation problems the review has (0 = valid).
+    pub fn problems(&self) -> usize {
+        *self.problems.get_or_init(|| self.review.validate().len())
     }
 
     /// What is asked, in a few words.
@@ -138,11 +143,13 @@ impl Desk {
         } else {
             demo::reviews(browser::now()).unwrap_or_default()
         };
+        browser::mark("countersign:parsed");
         let mut entries: Vec<Arc<Entry>> = reviews
             .into_iter()
             .map(|r| Arc::new(Entry::new(r)))
             .collect();
         sort(&mut entries);
+        browser::mark("countersign:loaded");
         Desk {
             entries: RwSignal::new(entries),
             settings: RwSignal::new(settings),

@@ -15,5 +15,7 @@ mod store;
 mod time;
 
 fn main() {
+    browser::mark("countersign:start");
+    std::panic::set_hook(Box::new(|info| browser::show_fatal(&info.to_string())));
     leptos::mount::mount_to_body(app::App);
 }

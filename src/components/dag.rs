@@ -125,6 +125,7 @@ pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
     let details_plan = plan.clone();
     let details_drawing = drawing.clone();
     let elapsed = js_sys::Date::now() - started;
+    Effect::new(move |_| crate::browser::mark("countersign:plan-drawn"));
     view! {
         <div class="dag" data-layout-ms=format!("{elapsed:.1}")>
             <div class="dag-toolbar" role="toolbar" aria-label="Plan drawing">

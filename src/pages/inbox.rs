@@ -212,6 +212,7 @@ pub fn Inbox() -> impl IntoView {
     let previous_page = move |_: leptos::ev::MouseEvent| to_page(page() - 1);
     let next_page = move |_: leptos::ev::MouseEvent| to_page(page() + 1);
 
+    Effect::new(move |_| crate::browser::mark("countersign:inbox-ready"));
     view! {
         <section class="inbox" aria-labelledby="inbox-title">
             <div class="page-head">
@@ -309,6 +310,7 @@ fn ReviewRow(entry: Arc<Entry>) -> impl IntoView {
     let now = crate::browser::now();
     let href = format!("/reviews/{}", entry.id());
     let decisions = confirm.decisions().len();
+    let problems = entry.problems();
     let steps = entry.review.plan().map(|p| p.steps.len());
     view! {
         <li class="review-row">
@@ -316,9 +318,9 @@ fn ReviewRow(entry: Arc<Entry>) -> impl IntoView {
                 <span class="review-main">
                     <span class="tag">{confirm.target_type.as_str()}</span>
                     <span class="review-title">{entry.title()}</span>
-                    {(entry.problems > 0).then(|| view! {
+                    {(problems > 0).then(|| view! {
                         <span class="badge badge-warning" title="This request fails validation and cannot be approved">
-                            {format!("⚠ {} problem{}", entry.problems, if entry.problems == 1 { "" } else { "s" })}
+                            {format!("⚠ {problems} problem{}", if problems == 1 { "" } else { "s" })}
                         </span>
                     })}
                 </span>

@@ -131,7 +131,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
 
                 <aside class="review-side-col" aria-label="Decision and details">
                     {if pending {
-                        view! { <DecisionForm id=confirm.confirm_id problems=entry.problems /> }.into_any()
+                        view! { <DecisionForm id=confirm.confirm_id problems=entry.problems() /> }.into_any()
                     } else {
                         let last = confirm.last_decision().cloned();
                         view! {
