@@ -51,76 +51,40 @@ pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
     let critical_len = drawing.layout.critical_path.len();
     let has_cycle = drawing.layout.edges.iter().any(|e| e.on_cycle);
 
-    let edges = drawing
-        .layout
-        .edges
-        .iter()
-        .map(|edge| {
-            let points: Vec<String> = edge
-                .points
-                .iter()
-                .map(|(x, y)| format!("{:.1},{:.1}", x + MARGIN, y + MARGIN))
-                .collect();
-            let class = if edge.on_cycle {
-                "edge edge-cycle"
-            } else if edge.critical {
-                "edge edge-critical"
-            } else {
-                "edge"
-            };
-            view! { <polyline class=class points=points.join(" ") marker-end="url(#arrow)" /> }
-        })
-        .collect_view();
-
-    let nodes = plan
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(i, step)| {
-            let place = drawing.layout.nodes[i];
-            let blocked = drawing.blocked.get(i).copied().unwrap_or(false);
-            let critical = drawing.layout.critical_path.contains(&i);
-            let lines = wrap(&step.description, 30, 2);
-            let role = step.agent_role.clone().unwrap_or_else(|| "no role".into());
-            let label = format!(
-                "Step {}: {}. Status {}{}. Role {}.",
-                i + 1,
-                step.description,
-                step_label(step.status),
-                if blocked { ", blocked by a failed dependency" } else { "" },
-                role
-            );
-            let class = format!(
-                "node step-{}{}{}",
-                step.status.as_str(),
-                if blocked { " node-blocked" } else { "" },
-                if critical { " node-critical" } else { "" }
-            );
-            let select = move || selected.set(Some(i));
-            view! {
-                <g
-                    class=class
-                    class:selected=move || selected.get() == Some(i)
-                    transform=format!("translate({:.1},{:.1})", place.x + MARGIN, place.y + MARGIN)
-                    tabindex="0"
-                    role="button"
-                    aria-label=label
-                    on:click=move |_| select()
-                    on:focus=move |_| select()
-                >
-                    <rect width=NODE.node_width height=NODE.node_height rx="8" />
-                    <text x="10" y="20" class="node-status">
-                        {format!("{} {}", step_icon(step.status), step_label(step.status))}
-                        {blocked.then_some(" · blocked")}
-                    </text>
-                    {lines.into_iter().enumerate().map(|(k, line)| view! {
-                        <text x="10" y=40 + 15 * k class="node-text">{line}</text>
-                    }).collect_view()}
-                    <text x=NODE.node_width - 10.0 y="20" class="node-role" text-anchor="end">{truncate(&role, 16)}</text>
-                </g>
+    // The drawing is static: its markup is built as one string (every text
+    // escaped) and parsed natively by the browser, which is several times
+    // faster than creating thousands of nodes one by one. One delegated
+    // handler on the SVG serves clicks and focus of every step.
+    let edges = edges_markup(&drawing.layout);
+    let nodes = nodes_markup(&plan, &drawing);
+    let pick = move |target: Option<web_sys::EventTarget>| {
+        use wasm_bindgen::JsCast;
+        let step = target
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|el| el.closest("[data-step]").ok().flatten())
+            .and_then(|el| el.get_attribute("data-step"))
+            .and_then(|i| i.parse::<usize>().ok());
+        if step.is_some() {
+            selected.set(step);
+        }
+    };
+    let canvas = NodeRef::<leptos::html::Div>::new();
+    Effect::new(move |previous: Option<Option<usize>>| {
+        let now = selected.get();
+        if let Some(root) = canvas.get() {
+            for (index, on) in [(previous.flatten(), false), (now, true)] {
+                let node = index.and_then(|i| {
+                    root.query_selector(&format!("[data-step=\"{i}\"]"))
+                        .ok()
+                        .flatten()
+                });
+                if let Some(node) = node {
+                    let _ = node.class_list().toggle_with_force("selected", on);
+                }
             }
-        })
-        .collect_view();
+        }
+        now
+    });
 
     let details_plan = plan.clone();
     let details_drawing = drawing.clone();
@@ -140,8 +104,10 @@ pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
                 <button type="button" on:click=move |_| zoom.update(|z| *z = (*z * 1.25).min(2.0)) aria-label="Zoom in">"+"</button>
                 <button type="button" on:click=move |_| zoom.set(1.0)>"100%"</button>
             </div>
-            <div class="dag-canvas" tabindex="-1">
+            <div class="dag-canvas" tabindex="-1" node_ref=canvas>
                 <svg
+                    on:click=move |ev| pick(ev.target())
+                    on:focusin=move |ev| pick(ev.target())
                     role="group"
                     aria-label=format!("Plan graph: {} steps", plan.steps.len())
                     viewBox=format!("0 0 {width:.0} {height:.0}")
@@ -153,8 +119,8 @@ pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
                             <path d="M 0 0 L 10 5 L 0 10 z" class="arrow-head" />
                         </marker>
                     </defs>
-                    <g class="edges">{edges}</g>
-                    <g class="nodes">{nodes}</g>
+                    <g class="edges" inner_html=edges></g>
+                    <g class="nodes" inner_html=nodes></g>
                 </svg>
             </div>
             <div class="legend subtle">
@@ -210,6 +176,97 @@ fn StepDetails(plan: Arc<Plan>, drawing: Arc<Drawing>, index: usize) -> impl Int
             </dl>
         </section>
     }
+}
+
+/// The arrows as SVG markup.
+fn edges_markup(layout: &PlanLayout) -> String {
+    let mut out = String::with_capacity(layout.edges.len() * 96);
+    for edge in &layout.edges {
+        let class = if edge.on_cycle {
+            "edge edge-cycle"
+        } else if edge.critical {
+            "edge edge-critical"
+        } else {
+            "edge"
+        };
+        out.push_str("<polyline class=\"");
+        out.push_str(class);
+        out.push_str("\" marker-end=\"url(#arrow)\" points=\"");
+        for (x, y) in &edge.points {
+            out.push_str(&format!("{:.1},{:.1} ", x + MARGIN, y + MARGIN));
+        }
+        out.push_str("\"/>");
+    }
+    out
+}
+
+/// The steps as SVG markup: a focusable, labelled group per step.
+fn nodes_markup(plan: &Plan, drawing: &Drawing) -> String {
+    let mut out = String::with_capacity(plan.steps.len() * 640);
+    for (i, step) in plan.steps.iter().enumerate() {
+        let place = drawing.layout.nodes[i];
+        let blocked = drawing.blocked.get(i).copied().unwrap_or(false);
+        let critical = drawing.layout.critical_path.contains(&i);
+        let role = step.agent_role.clone().unwrap_or_else(|| "no role".into());
+        let label = format!(
+            "Step {}: {}. Status {}{}. Role {}.",
+            i + 1,
+            step.description,
+            step_label(step.status),
+            if blocked {
+                ", blocked by a failed dependency"
+            } else {
+                ""
+            },
+            role
+        );
+        out.push_str(&format!(
+            "<g class=\"node step-{}{}{}\" data-step=\"{i}\" transform=\"translate({:.1},{:.1})\" tabindex=\"0\" role=\"button\" aria-label=\"{}\">",
+            step.status.as_str(),
+            if blocked { " node-blocked" } else { "" },
+            if critical { " node-critical" } else { "" },
+            place.x + MARGIN,
+            place.y + MARGIN,
+            escape(&label)
+        ));
+        out.push_str(&format!(
+            "<rect width=\"{}\" height=\"{}\" rx=\"8\"/><text x=\"10\" y=\"20\" class=\"node-status\">{} {}{}</text>",
+            NODE.node_width,
+            NODE.node_height,
+            step_icon(step.status),
+            step_label(step.status),
+            if blocked { " · blocked" } else { "" }
+        ));
+        for (k, line) in wrap(&step.description, 30, 2).iter().enumerate() {
+            out.push_str(&format!(
+                "<text x=\"10\" y=\"{}\" class=\"node-text\">{}</text>",
+                40 + 15 * k,
+                escape(line)
+            ));
+        }
+        out.push_str(&format!(
+            "<text x=\"{}\" y=\"20\" class=\"node-role\" text-anchor=\"end\">{}</text></g>",
+            NODE.node_width - 10.0,
+            escape(&truncate(&role, 16))
+        ));
+    }
+    out
+}
+
+/// Text made safe inside markup and attribute values: it can only ever be text.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Splits text into at most `lines` lines of about `width` characters; the last

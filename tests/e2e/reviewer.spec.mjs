@@ -233,3 +233,70 @@ test("a full storage quota is a clear error and the decision stays on screen", a
   await expect(page.getByText("No decision yet.")).toBeVisible();
   expect(await storedStatus(page, "550e8400-e29b-41d4-a716-446655440520")).toBe("pending");
 });
+
+test("hostile text in a plan is shown literally and never runs", async ({ page }) => {
+  await page.goto("/import");
+  const id = (n) => `bbbbbbbb-0000-4000-8000-${String(n).padStart(12, "0")}`;
+  const meta = { protocol_version: "1.0.0", schema_version: "1.0.0" };
+  const payload = `<img src=x onerror="window.__pwned=1">"'&`;
+  const docs = [
+    { meta, confirm_id: id(1), target_type: "plan", target_id: id(2), status: "pending", requested_by_role: "<b>agent</b>", requested_at: "2026-11-20T10:00:00Z", reason: payload },
+    { meta, plan_id: id(2), context_id: id(3), title: `<script>window.__pwned=2</script>`, objective: payload, status: "proposed",
+      steps: [{ step_id: id(10), description: payload, status: "pending", agent_role: `"><svg onload="window.__pwned=3">` }] },
+  ];
+  await page.getByLabel("Or paste JSON").fill(JSON.stringify(docs));
+  await page.getByRole("button", { name: "Check and import" }).click();
+  await expect(page.getByText("Imported 1 review.")).toBeVisible();
+  await page.goto(`/reviews/${id(1)}`);
+  const step = page.getByRole("button", { name: /^Step 1:/ });
+  await expect(step).toHaveAttribute("aria-label", `Step 1: ${payload}. Status pending. Role "><svg onload="window.__pwned=3">.`);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("<script>window.__pwned=2</script>");
+  await step.click();
+  await expect(page.getByRole("region", { name: "Step details" })).toContainText(payload);
+  expect(await page.evaluate(() => window.__pwned)).toBeUndefined();
+  expect(await page.locator("img, [onerror], [onload]").count()).toBe(0);
+});
+
+test("settings: the reviewer role signs decisions and the theme applies", async ({ page }) => {
+  await page.goto("/settings");
+  await page.getByLabel("Reviewer role").fill("security_officer");
+  await page.getByRole("button", { name: "Save role" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "Saved." })).toBeVisible();
+  await page.getByLabel("Theme").selectOption("dark");
+  await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
+  await expect(page.getByText("This browser's local storage")).toBeVisible();
+  await shoot(page, "settings-dark");
+  await page.reload();
+  await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
+  await page.goto(MIGRATION);
+  await expect(page.getByLabel("Decide as role")).toHaveValue("security_officer");
+  await page.getByRole("button", { name: "Approve" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "Decided" })).toContainText("approved by security_officer");
+});
+
+test("export writes MPLP documents and learning samples", async ({ page }) => {
+  await page.goto("/import");
+  const [reviews] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export all reviews" }).click()]);
+  const docs = JSON.parse(await (await reviews.createReadStream()).toArray().then((c) => Buffer.concat(c).toString()));
+  expect(docs.filter((d) => d.confirm_id)).toHaveLength(4);
+  expect(docs.filter((d) => d.plan_id && d.steps)).toHaveLength(4);
+  expect(docs.every((d) => d.meta?.protocol_version === "1.0.0")).toBe(true);
+  const [samples] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export learning samples" }).click()]);
+  const lines = (await (await samples.createReadStream()).toArray().then((c) => Buffer.concat(c).toString())).trim().split("\n").map(JSON.parse);
+  expect(lines).toHaveLength(1);
+  expect(lines[0].sample_family).toBe("confirm_decision");
+  expect(lines[0].output.decider_role).toBe("security_officer");
+  expect(lines[0].meta.human_feedback_label).toBe("approved");
+});
+
+test("the app can be installed: manifest and icons are served", async ({ page, request }) => {
+  await page.goto("/");
+  const href = await page.locator('link[rel="manifest"]').getAttribute("href");
+  const manifest = await (await request.get(href)).json();
+  expect(manifest.display).toBe("standalone");
+  for (const icon of manifest.icons) {
+    const response = await request.get(icon.src);
+    expect(response.ok(), icon.src).toBe(true);
+    expect(response.headers()["content-type"]).toBe(icon.type);
+  }
+});
