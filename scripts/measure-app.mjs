@@ -71,9 +71,9 @@ for (const count of [100, 1000, 10000]) {
     await page.waitForFunction(() => performance.getEntriesByName("countersign:inbox-ready").length > 0, null, { timeout: 60000 });
     load.push(await since(page, "countersign:start", "countersign:inbox-ready"));
     if (run === 0) {
-      const split = await Promise.all([["countersign:start", "countersign:parsed"], ["countersign:parsed", "countersign:loaded"], ["countersign:loaded", "countersign:inbox-ready"]].map(([a, b]) => since(page, a, b)));
+      const split = await Promise.all([["countersign:start", "countersign:read"], ["countersign:read", "countersign:parsed"], ["countersign:parsed", "countersign:loaded"], ["countersign:loaded", "countersign:inbox-ready"]].map(([a, b]) => since(page, a, b)));
       const stored = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("countersign.v1.review.")).length);
-      console.log(`  ${count} requested, ${stored} stored: read+parse ${split[0].toFixed(1)} ms, validate ${split[1].toFixed(1)} ms, render ${split[2].toFixed(1)} ms`);
+      console.log(`  ${count} requested, ${stored} stored: read storage ${split[0].toFixed(1)} ms, parse ${split[1].toFixed(1)} ms, index ${split[2].toFixed(1)} ms, render ${split[3].toFixed(1)} ms`);
     }
     search.push(await page.evaluate(async () => {
       const input = document.getElementById("search");

@@ -48,10 +48,18 @@ impl LocalStore {
             .filter_map(|i| self.storage.key(i).ok().flatten())
             .filter(|k| k.starts_with(REVIEW_PREFIX))
             .collect();
-        for key in keys {
-            let Ok(Some(text)) = self.storage.get_item(&key) else {
-                continue;
-            };
+        let texts: Vec<(String, String)> = keys
+            .into_iter()
+            .filter_map(|key| {
+                self.storage
+                    .get_item(&key)
+                    .ok()
+                    .flatten()
+                    .map(|text| (key, text))
+            })
+            .collect();
+        crate::browser::mark("countersign:read");
+        for (key, text) in texts {
             match parse_review(&key, &text) {
                 Ok(review) => outcome.reviews.push(review),
                 Err(reason) => outcome.set_aside.push(self.set_aside(&key, &text, reason)),
