@@ -29,16 +29,7 @@ struct Drawing {
 #[component]
 pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
     let started = js_sys::Date::now();
-    let (graph, _) = StepGraph::build(plan.steps.iter().map(|s| {
-        (
-            Some(s.step_id),
-            s.dependencies()
-                .iter()
-                .copied()
-                .map(Some)
-                .collect::<Vec<_>>(),
-        )
-    }));
+    let graph = StepGraph::of_plan(&plan);
     let drawing = Arc::new(Drawing {
         layout: layout_plan(&plan, &NODE),
         blocked: steps_blocked_by_failure(&plan, &graph),

@@ -22,6 +22,20 @@ struct Outcome {
     error: Option<String>,
 }
 
+impl Outcome {
+    /// A source that gave nothing, and why.
+    fn failed(number: usize, source: String, refused: Vec<Issue>, error: String) -> Self {
+        Outcome {
+            number,
+            source,
+            imported: 0,
+            checked_only: 0,
+            refused,
+            error: Some(error),
+        }
+    }
+}
+
 /// The import and export page.
 #[component]
 pub fn ImportPage() -> impl IntoView {
@@ -33,19 +47,7 @@ pub fn ImportPage() -> impl IntoView {
 
     let refuse = move |source: String, error: String| {
         let number = outcomes.with_untracked(Vec::len) + 1;
-        outcomes.update(|o| {
-            o.insert(
-                0,
-                Outcome {
-                    number,
-                    source,
-                    imported: 0,
-                    checked_only: 0,
-                    refused: vec![],
-                    error: Some(error),
-                },
-            )
-        });
+        outcomes.update(|o| o.insert(0, Outcome::failed(number, source, vec![], error)));
     };
     let run = move |source: String, text: String| {
         let known: HashSet<String> = desk
@@ -53,14 +55,7 @@ pub fn ImportPage() -> impl IntoView {
             .with_untracked(|e| e.iter().map(|e| e.id().to_string()).collect());
         let number = outcomes.with_untracked(Vec::len) + 1;
         let outcome = match exchange::import(&text, &known) {
-            Err(error) => Outcome {
-                number,
-                source,
-                imported: 0,
-                checked_only: 0,
-                refused: vec![],
-                error: Some(error),
-            },
+            Err(error) => Outcome::failed(number, source, vec![], error),
             Ok(ImportReport {
                 accepted,
                 refused,
@@ -76,14 +71,7 @@ pub fn ImportPage() -> impl IntoView {
                         refused,
                         error: None,
                     },
-                    Err(e) => Outcome {
-                        number,
-                        source,
-                        imported: 0,
-                        checked_only: 0,
-                        refused,
-                        error: Some(e.to_string()),
-                    },
+                    Err(e) => Outcome::failed(number, source, refused, e.to_string()),
                 }
             }
         };

@@ -86,6 +86,21 @@ impl StepGraph {
         (StepGraph { edges }, problems)
     }
 
+    /// The graph of a typed plan (its reference problems are left to validation). O(n + e).
+    pub fn of_plan(plan: &crate::model::Plan) -> StepGraph {
+        let steps = plan.steps.iter().map(|s| {
+            (
+                Some(s.step_id),
+                s.dependencies()
+                    .iter()
+                    .copied()
+                    .map(Some)
+                    .collect::<Vec<_>>(),
+            )
+        });
+        StepGraph::build(steps).0
+    }
+
     /// Number of steps.
     pub fn len(&self) -> usize {
         self.edges.len()

@@ -90,16 +90,7 @@ pub struct PlanLayout {
 
 /// Lays out a plan's steps and dependencies. See the module docs for the method.
 pub fn layout_plan(plan: &Plan, options: &LayoutOptions) -> PlanLayout {
-    let (graph, _) = StepGraph::build(plan.steps.iter().map(|s| {
-        (
-            Some(s.step_id),
-            s.dependencies()
-                .iter()
-                .copied()
-                .map(Some)
-                .collect::<Vec<_>>(),
-        )
-    }));
+    let graph = StepGraph::of_plan(plan);
     layout_graph(&graph, options)
 }
 

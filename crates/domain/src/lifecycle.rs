@@ -288,16 +288,7 @@ mod tests {
             "status": "in_progress", "steps": steps,
         }))
         .unwrap();
-        let (graph, _) = StepGraph::build(plan.steps.iter().map(|s| {
-            (
-                Some(s.step_id),
-                s.dependencies()
-                    .iter()
-                    .copied()
-                    .map(Some)
-                    .collect::<Vec<_>>(),
-            )
-        }));
+        let graph = StepGraph::of_plan(&plan);
         (plan, graph)
     }
 
