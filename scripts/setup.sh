@@ -21,7 +21,7 @@ rustup component list --installed | grep -q '^rustfmt' || rustup component add r
 rustup component list --installed | grep -q '^clippy' || rustup component add clippy
 
 step "wasm-bindgen-cli $WASM_BINDGEN_VERSION"
-if [[ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]]; then
+if [[ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]] || ! command -v wasm-bindgen-test-runner >/dev/null; then
   # Not --locked: the registry lacks a crate its lockfile names (TOOLCHAIN.md).
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
 else

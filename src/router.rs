@@ -158,3 +158,38 @@ fn decode(text: &str) -> String {
         .and_then(|s| s.as_string())
         .unwrap_or(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::*;
+
+    wasm_bindgen_test_configure!(run_in_browser);
+
+    #[wasm_bindgen_test]
+    fn routes_parse() {
+        assert_eq!(Route::parse("/"), Route::Inbox);
+        assert_eq!(Route::parse(""), Route::Inbox);
+        assert_eq!(Route::parse("/import/"), Route::Import);
+        assert_eq!(Route::parse("/settings"), Route::Settings);
+        assert_eq!(
+            Route::parse("/reviews/abc%20d"),
+            Route::Review("abc d".into())
+        );
+        assert_eq!(Route::parse("/reviews/"), Route::NotFound);
+        assert_eq!(Route::parse("/reviews/a/b"), Route::NotFound);
+        assert_eq!(Route::parse("/nope"), Route::NotFound);
+    }
+
+    #[wasm_bindgen_test]
+    fn query_values_are_decoded() {
+        let location = Location {
+            path: RwSignal::new("/".into()),
+            query: RwSignal::new("q=db%20admin&type=plan&x".into()),
+        };
+        assert_eq!(location.param("q").as_deref(), Some("db admin"));
+        assert_eq!(location.param("type").as_deref(), Some("plan"));
+        assert_eq!(location.param("x").as_deref(), Some(""));
+        assert_eq!(location.param("missing"), None);
+    }
+}

@@ -299,3 +299,32 @@ fn truncate(text: &str, max: usize) -> String {
         format!("{cut}…")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::*;
+
+    #[wasm_bindgen_test]
+    fn escape_leaves_only_text() {
+        assert_eq!(
+            escape(r#"<img src=x onerror="a()">'&"#),
+            "&lt;img src=x onerror=&quot;a()&quot;&gt;&#39;&amp;"
+        );
+    }
+
+    #[wasm_bindgen_test]
+    fn wrap_cuts_to_lines_with_an_ellipsis() {
+        assert_eq!(wrap("Export user table", 30, 2), vec!["Export user table"]);
+        let lines = wrap(
+            "Rotate billing database password in eu-west and verify every replica",
+            30,
+            2,
+        );
+        assert_eq!(lines.len(), 2);
+        assert!(lines.iter().all(|l| l.chars().count() <= 30), "{lines:?}");
+        assert!(lines[1].ends_with('…'), "{lines:?}");
+        assert_eq!(wrap("", 30, 2), Vec::<String>::new());
+        assert_eq!(truncate("abcdefghijklmnopqrstuvwxyz", 5), "abcd…");
+    }
+}

@@ -337,3 +337,69 @@ fn ReviewRow(entry: Arc<Entry>) -> impl IntoView {
         </li>
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::*;
+
+    fn parse(query: &[(&str, &str)]) -> Filters {
+        Filters::from_query(|k| {
+            query
+                .iter()
+                .find(|(key, _)| *key == k)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[wasm_bindgen_test]
+    fn default_is_pending_oldest_first() {
+        let f = parse(&[]);
+        assert_eq!(f.status, Some(ConfirmStatus::Pending));
+        assert!(!f.newest_first);
+        assert_eq!(f.page, 1);
+        assert_eq!(f.to_query(), "/");
+    }
+
+    #[wasm_bindgen_test]
+    fn filters_round_trip_through_the_url() {
+        let f = Filters {
+            status: None,
+            target_type: Some(TargetType::Plan),
+            requester: Some("dba admin".into()),
+            text: "rollback & restore".into(),
+            newest_first: true,
+            page: 3,
+        };
+        let url = f.to_query();
+        assert_eq!(url, "/?status=all&type=plan&requester=dba%20admin&q=rollback%20%26%20restore&sort=newest&page=3");
+        let query: Vec<(String, String)> = url[2..]
+            .split('&')
+            .map(|pair| {
+                let (k, v) = pair.split_once('=').unwrap();
+                (
+                    k.to_owned(),
+                    js_sys::decode_uri_component(v)
+                        .unwrap()
+                        .as_string()
+                        .unwrap(),
+                )
+            })
+            .collect();
+        let back = Filters::from_query(|k| {
+            query
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.clone())
+        });
+        assert_eq!(back, f);
+    }
+
+    #[wasm_bindgen_test]
+    fn unknown_values_fall_back() {
+        let f = parse(&[("status", "bogus"), ("page", "-2"), ("type", "nope")]);
+        assert_eq!(f.status, Some(ConfirmStatus::Pending));
+        assert_eq!(f.page, 1);
+        assert_eq!(f.target_type, None);
+    }
+}
