@@ -44,19 +44,15 @@ impl LocalStore {
     /// Every stored review; unusable values are moved aside and listed. O(keys).
     pub fn load(&self) -> LoadOutcome {
         let mut outcome = LoadOutcome::default();
-        let keys: Vec<String> = (0..self.storage.length().unwrap_or(0))
-            .filter_map(|i| self.storage.key(i).ok().flatten())
-            .filter(|k| k.starts_with(REVIEW_PREFIX))
-            .collect();
-        let texts: Vec<(String, String)> = keys
-            .into_iter()
-            .filter_map(|key| {
-                self.storage
-                    .get_item(&key)
-                    .ok()
-                    .flatten()
-                    .map(|text| (key, text))
+        // One call for every stored pair: a key-by-key walk costs two calls
+        // across the JS boundary per review.
+        let texts: Vec<(String, String)> = js_sys::Object::entries(self.storage.as_ref())
+            .iter()
+            .filter_map(|pair| {
+                let pair = js_sys::Array::from(&pair);
+                Some((pair.get(0).as_string()?, pair.get(1).as_string()?))
             })
+            .filter(|(key, _)| key.starts_with(REVIEW_PREFIX))
             .collect();
         crate::browser::mark("countersign:read");
         for (key, text) in texts {
