@@ -212,10 +212,11 @@ pub fn reviews(now: DateTime<Utc>) -> Result<Vec<Review>, String> {
     Ok(reviews)
 }
 
+/// Deterministic ids for the demo's own decisions, so reseeding gives the same URLs.
 fn sequential_ids(start: u32) -> impl FnMut() -> MplpId {
-    let mut n = start;
+    let mut n = u128::from(start);
     move || {
         n += 1;
-        MplpId::parse(&demo_id(n)).unwrap_or_else(|_| MplpId::from_random_bytes([n as u8; 16]))
+        MplpId::from_random_bytes((0xc0ffee00_u128 << 96 | n).to_be_bytes())
     }
 }

@@ -28,7 +28,6 @@ struct Drawing {
 /// The plan's DAG with its step details panel.
 #[component]
 pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
-    let started = js_sys::Date::now();
     let graph = StepGraph::of_plan(&plan);
     let drawing = Arc::new(Drawing {
         layout: layout_plan(&plan, &NODE),
@@ -79,10 +78,9 @@ pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
 
     let details_plan = plan.clone();
     let details_drawing = drawing.clone();
-    let elapsed = js_sys::Date::now() - started;
     Effect::new(move |_| crate::browser::mark("countersign:plan-drawn"));
     view! {
-        <div class="dag" data-layout-ms=format!("{elapsed:.1}")>
+        <div class="dag">
             <div class="dag-toolbar" role="toolbar" aria-label="Plan drawing">
                 <span class="subtle">
                     {format!("{} steps · {} layers", plan.steps.len(), drawing.layout.layers)}
