@@ -2,9 +2,9 @@
 //! store, the settings and what went wrong loading them. Provided as context.
 
 use crate::browser;
-use crate::demo;
 use crate::settings::Settings;
 use crate::store::{LocalStore, SetAside, StoreError};
+use countersign_domain::demo;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
 use leptos::prelude::*;

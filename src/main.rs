@@ -3,7 +3,7 @@
 mod app;
 mod browser;
 mod components;
-mod demo;
+
 mod desk;
 mod download;
 mod exchange;

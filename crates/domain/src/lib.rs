@@ -5,9 +5,11 @@
 //! - [`graph`], [`layout`]: a plan's DAG, its checks and its drawing.
 //! - [`lifecycle`]: which status may follow which.
 //! - [`review`]: `decide`, `resubmit` and learning samples.
+//! - [`demo`]: the demo reviews the app and `countersign serve --demo` seed.
 //!
 //! Pure Rust: no I/O, no clock, no randomness (callers pass time and ids).
 
+pub mod demo;
 pub mod graph;
 mod id;
 mod issue;

@@ -1,10 +1,17 @@
-//! `countersign`: the command-line entry point of the Countersign server.
+//! `countersign`: the Countersign server and its command-line tools.
 
+mod agent;
+mod api;
+mod db;
+mod keys;
+mod serve;
 mod validate;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Countersign: a human approval desk for what AI agents are about to do.
 #[derive(Parser)]
@@ -27,6 +34,150 @@ enum Command {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
     },
+    /// Serve the HTTP API (and the built app) on SQLite or PostgreSQL.
+    Serve {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// Address to listen on (port 0 picks a free port).
+        #[arg(long, default_value = "127.0.0.1:8080", env = "COUNTERSIGN_LISTEN")]
+        listen: SocketAddr,
+        /// The built app to serve (trunk's dist/); left out, only the API is served.
+        #[arg(long, value_name = "DIR")]
+        app_dir: Option<PathBuf>,
+        /// A browser origin allowed to call the API (repeatable), e.g. https://review.example.com.
+        #[arg(long = "cors-origin", value_name = "ORIGIN")]
+        cors_origins: Vec<String>,
+        /// Largest accepted request body in bytes (larger ones get 413).
+        #[arg(long, default_value_t = 2 * 1024 * 1024)]
+        max_body: usize,
+        /// Seed the demo reviews and print a fresh demo reviewer key and agent key.
+        #[arg(long)]
+        demo: bool,
+    },
+    /// Manage API keys (agent keys submit reviews; reviewer keys decide them).
+    Keys {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        #[command(subcommand)]
+        command: KeysCli,
+    },
+    /// Act as an agent: submit a plan for approval, read or wait for an outcome.
+    Agent {
+        /// The server's address.
+        #[arg(
+            long,
+            env = "COUNTERSIGN_SERVER",
+            default_value = "http://127.0.0.1:8080"
+        )]
+        server: String,
+        /// An agent key.
+        #[arg(long, env = "COUNTERSIGN_KEY", hide_env_values = true)]
+        key: String,
+        #[command(subcommand)]
+        command: AgentCli,
+    },
+}
+
+#[derive(Args)]
+struct DatabaseArgs {
+    /// Database address: sqlite://FILE or postgres://USER@HOST/DB. Default: a SQLite file in --data.
+    #[arg(long, env = "COUNTERSIGN_DATABASE")]
+    database: Option<String>,
+    /// Folder for the default SQLite database (created when missing).
+    #[arg(long, default_value = "data", env = "COUNTERSIGN_DATA")]
+    data: PathBuf,
+}
+
+impl DatabaseArgs {
+    fn address(&self) -> Result<String, String> {
+        match &self.database {
+            Some(url) => Ok(url.clone()),
+            None => {
+                std::fs::create_dir_all(&self.data).map_err(|e| {
+                    format!("cannot create the data folder {}: {e}", self.data.display())
+                })?;
+                Ok(format!(
+                    "sqlite://{}",
+                    self.data.join("countersign.db").display()
+                ))
+            }
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum KeysCli {
+    /// Mint a key; its secret is printed once.
+    Add {
+        /// `agent` or `reviewer`.
+        #[arg(long, value_enum)]
+        kind: db::keys::KeyKind,
+        /// A `decided_by_role` a reviewer key may sign as (repeatable).
+        #[arg(long = "role")]
+        roles: Vec<String>,
+        /// Who or what the key is for.
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+    /// List the keys (never their secrets).
+    List,
+    /// Revoke a key by its id.
+    Revoke {
+        /// The key id (`key_...`).
+        id: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum AgentCli {
+    /// Submit a plan (or a full review envelope) for approval.
+    Submit {
+        /// An MPLP Plan, or `{"confirm": ..., "target": {"plan": ...}}`.
+        file: PathBuf,
+        /// The agent role asking (`requested_by_role`).
+        #[arg(long, default_value = "agent")]
+        role: String,
+        /// Why approval is needed (default: from the plan's title).
+        #[arg(long)]
+        reason: Option<String>,
+        /// Wait for a decision (up to --timeout).
+        #[arg(long)]
+        wait: bool,
+        /// How long to wait, in seconds.
+        #[arg(long, default_value_t = 600)]
+        timeout: u64,
+    },
+    /// Print a review's outcome.
+    Status {
+        /// The confirm_id.
+        id: String,
+        /// Wait for a decision (up to --timeout).
+        #[arg(long)]
+        wait: bool,
+        /// How long to wait, in seconds.
+        #[arg(long, default_value_t = 600)]
+        timeout: u64,
+    },
+    /// Re-open a rejected review, optionally with a revised plan.
+    Resubmit {
+        /// The confirm_id.
+        id: String,
+        /// The requester's role.
+        #[arg(long, default_value = "agent")]
+        role: String,
+        /// The revised plan (same plan_id).
+        #[arg(long)]
+        plan: Option<PathBuf>,
+        /// A new reason.
+        #[arg(long)]
+        reason: Option<String>,
+        /// Wait for a decision (up to --timeout).
+        #[arg(long)]
+        wait: bool,
+        /// How long to wait, in seconds.
+        #[arg(long, default_value_t = 600)]
+        timeout: u64,
+    },
 }
 
 /// Output format of `validate`.
@@ -36,6 +187,23 @@ pub enum Format {
     Text,
     /// One JSON object per file, each on its own line.
     Json,
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+fn finish(result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("countersign: {e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -51,10 +219,82 @@ fn main() -> ExitCode {
             };
         }
     };
+    let wait = |wait: bool, timeout: u64| wait.then(|| Duration::from_secs(timeout));
     match cli.command {
         Command::Validate { format, files } => {
             let stdout = std::io::stdout();
             validate::run(&files, format, &mut stdout.lock())
+        }
+        Command::Serve {
+            database,
+            listen,
+            app_dir,
+            cors_origins,
+            max_body,
+            demo,
+        } => finish((|| {
+            let options = serve::ServeOptions {
+                listen,
+                database: database.address()?,
+                app_dir,
+                cors_origins,
+                max_body,
+                demo,
+            };
+            runtime()?.block_on(serve::run(options))
+        })()),
+        Command::Keys { database, command } => finish((|| {
+            let command = match command {
+                KeysCli::Add { kind, roles, label } => {
+                    keys::KeysCommand::Add { kind, roles, label }
+                }
+                KeysCli::List => keys::KeysCommand::List,
+                KeysCli::Revoke { id } => keys::KeysCommand::Revoke { id },
+            };
+            let address = database.address()?;
+            runtime()?.block_on(keys::run(&address, command, &mut std::io::stdout()))
+        })()),
+        Command::Agent {
+            server,
+            key,
+            command,
+        } => {
+            let connection = agent::Connection { server, key };
+            match command {
+                AgentCli::Submit {
+                    file,
+                    role,
+                    reason,
+                    wait: w,
+                    timeout,
+                } => agent::submit(
+                    &connection,
+                    &file,
+                    &role,
+                    reason.as_deref(),
+                    wait(w, timeout),
+                ),
+                AgentCli::Status {
+                    id,
+                    wait: w,
+                    timeout,
+                } => agent::status(&connection, &id, wait(w, timeout)),
+                AgentCli::Resubmit {
+                    id,
+                    role,
+                    plan,
+                    reason,
+                    wait: w,
+                    timeout,
+                } => agent::resubmit(
+                    &connection,
+                    &id,
+                    &role,
+                    plan.as_deref(),
+                    reason.as_deref(),
+                    wait(w, timeout),
+                ),
+            }
         }
     }
 }

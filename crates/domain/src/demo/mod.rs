@@ -1,14 +1,15 @@
-//! Demo reviews seeded on first start, so a new reviewer sees real requests at
-//! once: golden flow-05's migration plan, a large credential rotation, a plan
-//! with a dependency cycle, and one already decided.
+//! Demo reviews, seeded by the app on first start and by `countersign serve
+//! --demo`, so a new reviewer sees real requests at once: golden flow-05's
+//! migration plan, a large credential rotation, a plan with a dependency cycle,
+//! and one already decided.
 
+use crate::{decide, DecisionInput, MplpId, Review, Timestamp};
 use chrono::{DateTime, Duration, Utc};
-use countersign_domain::{decide, DecisionInput, MplpId, Review, Timestamp};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// Golden flow-05's request as the agent submitted it.
-const FLOW_05: &str = include_str!("demo/reviews.json");
+const FLOW_05: &str = include_str!("reviews.json");
 
 /// A demo id: a fixed UUID v4 per number, so demo reviews keep their URLs.
 fn demo_id(n: u32) -> String {

@@ -1,0 +1,260 @@
+//! `countersign agent`: the simplest real client of the API, as an agent uses
+//! it: submit a plan for approval and wait for the outcome, read an outcome,
+//! resubmit after a rejection.
+
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Where the server is and which agent key to use.
+pub struct Connection {
+    /// Base address, e.g. `http://127.0.0.1:8080`.
+    pub server: String,
+    /// The agent key.
+    pub key: String,
+}
+
+/// Exit codes: approved 0, denied 3, still pending 4, refused 1, other errors 2.
+fn exit_for(outcome: &Value) -> ExitCode {
+    match outcome["outcome"].as_str() {
+        Some("APPROVED") => ExitCode::SUCCESS,
+        Some("TOOL_DENIED") => ExitCode::from(3),
+        _ => ExitCode::from(4),
+    }
+}
+
+fn client() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(90)))
+        .build()
+        .into()
+}
+
+/// Sends a request and returns the status and the JSON body.
+fn call(
+    connection: &Connection,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+) -> Result<(u16, Value), String> {
+    let url = format!("{}/api/v1{path}", connection.server.trim_end_matches('/'));
+    let agent = client();
+    let auth = format!("Bearer {}", connection.key);
+    let response = match (method, body) {
+        ("POST", Some(body)) => agent
+            .post(&url)
+            .header("Authorization", &auth)
+            .send_json(body),
+        _ => agent.get(&url).header("Authorization", &auth).call(),
+    };
+    let mut response = response.map_err(|e| format!("cannot reach {url}: {e}"))?;
+    let status = response.status().as_u16();
+    let body = response
+        .body_mut()
+        .read_json::<Value>()
+        .map_err(|e| format!("{url} answered {status} without JSON: {e}"))?;
+    Ok((status, body))
+}
+
+/// Prints an API error with every detail.
+fn print_error(status: u16, body: &Value) {
+    let error = &body["error"];
+    eprintln!(
+        "refused ({status} {}): {}",
+        error["code"].as_str().unwrap_or("?"),
+        error["message"].as_str().unwrap_or("")
+    );
+    for detail in error["details"].as_array().into_iter().flatten() {
+        eprintln!(
+            "  {}: {}",
+            detail["path"]
+                .as_str()
+                .filter(|p| !p.is_empty())
+                .unwrap_or("(body)"),
+            detail["message"].as_str().unwrap_or("")
+        );
+    }
+}
+
+fn print_outcome(outcome: &Value) {
+    let mut line = format!(
+        "{} {} ({})",
+        outcome["confirm_id"].as_str().unwrap_or("?"),
+        outcome["outcome"].as_str().unwrap_or("?"),
+        outcome["status"].as_str().unwrap_or("?")
+    );
+    if let Some(role) = outcome["decided_by_role"].as_str() {
+        line.push_str(&format!(" by {role}"));
+    }
+    if let Some(reason) = outcome["reason"].as_str() {
+        line.push_str(&format!(": {reason}"));
+    }
+    println!("{line}");
+}
+
+/// Wraps a plan in a new pending Confirm, or takes a full review as it is.
+fn review_from_file(file: &Path, role: &str, reason: Option<&str>) -> Result<Value, String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let value: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", file.display()))?;
+    if value.get("confirm").is_some() {
+        return Ok(value);
+    }
+    let plan_id = value["plan_id"].clone();
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| e.to_string())?;
+    let confirm_id = countersign_domain::MplpId::from_random_bytes(bytes);
+    let reason = reason
+        .map(str::to_owned)
+        .or_else(|| {
+            value["title"]
+                .as_str()
+                .map(|t| format!("Approve the plan: {t}"))
+        })
+        .unwrap_or_else(|| "Approve this plan".into());
+    Ok(json!({
+        "confirm": {
+            "meta": {"protocol_version": "1.0.0", "schema_version": "1.0.0"},
+            "confirm_id": confirm_id,
+            "target_type": "plan",
+            "target_id": plan_id,
+            "status": "pending",
+            "requested_by_role": role,
+            "requested_at": countersign_domain::Timestamp::from_utc(chrono::Utc::now()).to_string(),
+            "reason": reason,
+        },
+        "target": {"plan": value},
+    }))
+}
+
+/// Polls the outcome with the server's long poll until decided or `timeout` passes.
+fn wait_for(connection: &Connection, id: &str, timeout: Duration) -> Result<Value, String> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs()
+            .min(60);
+        let (status, outcome) = call(
+            connection,
+            "GET",
+            &format!("/reviews/{id}/outcome?wait={left}"),
+            None,
+        )?;
+        if status != 200 {
+            print_error(status, &outcome);
+            return Err(format!("reading the outcome failed ({status})"));
+        }
+        if outcome["outcome"] != "TOOL_BLOCKED_PENDING_APPROVAL" || Instant::now() >= deadline {
+            return Ok(outcome);
+        }
+    }
+}
+
+/// `agent submit FILE [--wait]`.
+pub fn submit(
+    connection: &Connection,
+    file: &Path,
+    role: &str,
+    reason: Option<&str>,
+    wait: Option<Duration>,
+) -> ExitCode {
+    let review = match review_from_file(file, role, reason) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (status, body) = match call(connection, "POST", "/reviews", Some(&review)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    if status != 200 && status != 201 {
+        print_error(status, &body);
+        return ExitCode::from(1);
+    }
+    let id = body["outcome"]["confirm_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    eprintln!("submitted review {id}; a reviewer must decide it");
+    let outcome = match wait {
+        Some(timeout) => match wait_for(connection, &id, timeout) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => body["outcome"].clone(),
+    };
+    print_outcome(&outcome);
+    exit_for(&outcome)
+}
+
+/// `agent status ID [--wait]`.
+pub fn status(connection: &Connection, id: &str, wait: Option<Duration>) -> ExitCode {
+    match wait_for(connection, id, wait.unwrap_or_default()) {
+        Ok(outcome) => {
+            print_outcome(&outcome);
+            exit_for(&outcome)
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `agent resubmit ID --role R [--plan FILE] [--reason TEXT] [--wait]`.
+pub fn resubmit(
+    connection: &Connection,
+    id: &str,
+    role: &str,
+    plan: Option<&Path>,
+    reason: Option<&str>,
+    wait: Option<Duration>,
+) -> ExitCode {
+    let mut body = json!({"by_role": role});
+    if let Some(file) = plan {
+        let parsed = std::fs::read_to_string(file)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))
+            .and_then(|t| {
+                serde_json::from_str::<Value>(&t)
+                    .map_err(|e| format!("{} is not JSON: {e}", file.display()))
+            });
+        match parsed {
+            Ok(plan) => body["plan"] = plan,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if let Some(reason) = reason {
+        body["reason"] = json!(reason);
+    }
+    match call(
+        connection,
+        "POST",
+        &format!("/reviews/{id}/resubmit"),
+        Some(&body),
+    ) {
+        Ok((200, _)) => status(connection, id, wait),
+        Ok((status, body)) => {
+            print_error(status, &body);
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! Who is calling: the API key from `Authorization: Bearer <key>` (or, for the
+//! event stream only, `?access_token=<key>`, since browsers' EventSource cannot
+//! set headers). No key or an unknown one: 401. The wrong kind of key: 403.
+
+use super::error::ApiError;
+use super::AppState;
+use crate::db::keys::{ApiKey, KeyKind};
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::http::{header, StatusCode};
+
+/// The authenticated key of a request.
+pub struct Caller(pub ApiKey);
+
+impl Caller {
+    /// 403 unless the key is of this kind.
+    pub fn require(&self, kind: KeyKind) -> Result<(), ApiError> {
+        if self.0.kind == kind {
+            return Ok(());
+        }
+        let needed = match kind {
+            KeyKind::Agent => "an agent key",
+            KeyKind::Reviewer => "a reviewer key",
+        };
+        Err(ApiError::forbidden(
+            "wrong_key_kind",
+            format!("this needs {needed}; key {} is not one", self.0.id),
+        ))
+    }
+
+    /// 403 unless this reviewer key may sign as `role`.
+    pub fn may_sign_as(&self, role: &str) -> Result<(), ApiError> {
+        if self.0.roles.iter().any(|r| r == role.trim()) {
+            return Ok(());
+        }
+        Err(ApiError::forbidden(
+            "role_not_allowed",
+            format!(
+                "key {} may not sign as `{}`; it may sign as: {}",
+                self.0.id,
+                role.trim(),
+                if self.0.roles.is_empty() {
+                    "no role".to_owned()
+                } else {
+                    self.0.roles.join(", ")
+                }
+            ),
+        )
+        .with_details(vec![super::error::Detail::new(
+            "/decided_by_role",
+            "not a role this key may sign as",
+        )]))
+    }
+}
+
+fn unauthorized(message: &str) -> ApiError {
+    ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+}
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let from_header = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .map(|v| v.to_str().unwrap_or(""))
+            .map(|v| {
+                v.strip_prefix("Bearer ")
+                    .map(str::trim)
+                    .ok_or_else(|| unauthorized("use `Authorization: Bearer <api key>`"))
+            })
+            .transpose()?;
+        let from_query = if parts.uri.path().ends_with("/events") {
+            parts.uri.query().and_then(|q| {
+                q.split('&')
+                    .find_map(|pair| pair.strip_prefix("access_token="))
+            })
+        } else {
+            None
+        };
+        let secret = from_header
+            .or(from_query)
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| {
+                unauthorized("an API key is required: `Authorization: Bearer <api key>`")
+            })?;
+        match state.db.key_for_secret(secret).await? {
+            Some(key) => Ok(Caller(key)),
+            None => Err(unauthorized("this API key is unknown or revoked")),
+        }
+    }
+}

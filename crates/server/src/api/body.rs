@@ -1,0 +1,129 @@
+//! Request bodies: JSON only, within the size limit, parsed with errors that
+//! say where the JSON broke. Field checks name each unknown or missing field.
+
+use super::error::{ApiError, Detail};
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::{header, StatusCode};
+use serde_json::{Map, Value};
+
+/// A JSON request body, parsed but not yet interpreted.
+pub struct JsonBody(pub Value);
+
+impl<S: Send + Sync> FromRequest<S> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let content_type = request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let essence = content_type.split(';').next().unwrap_or("").trim();
+        if !essence.eq_ignore_ascii_case("application/json") {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                format!(
+                    "send the body as JSON with `Content-Type: application/json` (got `{}`)",
+                    if content_type.is_empty() {
+                        "nothing"
+                    } else {
+                        content_type
+                    }
+                ),
+            ));
+        }
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|rejection| {
+                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::new(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "body_too_large",
+                        "the request body is larger than this server accepts (see --max-body)",
+                    )
+                } else {
+                    ApiError::bad_request("unreadable_body", rejection.body_text())
+                }
+            })?;
+        let value = serde_json::from_slice::<Value>(&bytes).map_err(|e| {
+            ApiError::bad_request(
+                "malformed_json",
+                format!(
+                    "the body is not valid JSON: {e} (line {}, column {})",
+                    e.line(),
+                    e.column()
+                ),
+            )
+        })?;
+        Ok(JsonBody(value))
+    }
+}
+
+/// The body as an object, or a 422 naming what it is instead.
+pub fn object<'a>(value: &'a Value, path: &str) -> Result<&'a Map<String, Value>, Detail> {
+    value.as_object().ok_or_else(|| {
+        Detail::new(
+            path,
+            format!("expected a JSON object, found {}", kind_of(value)),
+        )
+    })
+}
+
+/// Problems for fields outside `allowed` and for `required` fields missing.
+pub fn check_fields(
+    object: &Map<String, Value>,
+    path: &str,
+    allowed: &[&str],
+    required: &[&str],
+) -> Vec<Detail> {
+    let mut details: Vec<Detail> = object
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()))
+        .map(|k| {
+            Detail::new(
+                format!("{path}/{}", k.replace('~', "~0").replace('/', "~1")),
+                format!(
+                    "unknown field `{k}`; expected one of: {}",
+                    allowed.join(", ")
+                ),
+            )
+        })
+        .collect();
+    details.extend(
+        required
+            .iter()
+            .filter(|k| !object.contains_key(**k))
+            .map(|k| Detail::new(format!("{path}/{k}"), format!("`{k}` is required"))),
+    );
+    details
+}
+
+/// An optional string field, or a problem when it has another type.
+pub fn optional_string(
+    object: &Map<String, Value>,
+    path: &str,
+    field: &str,
+) -> Result<Option<String>, Detail> {
+    match object.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(Detail::new(
+            format!("{path}/{field}"),
+            format!("expected a string, found {}", kind_of(other)),
+        )),
+    }
+}
+
+/// "a number", "an array", ... for messages.
+pub fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,123 @@
+//! The one error shape of every API response:
+//! `{"error": {"code", "message", "details": [{"path", "message"}]}}`.
+
+use crate::db::DbError;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use countersign_domain::Issue;
+use serde::Serialize;
+use serde_json::json;
+
+/// One precise problem: where (a JSON Pointer into the request) and what.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Detail {
+    /// JSON Pointer into the request body (or the parameter name), "" for the whole body.
+    pub path: String,
+    /// What is wrong there.
+    pub message: String,
+}
+
+impl Detail {
+    /// A problem at `path`.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Detail {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<&Issue> for Detail {
+    fn from(issue: &Issue) -> Self {
+        Detail::new(
+            issue.path.clone(),
+            format!("{} ({})", issue.message, issue.code.as_str()),
+        )
+    }
+}
+
+/// An API error response.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    details: Vec<Detail>,
+}
+
+impl ApiError {
+    /// An error with a status, a stable code and a message.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            details: Vec::new(),
+        }
+    }
+
+    /// Adds the precise problems.
+    pub fn with_details(mut self, details: Vec<Detail>) -> Self {
+        self.details = details;
+        self
+    }
+
+    /// 400: the request itself is malformed.
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    /// 404: no such review (or not one this key may see).
+    pub fn not_found(what: &str) -> Self {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("{what} was not found"),
+        )
+    }
+
+    /// 422: well-formed JSON that breaks the rules, with every problem.
+    pub fn invalid(message: impl Into<String>, details: Vec<Detail>) -> Self {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", message)
+            .with_details(details)
+    }
+
+    /// 403: this key may not do this.
+    pub fn forbidden(code: &'static str, message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::FORBIDDEN, code, message)
+    }
+
+    /// 500: the server failed; the cause goes to the log, not to the client.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        eprintln!("countersign: internal error: {cause}");
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the server failed to handle this request; nothing was changed",
+        )
+    }
+}
+
+impl From<DbError> for ApiError {
+    fn from(e: DbError) -> Self {
+        ApiError::internal(e)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({"error": {
+            "code": self.code,
+            "message": self.message,
+            "details": self.details,
+        }});
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer realm=\"countersign\""),
+            );
+        }
+        response
+    }
+}

@@ -1,0 +1,124 @@
+//! `GET /api/v1/events` (reviewer): Server-Sent Events, one per change
+//! (`review.created`, `review.decided`, `review.resubmitted`) carrying the
+//! review as it now stands, with the feed position as the event id so a client
+//! resumes with `Last-Event-ID` (or `?after=`). Keep-alive comments every 15 s.
+
+use super::auth::Caller;
+use super::error::{ApiError, Detail};
+use super::AppState;
+use crate::db::keys::KeyKind;
+use crate::db::reviews::Change;
+use axum::extract::{RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::stream::{self, Stream};
+use serde_json::json;
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::time::Duration;
+
+struct Cursor {
+    state: AppState,
+    after: i64,
+    queue: VecDeque<Change>,
+    feed: tokio::sync::watch::Receiver<i64>,
+}
+
+/// Opens the stream.
+pub async fn stream(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    caller.require(KeyKind::Reviewer)?;
+    let mut after = None;
+    for pair in raw
+        .as_deref()
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+    {
+        match pair.split_once('=').unwrap_or((pair, "")) {
+            ("access_token", _) => {}
+            ("after", value) => after = Some(position(value, "after")?),
+            (other, _) => {
+                return Err(ApiError::bad_request(
+                    "unknown_parameter",
+                    "the query has unknown parameters",
+                )
+                .with_details(vec![Detail::new(
+                    other,
+                    "unknown parameter; this endpoint takes: after, access_token",
+                )]))
+            }
+        }
+    }
+    if let Some(last) = headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
+        after = Some(position(last, "Last-Event-ID")?);
+    }
+    let after = match after {
+        Some(seq) => seq,
+        None => state.db.last_change().await?,
+    };
+    let feed = state.feed.subscribe();
+    let cursor = Cursor {
+        state,
+        after,
+        queue: VecDeque::new(),
+        feed,
+    };
+    let events = stream::unfold(cursor, |mut cursor| async move {
+        loop {
+            if let Some(change) = cursor.queue.pop_front() {
+                cursor.after = change.seq;
+                let event = to_event(&cursor.state, change).await;
+                return Some((Ok(event), cursor));
+            }
+            // Woken at once by this instance's changes; other instances' changes
+            // (a shared PostgreSQL) are picked up within a second.
+            let _ = tokio::time::timeout(Duration::from_secs(1), cursor.feed.changed()).await;
+            match cursor.state.db.changes_after(cursor.after, 200).await {
+                Ok(changes) => cursor.queue.extend(changes),
+                Err(e) => {
+                    eprintln!("countersign: event stream: {e}");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+fn position(text: &str, name: &str) -> Result<i64, ApiError> {
+    text.trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|n| *n >= 0)
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "invalid_parameter",
+                format!("{name} must be an event id this server sent"),
+            )
+            .with_details(vec![Detail::new(name, "a non-negative whole number")])
+        })
+}
+
+async fn to_event(state: &AppState, change: Change) -> Event {
+    let review = match state.db.review(&change.confirm_id).await {
+        Ok(Some(stored)) => Some(stored.review),
+        _ => None,
+    };
+    let data = json!({
+        "seq": change.seq,
+        "kind": change.kind,
+        "confirm_id": change.confirm_id,
+        "status": change.status,
+        "at": change.at,
+        "review": review,
+    });
+    Event::default()
+        .id(change.seq.to_string())
+        .event(change.kind)
+        .data(data.to_string())
+}

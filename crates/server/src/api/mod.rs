@@ -1,0 +1,107 @@
+//! The HTTP API under `/api/v1` (the contract: `crates/server/openapi.json`).
+
+mod auth;
+mod body;
+mod error;
+mod events;
+mod input;
+mod outcome;
+mod reviews;
+
+use crate::db::Db;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::Router;
+use error::ApiError;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// The OpenAPI 3.1 description of this API.
+pub const OPENAPI: &str = include_str!("../../openapi.json");
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    /// The database.
+    pub db: Db,
+    /// The newest change this instance stored; waiters wake when it moves.
+    feed: Arc<watch::Sender<i64>>,
+}
+
+impl AppState {
+    /// State over an opened database.
+    pub fn new(db: Db) -> AppState {
+        AppState {
+            db,
+            feed: Arc::new(watch::Sender::new(0)),
+        }
+    }
+
+    /// Wakes the long polls and event streams after a change was stored.
+    fn announce(&self, seq: i64) {
+        self.feed.send_if_modified(|latest| {
+            let newer = seq > *latest;
+            if newer {
+                *latest = seq;
+            }
+            newer
+        });
+    }
+}
+
+/// The `/api/v1` routes, with JSON errors for unknown paths and methods and
+/// request bodies limited to `max_body` bytes.
+pub fn router(state: AppState, max_body: usize) -> Router {
+    let api = Router::new()
+        .route("/reviews", post(reviews::create).get(reviews::list))
+        .route("/reviews/{id}", get(reviews::get))
+        .route("/reviews/{id}/outcome", get(reviews::outcome))
+        .route("/reviews/{id}/decisions", post(reviews::post_decision))
+        .route("/reviews/{id}/resubmit", post(reviews::resubmit_review))
+        .route("/events", get(events::stream))
+        .route("/health", get(health))
+        .route("/openapi.json", get(openapi))
+        .fallback(unknown_path)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(DefaultBodyLimit::max(max_body))
+        .with_state(state);
+    Router::new().nest("/api/v1", api)
+}
+
+async fn health(axum::extract::State(state): axum::extract::State<AppState>) -> impl IntoResponse {
+    let backend = match state.db.backend() {
+        crate::db::Backend::Sqlite => "sqlite",
+        crate::db::Backend::Postgres => "postgres",
+    };
+    axum::Json(
+        serde_json::json!({"status": "ok", "database": backend, "version": env!("CARGO_PKG_VERSION")}),
+    )
+}
+
+async fn openapi() -> impl IntoResponse {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        OPENAPI,
+    )
+}
+
+async fn unknown_path(uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!("there is no endpoint {}", uri.path()),
+    )
+}
+
+async fn wrong_method(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{method} is not allowed on {}", uri.path()),
+    )
+}

@@ -1,0 +1,474 @@
+//! The review endpoints: agents create reviews, wait for their outcome and
+//! resubmit after a rejection; reviewers list, read and decide. Every rule is
+//! the domain crate's (`validate`, `decide`, `resubmit`), as in the browser.
+
+use super::auth::Caller;
+use super::body::JsonBody;
+use super::error::{ApiError, Detail};
+use super::input;
+use super::outcome::Outcome;
+use super::AppState;
+use crate::db::keys::KeyKind;
+use crate::db::reviews::{
+    known_target_type, ChangeError, ChangeKind, Cursor, Filter, IdempotentResult, Stored,
+};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::Json;
+use countersign_domain::model::ConfirmStatus;
+use countersign_domain::review::Resubmission;
+use countersign_domain::{decide, resubmit, DecideError, MplpId, Review};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// Fresh random ids for decisions and events.
+fn new_id() -> MplpId {
+    let mut bytes = [0u8; 16];
+    // A machine without randomness cannot run the server at all (keys need it too).
+    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
+    MplpId::from_random_bytes(bytes)
+}
+
+/// Parses `a=1&b=2` into a map, refusing parameters the endpoint does not know.
+fn query(raw: Option<String>, known: &[&str]) -> Result<HashMap<String, String>, ApiError> {
+    let mut params = HashMap::new();
+    let mut details = Vec::new();
+    for pair in raw
+        .as_deref()
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+    {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let decode = |s: &str| percent_decode(s);
+        let (key, value) = (decode(key), decode(value));
+        if known.contains(&key.as_str()) {
+            params.insert(key, value);
+        } else {
+            details.push(Detail::new(
+                key.clone(),
+                format!(
+                    "unknown parameter; this endpoint takes: {}",
+                    known.join(", ")
+                ),
+            ));
+        }
+    }
+    if details.is_empty() {
+        Ok(params)
+    } else {
+        Err(
+            ApiError::bad_request("unknown_parameter", "the query has unknown parameters")
+                .with_details(details),
+        )
+    }
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(high), Some(low)) => {
+                out.push((high * 16 + low) as u8);
+                i += 3;
+            }
+            (b'+', _, _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The stored review an agent key may see: only the ones it created.
+async fn own_review(state: &AppState, caller: &Caller, id: &str) -> Result<Stored, ApiError> {
+    match state.db.review(id).await? {
+        Some(stored) if caller.0.kind == KeyKind::Reviewer || stored.created_by == caller.0.id => {
+            Ok(stored)
+        }
+        _ => Err(ApiError::not_found(&format!("review {id}"))),
+    }
+}
+
+/// `POST /api/v1/reviews` (agent): create a review. 201 with the review and its
+/// outcome; 200 when the same review was already created (a retry); 409 when
+/// the id is taken by a different review; 422 with every problem.
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(body): JsonBody,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    caller.require(KeyKind::Agent)?;
+    let review = input::new_review(&body)?;
+    match state.db.insert_review(&review, &caller.0.id).await? {
+        Ok(seq) => {
+            state.announce(seq);
+            Ok((
+                StatusCode::CREATED,
+                Json(json!({"review": review, "outcome": Outcome::of(&review)})),
+            ))
+        }
+        Err(existing) if existing.review == review || same_request(&existing.review, &review) => {
+            Ok((
+                StatusCode::OK,
+                Json(json!({"review": existing.review, "outcome": Outcome::of(&existing.review)})),
+            ))
+        }
+        Err(_) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "already_exists",
+            format!(
+                "a different review with confirm_id {} already exists",
+                review.confirm.confirm_id
+            ),
+        )
+        .with_details(vec![Detail::new("/confirm/confirm_id", "already taken")])),
+    }
+}
+
+/// A retried create matches the stored review as first submitted, even after
+/// decisions were added to it.
+fn same_request(stored: &Review, submitted: &Review) -> bool {
+    stored.confirm.confirm_id == submitted.confirm.confirm_id
+        && stored.confirm.requested_at == submitted.confirm.requested_at
+        && stored.confirm.requested_by_role == submitted.confirm.requested_by_role
+}
+
+/// `GET /api/v1/reviews` (reviewer): filtered, oldest first, cursor paging.
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    caller.require(KeyKind::Reviewer)?;
+    let params = query(
+        raw,
+        &["status", "target_type", "requester", "q", "cursor", "limit"],
+    )?;
+    let mut details = Vec::new();
+    let status = params
+        .get("status")
+        .filter(|s| s.as_str() != "all")
+        .cloned();
+    if let Some(s) = &status {
+        if s.parse::<ConfirmStatus>().is_err() {
+            details.push(Detail::new(
+                "status",
+                "one of: pending, approved, rejected, cancelled, all",
+            ));
+        }
+    }
+    let target_type = params.get("target_type").cloned();
+    if let Some(t) = &target_type {
+        if !known_target_type(t) {
+            details.push(Detail::new(
+                "target_type",
+                format!("`{t}` is not an MPLP target type"),
+            ));
+        }
+    }
+    let cursor = match params.get("cursor") {
+        Some(text) => match Cursor::decode(text) {
+            Some(c) => Some(c),
+            None => {
+                details.push(Detail::new("cursor", "not a cursor this server returned"));
+                None
+            }
+        },
+        None => None,
+    };
+    let limit = match params.get("limit").map(|l| l.parse::<u32>()) {
+        None => 50,
+        Some(Ok(n)) if (1..=500).contains(&n) => n,
+        Some(_) => {
+            details.push(Detail::new("limit", "a whole number from 1 to 500"));
+            50
+        }
+    };
+    if !details.is_empty() {
+        return Err(
+            ApiError::bad_request("invalid_parameter", "the query has invalid parameters")
+                .with_details(details),
+        );
+    }
+    let filter = Filter {
+        status,
+        target_type,
+        requester: params.get("requester").cloned(),
+        text: params.get("q").cloned(),
+    };
+    let page = state
+        .db
+        .list_reviews(&filter, cursor.as_ref(), limit)
+        .await?;
+    let counts: serde_json::Map<String, Value> = state
+        .db
+        .status_counts()
+        .await?
+        .into_iter()
+        .map(|(status, n)| (status, json!(n)))
+        .collect();
+    Ok(Json(json!({
+        "items": page.reviews,
+        "next_cursor": page.next.map(|c| c.encode()),
+        "counts": counts,
+    })))
+}
+
+/// `GET /api/v1/reviews/{id}` (reviewer, or the agent that created it): the
+/// review with its target, decisions and events, and its validation problems.
+pub async fn get(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let stored = own_review(&state, &caller, &id).await?;
+    let problems: Vec<Detail> = stored.review.validate().iter().map(Detail::from).collect();
+    Ok(Json(json!({
+        "review": stored.review,
+        "outcome": Outcome::of(&stored.review),
+        "problems": problems,
+    })))
+}
+
+/// `GET /api/v1/reviews/{id}/outcome?wait=N` (agent): the outcome, waiting up
+/// to N seconds (at most 60) while it is still pending.
+pub async fn outcome(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Outcome>, ApiError> {
+    let params = query(raw, &["wait"])?;
+    let wait = match params.get("wait").map(|w| w.parse::<u64>()) {
+        None => 0,
+        Some(Ok(n)) if n <= 60 => n,
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "invalid_parameter",
+                "wait is a number of seconds from 0 to 60",
+            )
+            .with_details(vec![Detail::new("wait", "a whole number from 0 to 60")]))
+        }
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
+    let mut feed = state.feed.subscribe();
+    loop {
+        let outcome = Outcome::of(&own_review(&state, &caller, &id).await?.review);
+        if !outcome.is_pending() || tokio::time::Instant::now() >= deadline {
+            return Ok(Json(outcome));
+        }
+        // Woken by this instance's changes at once, by other instances' within a second.
+        let tick = deadline
+            .saturating_duration_since(tokio::time::Instant::now())
+            .min(Duration::from_secs(1));
+        let _ = tokio::time::timeout(tick, feed.changed()).await;
+    }
+}
+
+/// `POST /api/v1/reviews/{id}/decisions` (reviewer, `Idempotency-Key` header):
+/// the domain's `decide`, stored in one transaction. A retry with the same key
+/// returns the first result and adds nothing; a decision on a decided review is
+/// 409 naming the decision that stands.
+pub async fn post_decision(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    caller.require(KeyKind::Reviewer)?;
+    let idem_key = idempotency_key(&headers)?;
+    let input = input::decision(&body)?;
+    let request = json!({"confirm_id": id, "decision": input}).to_string();
+    if let Some(first) = state.db.idempotent_result(&caller.0.id, &idem_key).await? {
+        return replay(first, &request);
+    }
+    caller.may_sign_as(&input.decided_by_role)?;
+    // Compare-and-swap: when another decision lands between read and write, read again.
+    for _ in 0..5 {
+        let stored = state
+            .db
+            .review(&id)
+            .await?
+            .ok_or_else(|| ApiError::not_found(&format!("review {id}")))?;
+        let next =
+            decide(&stored.review, &input, chrono::Utc::now(), &mut new_id).map_err(refusal)?;
+        let response = json!({"review": next, "outcome": Outcome::of(&next)});
+        let first = IdempotentResult {
+            request: request.clone(),
+            response: response.to_string(),
+        };
+        match state
+            .db
+            .replace_review(
+                stored.version,
+                &next,
+                ChangeKind::Decided,
+                Some((&caller.0.id, &idem_key, &first)),
+            )
+            .await
+        {
+            Ok(seq) => {
+                state.announce(seq);
+                return Ok((StatusCode::OK, Json(response)));
+            }
+            Err(ChangeError::Stale) => continue,
+            Err(ChangeError::DuplicateRequest) => {
+                let first = state.db.idempotent_result(&caller.0.id, &idem_key).await?;
+                return replay(
+                    first.ok_or_else(|| ApiError::internal("idempotency record vanished"))?,
+                    &request,
+                );
+            }
+            Err(ChangeError::Db(e)) => return Err(e.into()),
+        }
+    }
+    Err(ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "busy",
+        "the review kept changing; try again",
+    ))
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {
+    let key = headers
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .unwrap_or("");
+    if key.is_empty() || key.len() > 200 {
+        return Err(ApiError::bad_request(
+            "idempotency_key_required",
+            "send an `Idempotency-Key` header (1 to 200 characters, new for each decision, the same for its retries)",
+        ));
+    }
+    Ok(key.to_owned())
+}
+
+/// The first result under an idempotency key, unless the key was reused for another request.
+fn replay(first: IdempotentResult, request: &str) -> Result<(StatusCode, Json<Value>), ApiError> {
+    if first.request != request {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "idempotency_key_reused",
+            "this Idempotency-Key was already used for a different decision; use a new key",
+        ));
+    }
+    let response = serde_json::from_str(&first.response).map_err(ApiError::internal)?;
+    Ok((StatusCode::OK, Json(response)))
+}
+
+/// How a refused decision is reported: the field at fault, or the decision that stands.
+fn refusal(e: DecideError) -> ApiError {
+    let message = e.to_string();
+    match e {
+        DecideError::NotPending { status, last } => {
+            let details = last
+                .map(|d| {
+                    vec![Detail::new(
+                        "/confirm/decisions/-",
+                        format!(
+                            "{} by {} at {}{}",
+                            d.status,
+                            d.decided_by_role,
+                            d.decided_at,
+                            d.reason.map(|r| format!(": {r}")).unwrap_or_default()
+                        ),
+                    )]
+                })
+                .unwrap_or_default();
+            ApiError::new(
+                StatusCode::CONFLICT,
+                "already_decided",
+                format!("this review is already {status}"),
+            )
+            .with_details(details)
+        }
+        DecideError::UnknownStatus(_) => {
+            ApiError::invalid(message.clone(), vec![Detail::new("/status", message)])
+        }
+        DecideError::EmptyRole => ApiError::invalid(
+            message.clone(),
+            vec![Detail::new("/decided_by_role", message)],
+        ),
+        DecideError::ReasonRequired => {
+            ApiError::invalid(message.clone(), vec![Detail::new("/reason", message)])
+        }
+        DecideError::InvalidTarget(issues) => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_target",
+            "this request cannot be approved while it has problems",
+        )
+        .with_details(issues.iter().map(Detail::from).collect()),
+        DecideError::TargetNotAwaitingApproval(_) => ApiError::new(
+            StatusCode::CONFLICT,
+            "target_not_awaiting_approval",
+            message,
+        ),
+    }
+}
+
+/// `POST /api/v1/reviews/{id}/resubmit` (the agent that created it): re-open a
+/// rejected review, optionally with a revised plan.
+pub async fn resubmit_review(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Json<Value>, ApiError> {
+    caller.require(KeyKind::Agent)?;
+    let input = input::resubmission(&body)?;
+    let stored = own_review(&state, &caller, &id).await?;
+    let resubmission = Resubmission {
+        by_role: input.by_role,
+        revised_plan: input.plan,
+        reason: input.reason,
+    };
+    let next = resubmit(
+        &stored.review,
+        resubmission,
+        chrono::Utc::now(),
+        &mut new_id,
+    )
+    .map_err(|e| ApiError::new(StatusCode::CONFLICT, "cannot_resubmit", e.to_string()))?;
+    let problems = next.validate();
+    if !problems.is_empty() {
+        return Err(ApiError::invalid(
+            "the revised review has problems",
+            problems.iter().map(Detail::from).collect(),
+        ));
+    }
+    match state
+        .db
+        .replace_review(stored.version, &next, ChangeKind::Resubmitted, None)
+        .await
+    {
+        Ok(seq) => {
+            state.announce(seq);
+            Ok(Json(json!({"review": next, "outcome": Outcome::of(&next)})))
+        }
+        Err(ChangeError::Stale) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "changed_meanwhile",
+            "the review changed while it was being resubmitted; read it again",
+        )),
+        Err(ChangeError::DuplicateRequest) => {
+            Err(ApiError::internal("unexpected idempotency conflict"))
+        }
+        Err(ChangeError::Db(e)) => Err(e.into()),
+    }
+}

@@ -1,0 +1,170 @@
+//! API keys: agent keys create reviews and read their outcome; reviewer keys
+//! list and decide, each signing only as the roles it names. Only a SHA-256
+//! hash of each secret is stored; the secret is shown once, when minted.
+
+use super::{stored_time, Db, DbError};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use sqlx::Row;
+
+/// What a key may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyKind {
+    /// Creates reviews, reads their outcome, resubmits them.
+    Agent,
+    /// Lists reviews and decides them as its roles.
+    Reviewer,
+}
+
+impl KeyKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            KeyKind::Agent => "agent",
+            KeyKind::Reviewer => "reviewer",
+        }
+    }
+
+    fn parse(text: &str) -> Option<KeyKind> {
+        match text {
+            "agent" => Some(KeyKind::Agent),
+            "reviewer" => Some(KeyKind::Reviewer),
+            _ => None,
+        }
+    }
+}
+
+/// A key as listed (never with its secret).
+#[derive(Debug, Clone, Serialize)]
+pub struct ApiKey {
+    /// Public id, used to revoke it.
+    pub id: String,
+    /// What it may do.
+    pub kind: KeyKind,
+    /// The `decided_by_role` values a reviewer key may sign as.
+    pub roles: Vec<String>,
+    /// Who or what it is for.
+    pub label: String,
+    /// When it was minted.
+    pub created_at: String,
+    /// When it was revoked, if it was.
+    pub revoked_at: Option<String>,
+}
+
+/// A freshly minted key with its secret (shown once).
+#[derive(Debug, Clone)]
+pub struct MintedKey {
+    /// The stored description.
+    pub key: ApiKey,
+    /// The secret the client sends as `Authorization: Bearer <secret>`.
+    pub secret: String,
+}
+
+fn random_hex(bytes: usize) -> Result<String, DbError> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).map_err(|e| DbError::Damaged(format!("no randomness: {e}")))?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The stored form of a secret.
+fn hash(secret: &str) -> String {
+    Sha256::digest(secret.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn key_of(row: &sqlx::any::AnyRow) -> Result<ApiKey, DbError> {
+    let kind: String = row.try_get(1)?;
+    let roles: String = row.try_get(2)?;
+    let id: String = row.try_get(0)?;
+    Ok(ApiKey {
+        kind: KeyKind::parse(&kind)
+            .ok_or_else(|| DbError::Damaged(format!("key {id} has kind `{kind}`")))?,
+        roles: serde_json::from_str(&roles)
+            .map_err(|e| DbError::Damaged(format!("key {id} roles: {e}")))?,
+        label: row.try_get(3)?,
+        created_at: row.try_get(4)?,
+        revoked_at: row.try_get(5)?,
+        id,
+    })
+}
+
+const KEY_COLUMNS: &str = "id, kind, roles, label, created_at, revoked_at";
+
+impl Db {
+    /// Mints and stores a key.
+    pub async fn add_key(
+        &self,
+        kind: KeyKind,
+        roles: &[String],
+        label: &str,
+    ) -> Result<MintedKey, DbError> {
+        let id = format!("key_{}", random_hex(6)?);
+        let secret = format!("cs_{}_{}", kind.as_str(), random_hex(24)?);
+        let key = ApiKey {
+            id,
+            kind,
+            roles: roles.to_vec(),
+            label: label.to_owned(),
+            created_at: stored_time(chrono::Utc::now()),
+            revoked_at: None,
+        };
+        sqlx::query(
+            "INSERT INTO api_keys (id, kind, roles, label, hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(&key.id)
+        .bind(kind.as_str())
+        .bind(serde_json::to_string(&key.roles).unwrap_or_else(|_| "[]".into()))
+        .bind(&key.label)
+        .bind(hash(&secret))
+        .bind(&key.created_at)
+        .execute(self.pool())
+        .await?;
+        Ok(MintedKey { key, secret })
+    }
+
+    /// Every key, oldest first.
+    pub async fn keys(&self) -> Result<Vec<ApiKey>, DbError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
+        ))
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(key_of).collect()
+    }
+
+    /// Revokes a key by id; false when there is no such live key.
+    pub async fn revoke_key(&self, id: &str) -> Result<bool, DbError> {
+        let done =
+            sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+                .bind(stored_time(chrono::Utc::now()))
+                .bind(id)
+                .execute(self.pool())
+                .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Revokes every live key with this label (the demo key of an earlier start).
+    pub async fn revoke_keys_labelled(&self, label: &str) -> Result<u64, DbError> {
+        let done = sqlx::query(
+            "UPDATE api_keys SET revoked_at = $1 WHERE label = $2 AND revoked_at IS NULL",
+        )
+        .bind(stored_time(chrono::Utc::now()))
+        .bind(label)
+        .execute(self.pool())
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// The live key with this secret, if any.
+    pub async fn key_for_secret(&self, secret: &str) -> Result<Option<ApiKey>, DbError> {
+        let row = sqlx::query(&format!(
+            "SELECT {KEY_COLUMNS} FROM api_keys WHERE hash = $1 AND revoked_at IS NULL"
+        ))
+        .bind(hash(secret))
+        .fetch_optional(self.pool())
+        .await?;
+        row.as_ref().map(key_of).transpose()
+    }
+}

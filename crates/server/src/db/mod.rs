@@ -1,0 +1,104 @@
+//! The server's storage: one SQLite file by default (WAL, synchronous writes), or
+//! PostgreSQL so several server instances can share one database. Both run the
+//! same SQL through sqlx's `Any` driver; only the migrations differ.
+
+pub mod keys;
+pub mod reviews;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, Executor};
+use std::str::FromStr;
+use std::time::Duration;
+
+/// Which database the server runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// A local SQLite file.
+    Sqlite,
+    /// A PostgreSQL server.
+    Postgres,
+}
+
+/// A pool of connections to the server's database, migrated to the current schema.
+#[derive(Clone)]
+pub struct Db {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+/// Why the database could not be opened or used.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// The address names no database this server supports.
+    #[error("unsupported database address `{0}`: use sqlite://path/to/file.db or postgres://user@host/db")]
+    Unsupported(String),
+    /// The database refused or failed.
+    #[error("database error: {0}")]
+    Sql(#[from] sqlx::Error),
+    /// The schema could not be brought up to date.
+    #[error("database migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A stored value is damaged (edited by hand, or written by another program).
+    #[error("stored data is damaged: {0}")]
+    Damaged(String),
+}
+
+impl Db {
+    /// Connects (creating a SQLite file if needed) and applies the migrations.
+    pub async fn open(url: &str) -> Result<Db, DbError> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Backend::Postgres
+        } else {
+            return Err(DbError::Unsupported(url.to_owned()));
+        };
+        let options = AnyConnectOptions::from_str(&sqlite_create_mode(url, backend))?;
+        let pool = AnyPoolOptions::new()
+            .max_connections(if backend == Backend::Sqlite { 4 } else { 10 })
+            .acquire_timeout(Duration::from_secs(10))
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        // WAL lets readers run beside the one writer; FULL makes an
+                        // acknowledged commit survive a crash or power loss.
+                        conn.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 10000;")
+                            .await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await?;
+        match backend {
+            Backend::Sqlite => sqlx::migrate!("migrations/sqlite").run(&pool).await?,
+            Backend::Postgres => sqlx::migrate!("migrations/postgres").run(&pool).await?,
+        }
+        Ok(Db { pool, backend })
+    }
+
+    /// Which database this is.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub(crate) fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+}
+
+/// SQLite files are created when missing (`mode=rwc`) unless the address says otherwise.
+fn sqlite_create_mode(url: &str, backend: Backend) -> String {
+    if backend == Backend::Sqlite && !url.contains("mode=") {
+        let joiner = if url.contains('?') { '&' } else { '?' };
+        format!("{url}{joiner}mode=rwc")
+    } else {
+        url.to_owned()
+    }
+}
+
+/// Now, as stored: UTC with a fixed width, so text order is time order.
+pub fn stored_time(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}

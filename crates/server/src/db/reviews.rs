@@ -1,0 +1,456 @@
+//! Reviews, the decisions' idempotency records and the change feed.
+//!
+//! Every change of a review is one transaction: the new document replaces the
+//! old one only if nobody changed it meanwhile (compare-and-swap on `version`),
+//! and the change-feed row and idempotency record commit with it or not at all.
+
+use super::{stored_time, Db, DbError};
+use countersign_domain::model::TargetType;
+use countersign_domain::Review;
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::Row;
+
+/// A review as stored, with its version for compare-and-swap.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    /// The review.
+    pub review: Review,
+    /// Bumped by every change.
+    pub version: i64,
+    /// The agent key that created it.
+    pub created_by: String,
+}
+
+/// What kind of change a feed entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// An agent created a review.
+    Created,
+    /// A reviewer decided it.
+    Decided,
+    /// Its requester re-opened it after a rejection.
+    Resubmitted,
+}
+
+impl ChangeKind {
+    /// The event name on the live stream.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Created => "review.created",
+            ChangeKind::Decided => "review.decided",
+            ChangeKind::Resubmitted => "review.resubmitted",
+        }
+    }
+}
+
+/// One entry of the change feed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    /// Position in the feed (increasing).
+    pub seq: i64,
+    /// `review.created`, `review.decided` or `review.resubmitted`.
+    pub kind: String,
+    /// The confirm_id of the review.
+    pub confirm_id: String,
+    /// The review's status after the change.
+    pub status: String,
+    /// When the change was stored.
+    pub at: String,
+}
+
+/// Which reviews a list returns.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Only this confirm status.
+    pub status: Option<String>,
+    /// Only this target type.
+    pub target_type: Option<String>,
+    /// Only this requester (`requested_by_role`).
+    pub requester: Option<String>,
+    /// Only reviews whose title, objective, reason, requester or id contains this (any case).
+    pub text: Option<String>,
+}
+
+/// Where a page starts: after this (requested_at, id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    /// Stored request time of the last review of the previous page.
+    pub requested_at: String,
+    /// Its id.
+    pub id: String,
+}
+
+impl Cursor {
+    /// The opaque text given to clients.
+    pub fn encode(&self) -> String {
+        format!("{}~{}", self.requested_at, self.id)
+    }
+
+    /// Reads a cursor a client sent back.
+    pub fn decode(text: &str) -> Option<Cursor> {
+        let (at, id) = text.split_once('~')?;
+        let well_formed = at.len() == 27 && at.ends_with('Z') && id.len() == 36;
+        well_formed.then(|| Cursor {
+            requested_at: at.to_owned(),
+            id: id.to_owned(),
+        })
+    }
+}
+
+/// A page of reviews.
+#[derive(Debug)]
+pub struct Page {
+    /// The reviews, oldest request first.
+    pub reviews: Vec<Review>,
+    /// Where the next page starts, if there is one.
+    pub next: Option<Cursor>,
+}
+
+/// The first result of a decision post, kept under its idempotency key.
+#[derive(Debug, Clone)]
+pub struct IdempotentResult {
+    /// The request body as first received (to spot a reused key).
+    pub request: String,
+    /// The response body first returned.
+    pub response: String,
+}
+
+/// Why a change was not stored.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangeError {
+    /// Someone changed the review since it was read.
+    #[error("the review changed meanwhile")]
+    Stale,
+    /// The same idempotency key was stored meanwhile by a concurrent retry.
+    #[error("a retry of this request was stored meanwhile")]
+    DuplicateRequest,
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl From<sqlx::Error> for ChangeError {
+    fn from(e: sqlx::Error) -> Self {
+        ChangeError::Db(DbError::Sql(e))
+    }
+}
+
+/// The columns list filters use, derived from the review.
+struct Columns {
+    id: String,
+    status: String,
+    target_type: String,
+    requester: String,
+    requested_at: String,
+    search: String,
+    doc: String,
+}
+
+impl Columns {
+    fn of(review: &Review) -> Columns {
+        let confirm = &review.confirm;
+        let plan = review.plan();
+        let search = [
+            plan.map(|p| p.title.as_str()).unwrap_or_default(),
+            plan.map(|p| p.objective.as_str()).unwrap_or_default(),
+            confirm.reason.as_deref().unwrap_or_default(),
+            confirm.requested_by_role.as_str(),
+            &confirm.confirm_id.to_string(),
+        ]
+        .join(" ")
+        .to_lowercase();
+        Columns {
+            id: confirm.confirm_id.to_string(),
+            status: confirm.status.to_string(),
+            target_type: confirm.target_type.to_string(),
+            requester: confirm.requested_by_role.clone(),
+            requested_at: stored_time(confirm.requested_at.to_utc()),
+            search,
+            doc: serde_json::to_string(review).unwrap_or_default(),
+        }
+    }
+}
+
+/// Whether a target type name is one MPLP knows (list filters are checked with it).
+pub fn known_target_type(name: &str) -> bool {
+    name.parse::<TargetType>().is_ok()
+}
+
+fn parse_doc(id: &str, doc: &str) -> Result<Review, DbError> {
+    let value: Value =
+        serde_json::from_str(doc).map_err(|e| DbError::Damaged(format!("review {id}: {e}")))?;
+    serde_json::from_value(value).map_err(|e| DbError::Damaged(format!("review {id}: {e}")))
+}
+
+impl Db {
+    /// Stores a new review and its `review.created` change. Returns the stored
+    /// review already under that id instead when there is one (nothing is written).
+    pub async fn insert_review(
+        &self,
+        review: &Review,
+        created_by: &str,
+    ) -> Result<Result<i64, Stored>, DbError> {
+        let row = Columns::of(review);
+        let now = stored_time(chrono::Utc::now());
+        let mut tx = self.pool().begin().await?;
+        let inserted = sqlx::query(
+            "INSERT INTO reviews (id, status, target_type, requester, requested_at, search, doc, version, created_by, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(&row.id)
+        .bind(&row.status)
+        .bind(&row.target_type)
+        .bind(&row.requester)
+        .bind(&row.requested_at)
+        .bind(&row.search)
+        .bind(&row.doc)
+        .bind(created_by)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if inserted == 0 {
+            drop(tx);
+            let existing = self.review(&row.id).await?;
+            return existing
+                .map(Err)
+                .ok_or_else(|| DbError::Damaged(format!("review {} vanished", row.id)));
+        }
+        let seq = record_change(&mut tx, &row, ChangeKind::Created, &now).await?;
+        tx.commit().await?;
+        Ok(Ok(seq))
+    }
+
+    /// One review by confirm_id.
+    pub async fn review(&self, id: &str) -> Result<Option<Stored>, DbError> {
+        let row = sqlx::query("SELECT doc, version, created_by FROM reviews WHERE id = $1")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        row.map(|row| {
+            let doc: String = row.try_get(0)?;
+            Ok(Stored {
+                review: parse_doc(id, &doc)?,
+                version: row.try_get(1)?,
+                created_by: row.try_get(2)?,
+            })
+        })
+        .transpose()
+    }
+
+    /// A page of reviews matching the filter, oldest request first.
+    /// Uses the (status, requested_at, id) or (requested_at, id) index; text
+    /// search scans the rows the other filters leave.
+    pub async fn list_reviews(
+        &self,
+        filter: &Filter,
+        after: Option<&Cursor>,
+        limit: u32,
+    ) -> Result<Page, DbError> {
+        let mut sql = String::from("SELECT id, doc, requested_at FROM reviews WHERE 1 = 1");
+        let mut binds: Vec<String> = Vec::new();
+        let mut push = |sql: &mut String, clause: &str, value: String| {
+            binds.push(value);
+            sql.push_str(&clause.replace('?', &format!("${}", binds.len())));
+        };
+        if let Some(status) = &filter.status {
+            push(&mut sql, " AND status = ?", status.clone());
+        }
+        if let Some(kind) = &filter.target_type {
+            push(&mut sql, " AND target_type = ?", kind.clone());
+        }
+        if let Some(requester) = &filter.requester {
+            push(&mut sql, " AND requester = ?", requester.clone());
+        }
+        if let Some(text) = filter
+            .text
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        {
+            let escaped = text
+                .to_lowercase()
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            push(
+                &mut sql,
+                " AND search LIKE ? ESCAPE '\\'",
+                format!("%{escaped}%"),
+            );
+        }
+        if let Some(cursor) = after {
+            push(
+                &mut sql,
+                " AND (requested_at > ?",
+                cursor.requested_at.clone(),
+            );
+            push(
+                &mut sql,
+                " OR (requested_at = ?",
+                cursor.requested_at.clone(),
+            );
+            push(&mut sql, " AND id > ?))", cursor.id.clone());
+        }
+        sql.push_str(&format!(
+            " ORDER BY requested_at, id LIMIT {}",
+            u64::from(limit) + 1
+        ));
+        let mut query = sqlx::query(&sql);
+        for value in &binds {
+            query = query.bind(value);
+        }
+        let rows = query.fetch_all(self.pool()).await?;
+        let more = rows.len() > limit as usize;
+        let mut reviews = Vec::with_capacity(rows.len().min(limit as usize));
+        let mut next = None;
+        for row in rows.iter().take(limit as usize) {
+            let id: String = row.try_get(0)?;
+            let doc: String = row.try_get(1)?;
+            reviews.push(parse_doc(&id, &doc)?);
+            if more {
+                next = Some(Cursor {
+                    requested_at: row.try_get(2)?,
+                    id,
+                });
+            }
+        }
+        Ok(Page { reviews, next })
+    }
+
+    /// How many reviews there are in each status.
+    pub async fn status_counts(&self) -> Result<Vec<(String, i64)>, DbError> {
+        let rows =
+            sqlx::query("SELECT status, COUNT(*) FROM reviews GROUP BY status ORDER BY status")
+                .fetch_all(self.pool())
+                .await?;
+        rows.iter()
+            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+            .collect()
+    }
+
+    /// Replaces a review read at `version` with its next state, records the
+    /// change and, for a decision, the first result under its idempotency key;
+    /// all in one transaction. Returns the change's feed position.
+    pub async fn replace_review(
+        &self,
+        version: i64,
+        next: &Review,
+        kind: ChangeKind,
+        idempotency: Option<(&str, &str, &IdempotentResult)>,
+    ) -> Result<i64, ChangeError> {
+        let row = Columns::of(next);
+        let now = stored_time(chrono::Utc::now());
+        let mut tx = self.pool().begin().await?;
+        let updated = sqlx::query(
+            "UPDATE reviews SET status = $1, target_type = $2, search = $3, doc = $4, version = version + 1, updated_at = $5
+             WHERE id = $6 AND version = $7",
+        )
+        .bind(&row.status)
+        .bind(&row.target_type)
+        .bind(&row.search)
+        .bind(&row.doc)
+        .bind(&now)
+        .bind(&row.id)
+        .bind(version)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if updated == 0 {
+            return Err(ChangeError::Stale);
+        }
+        if let Some((key_id, idem_key, result)) = idempotency {
+            let stored = sqlx::query(
+                "INSERT INTO decision_requests (key_id, idem_key, review_id, request, response, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key_id, idem_key) DO NOTHING",
+            )
+            .bind(key_id)
+            .bind(idem_key)
+            .bind(&row.id)
+            .bind(&result.request)
+            .bind(&result.response)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if stored == 0 {
+                return Err(ChangeError::DuplicateRequest);
+            }
+        }
+        let seq = record_change(&mut tx, &row, kind, &now).await?;
+        tx.commit().await?;
+        Ok(seq)
+    }
+
+    /// The first result stored under an idempotency key, if any.
+    pub async fn idempotent_result(
+        &self,
+        key_id: &str,
+        idem_key: &str,
+    ) -> Result<Option<IdempotentResult>, DbError> {
+        let row = sqlx::query(
+            "SELECT request, response FROM decision_requests WHERE key_id = $1 AND idem_key = $2",
+        )
+        .bind(key_id)
+        .bind(idem_key)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row
+            .map(|row| -> Result<_, sqlx::Error> {
+                Ok(IdempotentResult {
+                    request: row.try_get(0)?,
+                    response: row.try_get(1)?,
+                })
+            })
+            .transpose()?)
+    }
+
+    /// Changes after a feed position, oldest first (at most `limit`).
+    pub async fn changes_after(&self, seq: i64, limit: i64) -> Result<Vec<Change>, DbError> {
+        let rows = sqlx::query(
+            "SELECT seq, kind, review_id, status, at FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2",
+        )
+        .bind(seq)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(Change {
+                    seq: row.try_get(0)?,
+                    kind: row.try_get(1)?,
+                    confirm_id: row.try_get(2)?,
+                    status: row.try_get(3)?,
+                    at: row.try_get(4)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The newest feed position (0 when nothing happened yet).
+    pub async fn last_change(&self) -> Result<i64, DbError> {
+        let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) FROM changes")
+            .fetch_one(self.pool())
+            .await?;
+        Ok(row.try_get::<i64, _>(0)?)
+    }
+}
+
+async fn record_change(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    row: &Columns,
+    kind: ChangeKind,
+    now: &str,
+) -> Result<i64, sqlx::Error> {
+    let inserted = sqlx::query(
+        "INSERT INTO changes (review_id, kind, status, at) VALUES ($1, $2, $3, $4) RETURNING seq",
+    )
+    .bind(&row.id)
+    .bind(kind.as_str())
+    .bind(&row.status)
+    .bind(now)
+    .fetch_one(&mut **tx)
+    .await?;
+    inserted.try_get::<i64, _>(0)
+}

@@ -1,0 +1,205 @@
+//! `countersign serve`: the API, the built app (with SPA fallback, caching and
+//! compression), CORS for named origins, and the demo data on request.
+
+use crate::api::{self, AppState};
+use crate::db::keys::KeyKind;
+use crate::db::Db;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use tower_http::compression::CompressionLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::services::ServeDir;
+
+/// How to serve.
+pub struct ServeOptions {
+    /// Address to listen on (port 0 picks a free one).
+    pub listen: SocketAddr,
+    /// Database address.
+    pub database: String,
+    /// The built app to serve (trunk's `dist/`), if any.
+    pub app_dir: Option<PathBuf>,
+    /// Origins allowed to call the API from a browser (the app hosted elsewhere).
+    pub cors_origins: Vec<String>,
+    /// Largest accepted request body, in bytes.
+    pub max_body: usize,
+    /// Seed the demo reviews and mint demo keys.
+    pub demo: bool,
+}
+
+/// Runs the server until Ctrl-C or SIGTERM.
+pub async fn run(options: ServeOptions) -> Result<(), String> {
+    let db = Db::open(&options.database)
+        .await
+        .map_err(|e| e.to_string())?;
+    let demo_keys = if options.demo {
+        Some(seed_demo(&db).await?)
+    } else {
+        None
+    };
+    let mut app = api::router(AppState::new(db), options.max_body);
+    if let Some(dir) = &options.app_dir {
+        app = app.merge(static_app(dir)?);
+    }
+    let mut app = app
+        .layer(middleware::from_fn(cache_headers))
+        .layer(CompressionLayer::new());
+    if !options.cors_origins.is_empty() {
+        app = app.layer(cors(&options.cors_origins)?);
+    }
+    let listener = tokio::net::TcpListener::bind(options.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    // The first line is for programs (tests, scripts): the address, nothing else.
+    println!("countersign: listening on http://{address}");
+    if options.app_dir.is_some() {
+        println!("Open http://{address}/ to review.");
+    }
+    if let Some((reviewer, agent)) = demo_keys {
+        println!(
+            "Demo reviewer key (paste it in Settings > Storage > Countersign server): {reviewer}"
+        );
+        println!("Demo agent key (for `countersign agent submit`): {agent}");
+    }
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Inserts the demo reviews that are not there yet; revokes the keys of the
+/// previous demo start and mints new ones (secrets are never stored).
+async fn seed_demo(db: &Db) -> Result<(String, String), String> {
+    let reviews = countersign_domain::demo::reviews(chrono::Utc::now())?;
+    for review in &reviews {
+        db.insert_review(review, "demo")
+            .await
+            .map_err(|e| e.to_string())?
+            .ok();
+    }
+    db.revoke_keys_labelled("demo")
+        .await
+        .map_err(|e| e.to_string())?;
+    let roles: Vec<String> = ["reviewer", "security_officer", "release_manager"]
+        .map(String::from)
+        .to_vec();
+    let reviewer = db
+        .add_key(KeyKind::Reviewer, &roles, "demo")
+        .await
+        .map_err(|e| e.to_string())?;
+    let agent = db
+        .add_key(KeyKind::Agent, &[], "demo")
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((reviewer.secret, agent.secret))
+}
+
+/// The built app: files as they are, and `index.html` for every other path
+/// without a file extension (the app's own routes, e.g. `/reviews/<id>`).
+fn static_app(dir: &Path) -> Result<Router, String> {
+    let index = std::fs::read(dir.join("index.html")).map_err(|e| {
+        format!(
+            "no built app in {} ({e}); build it with ./scripts/build-app.sh or leave out --app-dir",
+            dir.display()
+        )
+    })?;
+    let index = axum::body::Bytes::from(index);
+    let fallback = move |request: Request| {
+        let index = index.clone();
+        async move {
+            let path = request.uri().path();
+            let is_file = path
+                .rsplit('/')
+                .next()
+                .is_some_and(|name| name.contains('.'));
+            if request.method() != Method::GET && request.method() != Method::HEAD {
+                StatusCode::METHOD_NOT_ALLOWED.into_response()
+            } else if is_file {
+                (StatusCode::NOT_FOUND, "not found").into_response()
+            } else {
+                ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], index).into_response()
+            }
+        }
+    };
+    let files = ServeDir::new(dir).fallback(tower::service_fn(move |request: Request| {
+        let respond = fallback.clone();
+        async move { Ok::<_, std::convert::Infallible>(respond(request).await) }
+    }));
+    Ok(Router::new().fallback_service(files))
+}
+
+/// API answers are never cached; trunk's hashed files are cached for a year;
+/// everything else (index.html, the manifest, icons) is revalidated.
+async fn cache_headers(request: Request<Body>, next: Next) -> Response {
+    let path = request.uri().path().to_owned();
+    let mut response = next.run(request).await;
+    let policy = if path.starts_with("/api/") {
+        "no-store"
+    } else if is_hashed(&path) && response.status().is_success() {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    };
+    response
+        .headers_mut()
+        .entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static(policy));
+    response
+}
+
+/// Trunk names built files `name-<16 hex>.ext` (or `_bg.wasm`).
+fn is_hashed(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or("");
+    let stem = name.split('.').next().unwrap_or("").trim_end_matches("_bg");
+    stem.rsplit('-')
+        .next()
+        .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+fn cors(origins: &[String]) -> Result<CorsLayer, String> {
+    let origins = origins
+        .iter()
+        .map(|o| {
+            HeaderValue::from_str(o.trim_end_matches('/'))
+                .map_err(|_| format!("`{o}` is not an origin"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins))
+        .allow_methods([Method::GET, Method::POST])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::HeaderName::from_static("idempotency-key"),
+            header::HeaderName::from_static("last-event-id"),
+        ]))
+}
+
+async fn shutdown() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(signal) => signal,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}
