@@ -3,14 +3,28 @@
 # what is present: the wasm target, rustfmt/clippy, wasm-bindgen-cli and trunk at
 # pinned versions, npm packages (binaryen's wasm-opt, Playwright), and, with
 # --browser, Debian's chromium and chromedriver. Source it or run it; it prints
-# what it does. Versions: ../shared/TOOLCHAIN.md.
+# what it does. With --postgres, Debian's PostgreSQL for the server's tests.
+# Versions: ../shared/TOOLCHAIN.md.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 WASM_BINDGEN_VERSION=0.2.130
 TRUNK_VERSION=0.21.14
 want_browser=false
-[[ "${1:-}" == "--browser" ]] && want_browser=true
+want_postgres=false
+for flag in "$@"; do
+  case "$flag" in
+    --browser) want_browser=true ;;
+    --postgres) want_postgres=true ;;
+    *) echo "usage: setup.sh [--browser] [--postgres]" >&2; exit 2 ;;
+  esac
+done
+apt_install() {
+  local sudo_cmd=""
+  [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y "$@"
+}
 
 step() { printf '\n== %s\n' "$*"; }
 
@@ -45,10 +59,16 @@ fi
 if $want_browser; then
   step "chromium and chromedriver (Debian)"
   if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
-    sudo_cmd=""
-    [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
-    $sudo_cmd apt-get update
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y chromium chromium-driver
+    apt_install chromium chromium-driver
+  else
+    echo "present"
+  fi
+fi
+
+if $want_postgres; then
+  step "PostgreSQL server and psql (Debian), for the server's PostgreSQL tests"
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v psql >/dev/null; then
+    apt_install postgresql postgresql-client
   else
     echo "present"
   fi

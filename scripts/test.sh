@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # Runs every Countersign test on this machine, installing what is missing first:
 # formatting, clippy (-D warnings) on every crate (the app for wasm32), the domain
-# and CLI tests, the app's view-logic tests in wasm, the release wasm build with
-# its size, and the browser tests.
+# tests, the server's HTTP API tests on SQLite and on a throwaway PostgreSQL, the
+# app's view-logic tests in wasm, the release wasm build with its size, and the
+# browser tests.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/setup.sh --browser
+scripts/setup.sh --browser --postgres
 export PATH="$PWD/node_modules/.bin:$PATH"
+
+# A throwaway PostgreSQL for the server's PostgreSQL tests, stopped on exit.
+pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/countersign-pg.XXXXXX")
+trap 'scripts/postgres.sh stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
+export COUNTERSIGN_TEST_POSTGRES
+COUNTERSIGN_TEST_POSTGRES=$(scripts/postgres.sh start "$pg_dir")
+export COUNTERSIGN_REQUIRE_POSTGRES=1
 
 step() { printf '\n== %s\n' "$*"; }
 
@@ -17,7 +25,7 @@ step "clippy"
 cargo clippy -p countersign-domain -p countersign-server --all-targets -- -D warnings
 cargo clippy -p countersign-app --target wasm32-unknown-unknown --all-targets -- -D warnings
 
-step "domain and CLI tests"
+step "domain tests; server and API tests on SQLite and PostgreSQL"
 cargo test -p countersign-domain -p countersign-server
 
 step "app view-logic tests (wasm, headless chromium)"

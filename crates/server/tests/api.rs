@@ -1,0 +1,808 @@
+//! The HTTP API through the real server process over a real SQLite file, every
+//! response held to the OpenAPI document (`crates/server/openapi.json`).
+
+mod support;
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use support::{confirm_id, plan, review, Client, Contract, Reply, Server};
+
+/// Sends and checks against the contract in one step.
+struct Checked<'a> {
+    client: Client,
+    contract: &'a Contract,
+}
+
+impl Checked<'_> {
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<(&str, &[u8])>,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        let reply = self.client.send(method, path, body, headers);
+        self.contract.check(method, path, &reply);
+        reply
+    }
+    fn get(&self, path: &str) -> Reply {
+        self.send("GET", path, None, &[])
+    }
+    fn post(&self, path: &str, body: &Value) -> Reply {
+        self.send(
+            "POST",
+            path,
+            Some(("application/json", body.to_string().as_bytes())),
+            &[],
+        )
+    }
+    fn decide(&self, id: &str, idem: &str, body: &Value) -> Reply {
+        self.send(
+            "POST",
+            &format!("/reviews/{id}/decisions"),
+            Some(("application/json", body.to_string().as_bytes())),
+            &[("Idempotency-Key", idem)],
+        )
+    }
+}
+
+/// Reads the first `count` events of an open event stream.
+fn read_events(
+    server: &Server,
+    key: &str,
+    query: &str,
+    count: usize,
+    during: impl FnOnce(),
+) -> Vec<(String, String, Value)> {
+    let url = format!("{}/api/v1/events{query}", server.url);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(std::time::Duration::from_secs(20)))
+        .build()
+        .into();
+    let response = agent
+        .get(&url)
+        .header("Authorization", format!("Bearer {key}"))
+        .call()
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert!(response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    during();
+    let mut lines = BufReader::new(response.into_body().into_reader()).lines();
+    let mut events = Vec::new();
+    let (mut id, mut name) = (String::new(), String::new());
+    while events.len() < count {
+        let line = lines.next().expect("the stream ended").unwrap();
+        if let Some(v) = line.strip_prefix("id: ") {
+            id = v.to_owned();
+        } else if let Some(v) = line.strip_prefix("event: ") {
+            name = v.to_owned();
+        } else if let Some(v) = line.strip_prefix("data: ") {
+            events.push((id.clone(), name.clone(), serde_json::from_str(v).unwrap()));
+        }
+    }
+    events
+}
+
+#[test]
+fn every_operation_and_documented_status_matches_the_openapi_document() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &["--max-body", "20000"]);
+    let contract = Contract::load();
+    let agent = Checked {
+        client: server.client(&server.agent),
+        contract: &contract,
+    };
+    let reviewer = Checked {
+        client: server.client(&server.reviewer),
+        contract: &contract,
+    };
+    let anonymous = Checked {
+        client: server.anonymous(),
+        contract: &contract,
+    };
+
+    // service
+    assert_eq!(anonymous.get("/health").body["database"], "sqlite");
+    assert_eq!(anonymous.get("/openapi.json").body["openapi"], "3.1.0");
+
+    // create: 201, 200 (retry), 409, 422, 400, 413, 415, 401, 403
+    let created = agent.post("/reviews", &review(1, 3, false));
+    assert_eq!(created.status, 201, "{}", created.text);
+    assert_eq!(
+        created.body["outcome"]["outcome"],
+        "TOOL_BLOCKED_PENDING_APPROVAL"
+    );
+    assert_eq!(agent.post("/reviews", &review(1, 3, false)).status, 200);
+    let mut other = review(1, 3, false);
+    other["confirm"]["requested_by_role"] = json!("someone-else");
+    assert_eq!(agent.post("/reviews", &other).code(), "already_exists");
+    let cyclic = agent.post("/reviews", &review(2, 4, true));
+    assert_eq!(cyclic.status, 422);
+    assert!(
+        cyclic
+            .paths()
+            .iter()
+            .any(|p| p.starts_with("/target/plan/steps")),
+        "{}",
+        cyclic.text
+    );
+    assert!(cyclic.text.contains("cycle"), "{}", cyclic.text);
+    let malformed = agent.send(
+        "POST",
+        "/reviews",
+        Some(("application/json", b"{\"confirm\": ")),
+        &[],
+    );
+    assert_eq!(
+        (malformed.status, malformed.code()),
+        (400, "malformed_json")
+    );
+    assert!(malformed.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("line 1"));
+    let big = agent.post("/reviews", &review(3, 300, false));
+    assert_eq!((big.status, big.code()), (413, "body_too_large"));
+    let form = agent.send("POST", "/reviews", Some(("text/plain", b"{}")), &[]);
+    assert_eq!((form.status, form.code()), (415, "unsupported_media_type"));
+    assert_eq!(anonymous.post("/reviews", &review(4, 1, false)).status, 401);
+    assert_eq!(
+        reviewer.post("/reviews", &review(4, 1, false)).code(),
+        "wrong_key_kind"
+    );
+
+    // list: 200 with filters and paging, 400, 401, 403
+    let page = reviewer.get("/reviews?status=pending&limit=2");
+    assert_eq!(page.body["items"].as_array().unwrap().len(), 2);
+    let cursor = page.body["next_cursor"].as_str().unwrap().to_owned();
+    let rest = reviewer.get(&format!("/reviews?status=pending&limit=50&cursor={cursor}"));
+    let pending_total = page.body["counts"]["pending"].as_i64().unwrap();
+    assert_eq!(
+        2 + rest.body["items"].as_array().unwrap().len() as i64,
+        pending_total
+    );
+    assert!(rest.body["next_cursor"].is_null());
+    let found = reviewer.get("/reviews?q=TEST%20PLAN%201&target_type=plan&requester=deploy-agent");
+    assert_eq!(
+        found.body["items"][0]["confirm"]["confirm_id"],
+        confirm_id(1)
+    );
+    let bad = reviewer.get("/reviews?status=maybe&limit=0&colour=red");
+    assert_eq!(bad.status, 400);
+    assert_eq!(bad.paths(), vec!["colour"]);
+    assert_eq!(
+        reviewer.get("/reviews?status=maybe&limit=0").paths(),
+        vec!["status", "limit"]
+    );
+    assert_eq!(anonymous.get("/reviews").status, 401);
+    assert_eq!(agent.get("/reviews").status, 403);
+
+    // read: 200, 404, 401; agents see only their own reviews
+    let id = confirm_id(1);
+    let detail = reviewer.get(&format!("/reviews/{id}"));
+    assert_eq!(detail.body["problems"], json!([]));
+    assert_eq!(agent.get(&format!("/reviews/{id}")).status, 200);
+    assert_eq!(
+        agent
+            .get("/reviews/c0ffee00-0000-4000-8000-000000000001")
+            .status,
+        404
+    );
+    assert_eq!(
+        reviewer
+            .get("/reviews/00000000-0000-4000-8000-000000000000")
+            .status,
+        404
+    );
+    assert_eq!(anonymous.get(&format!("/reviews/{id}")).status, 401);
+    // a reviewer key is not an agent key, but may read: only 403 for the wrong kind on agent-only calls
+    assert_eq!(
+        reviewer
+            .post(&format!("/reviews/{id}/resubmit"), &json!({"by_role": "x"}))
+            .status,
+        403
+    );
+
+    // outcome: 200, 400, 404, 401, 403
+    assert_eq!(
+        agent.get(&format!("/reviews/{id}/outcome")).body["outcome"],
+        "TOOL_BLOCKED_PENDING_APPROVAL"
+    );
+    assert_eq!(
+        agent.get(&format!("/reviews/{id}/outcome?wait=61")).status,
+        400
+    );
+    assert_eq!(
+        agent
+            .get("/reviews/00000000-0000-4000-8000-000000000000/outcome")
+            .status,
+        404
+    );
+    assert_eq!(anonymous.get(&format!("/reviews/{id}/outcome")).status, 401);
+    assert_eq!(
+        reviewer.get(&format!("/reviews/{id}/outcome")).status,
+        200,
+        "reviewers may read outcomes too"
+    );
+
+    // decisions: 422 field errors, 403 role, 400 no key, 415, 413, 401, 404, 200, retry, 409
+    let reject_without_reason = json!({"status": "rejected", "decided_by_role": "reviewer"});
+    let refused = reviewer.decide(&id, "d-1", &reject_without_reason);
+    assert_eq!(
+        (refused.status, refused.paths()),
+        (422, vec!["/reason".to_owned()])
+    );
+    let unknown = reviewer.decide(
+        &id,
+        "d-1",
+        &json!({"status": "approved", "decided_by_role": "reviewer", "colour": 1}),
+    );
+    assert_eq!(unknown.paths(), vec!["/colour"]);
+    let role = reviewer.decide(
+        &id,
+        "d-1",
+        &json!({"status": "approved", "decided_by_role": "ceo"}),
+    );
+    assert_eq!((role.status, role.code()), (403, "role_not_allowed"));
+    let no_key = reviewer.send(
+        "POST",
+        &format!("/reviews/{id}/decisions"),
+        Some(("application/json", b"{}")),
+        &[],
+    );
+    assert_eq!(
+        (no_key.status, no_key.code()),
+        (400, "idempotency_key_required")
+    );
+    assert_eq!(
+        reviewer
+            .send(
+                "POST",
+                &format!("/reviews/{id}/decisions"),
+                Some(("text/plain", b"x")),
+                &[("Idempotency-Key", "d-0")]
+            )
+            .status,
+        415
+    );
+    let huge =
+        json!({"status": "approved", "decided_by_role": "reviewer", "reason": "x".repeat(30000)});
+    assert_eq!(reviewer.decide(&id, "d-0", &huge).status, 413);
+    assert_eq!(
+        anonymous.decide(&id, "d-0", &reject_without_reason).status,
+        401
+    );
+    assert_eq!(
+        reviewer
+            .decide(
+                "00000000-0000-4000-8000-000000000000",
+                "d-0",
+                &json!({"status": "approved", "decided_by_role": "reviewer"})
+            )
+            .status,
+        404
+    );
+    assert_eq!(agent.decide(&id, "d-0", &reject_without_reason).status, 403);
+    let malformed = reviewer.send(
+        "POST",
+        &format!("/reviews/{id}/decisions"),
+        Some(("application/json", b"{")),
+        &[("Idempotency-Key", "d-0")],
+    );
+    assert_eq!(malformed.status, 400);
+    let reject = json!({"status": "rejected", "decided_by_role": "security_officer", "reason": "Step 2 deletes data"});
+    let first = reviewer.decide(&id, "d-2", &reject);
+    assert_eq!(first.status, 200, "{}", first.text);
+    assert_eq!(first.body["outcome"]["outcome"], "TOOL_DENIED");
+    assert_eq!(first.body["review"]["target"]["plan"]["status"], "draft");
+    let retry = reviewer.decide(&id, "d-2", &reject);
+    assert_eq!(retry.body, first.body, "a retry returns the first result");
+    let reused = reviewer.decide(
+        &id,
+        "d-2",
+        &json!({"status": "cancelled", "decided_by_role": "reviewer"}),
+    );
+    assert_eq!(
+        (reused.status, reused.code()),
+        (422, "idempotency_key_reused")
+    );
+    let late = reviewer.decide(
+        &id,
+        "d-3",
+        &json!({"status": "approved", "decided_by_role": "reviewer"}),
+    );
+    assert_eq!((late.status, late.code()), (409, "already_decided"));
+    assert!(
+        late.text.contains("rejected by security_officer"),
+        "{}",
+        late.text
+    );
+    let stored = reviewer.get(&format!("/reviews/{id}"));
+    assert_eq!(
+        stored.body["review"]["confirm"]["decisions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let denied = agent.get(&format!("/reviews/{id}/outcome"));
+    assert_eq!(
+        (
+            denied.body["outcome"].as_str(),
+            denied.body["reason"].as_str()
+        ),
+        (Some("TOOL_DENIED"), Some("Step 2 deletes data"))
+    );
+
+    // resubmit: 422 (bad plan), 409 (not requester), 200, 409 (not rejected), 404, 401, 400, 413, 415
+    let mut revised = plan(1, 2, false);
+    revised["title"] = json!("Test plan 1, without the deletion");
+    let mut bad_plan = revised.clone();
+    bad_plan["steps"][0]["status"] = json!("sleeping");
+    let invalid = agent.post(
+        &format!("/reviews/{id}/resubmit"),
+        &json!({"by_role": "deploy-agent", "plan": bad_plan}),
+    );
+    assert_eq!(invalid.status, 422);
+    assert!(
+        invalid.paths().contains(&"/plan/steps/0/status".to_owned()),
+        "{}",
+        invalid.text
+    );
+    assert_eq!(
+        agent
+            .post(
+                &format!("/reviews/{id}/resubmit"),
+                &json!({"by_role": "intruder"})
+            )
+            .code(),
+        "cannot_resubmit"
+    );
+    let reopened = agent.post(
+        &format!("/reviews/{id}/resubmit"),
+        &json!({"by_role": "deploy-agent", "plan": revised, "reason": "Dropped step 3"}),
+    );
+    assert_eq!(reopened.status, 200, "{}", reopened.text);
+    assert_eq!(
+        reopened.body["review"]["target"]["plan"]["status"],
+        "proposed"
+    );
+    assert_eq!(
+        agent
+            .post(
+                &format!("/reviews/{id}/resubmit"),
+                &json!({"by_role": "deploy-agent"})
+            )
+            .status,
+        409
+    );
+    assert_eq!(
+        agent
+            .post(
+                "/reviews/00000000-0000-4000-8000-000000000000/resubmit",
+                &json!({"by_role": "a"})
+            )
+            .status,
+        404
+    );
+    assert_eq!(
+        anonymous
+            .post(&format!("/reviews/{id}/resubmit"), &json!({"by_role": "a"}))
+            .status,
+        401
+    );
+    assert_eq!(
+        agent
+            .send(
+                "POST",
+                &format!("/reviews/{id}/resubmit"),
+                Some(("application/json", b"[")),
+                &[]
+            )
+            .status,
+        400
+    );
+    assert_eq!(
+        agent
+            .send(
+                "POST",
+                &format!("/reviews/{id}/resubmit"),
+                Some(("text/plain", b"x")),
+                &[]
+            )
+            .status,
+        415
+    );
+    assert_eq!(
+        agent
+            .post(
+                &format!("/reviews/{id}/resubmit"),
+                &json!({"by_role": "x".repeat(30000)})
+            )
+            .status,
+        413
+    );
+    let approved = reviewer.decide(
+        &id,
+        "d-4",
+        &json!({"status": "approved", "decided_by_role": "security_officer"}),
+    );
+    assert_eq!(approved.body["outcome"]["outcome"], "APPROVED");
+    assert_eq!(
+        approved.body["review"]["confirm"]["decisions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    // a plan that is not awaiting approval (the demo's cyclic plan cannot be approved at all)
+    let cyclic_demo = reviewer.decide(
+        "c0ffee00-0000-4000-8000-000000000003",
+        "d-5",
+        &json!({"status": "approved", "decided_by_role": "reviewer"}),
+    );
+    assert_eq!(
+        (cyclic_demo.status, cyclic_demo.code()),
+        (422, "invalid_target")
+    );
+    assert!(cyclic_demo
+        .paths()
+        .iter()
+        .any(|p| p.starts_with("/target/plan/steps")));
+
+    // events: 200 (stream), 400, 401, 403
+    assert_eq!(reviewer.get("/events?after=-1").status, 400);
+    assert_eq!(anonymous.get("/events").status, 401);
+    assert_eq!(agent.get("/events").status, 403);
+    let events = read_events(&server, &server.reviewer, "?after=0", 3, || {});
+    for (_, _, data) in &events {
+        contract.check_component("Change", data);
+    }
+    contract.check(
+        "GET",
+        "/events",
+        &Reply {
+            status: 200,
+            body: Value::Null,
+            text: String::new(),
+            headers: vec![],
+        },
+    );
+
+    let missing = contract.unexercised_operations();
+    assert!(
+        missing.is_empty(),
+        "operations never exercised: {missing:?}"
+    );
+    let unseen = contract.unseen_statuses();
+    assert!(
+        unseen.is_empty(),
+        "documented statuses never seen: {unseen:?}"
+    );
+}
+
+#[test]
+fn unknown_endpoints_and_methods_get_the_error_shape() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let client = server.client(&server.reviewer);
+    let missing = client.get("/nothing-here");
+    assert_eq!((missing.status, missing.code()), (404, "not_found"));
+    let wrong = client.send("DELETE", "/reviews", None, &[]);
+    assert_eq!((wrong.status, wrong.code()), (405, "method_not_allowed"));
+    assert_eq!(
+        client.get("/health").header("cache-control"),
+        Some("no-store")
+    );
+}
+
+#[test]
+fn live_events_announce_created_decided_and_resumed_changes() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let agent = server.client(&server.agent);
+    let reviewer = server.client(&server.reviewer);
+    let events = read_events(&server, &server.reviewer, "", 2, || {
+        assert_eq!(agent.post("/reviews", &review(7, 2, false)).status, 201);
+        let decided = reviewer.decide(
+            &confirm_id(7),
+            "e-1",
+            &json!({"status": "cancelled", "decided_by_role": "reviewer", "reason": "Superseded"}),
+        );
+        assert_eq!(decided.status, 200);
+    });
+    assert_eq!(events[0].1, "review.created");
+    assert_eq!(
+        events[0].2["review"]["confirm"]["confirm_id"],
+        confirm_id(7)
+    );
+    assert_eq!(events[1].1, "review.decided");
+    assert_eq!(events[1].2["status"], "cancelled");
+    // Resuming after the first event replays the second.
+    let resumed = read_events(
+        &server,
+        &server.reviewer,
+        &format!("?after={}", events[0].0),
+        1,
+        || {},
+    );
+    assert_eq!(resumed[0].0, events[1].0);
+}
+
+#[test]
+fn concurrent_decisions_record_exactly_one() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    assert_eq!(
+        server
+            .client(&server.agent)
+            .post("/reviews", &review(8, 2, false))
+            .status,
+        201
+    );
+    let id = confirm_id(8);
+    let replies: Vec<Reply> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let client = server.client(&server.reviewer);
+                let id = id.clone();
+                scope.spawn(move || client.decide(&id, &format!("race-{i}"), &json!({"status": if i % 2 == 0 { "approved" } else { "cancelled" }, "decided_by_role": "reviewer", "reason": format!("racer {i}")})))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let winners = replies.iter().filter(|r| r.status == 200).count();
+    let losers = replies
+        .iter()
+        .filter(|r| r.status == 409 && r.code() == "already_decided")
+        .count();
+    assert_eq!(
+        (winners, losers),
+        (1, 7),
+        "{:?}",
+        replies.iter().map(|r| r.status).collect::<Vec<_>>()
+    );
+    let stored = server
+        .client(&server.reviewer)
+        .get(&format!("/reviews/{id}"));
+    assert_eq!(
+        stored.body["review"]["confirm"]["decisions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    println!("8 concurrent decisions: {winners} recorded, {losers} refused with 409");
+}
+
+#[test]
+fn an_acknowledged_decision_survives_a_crash() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    // A key of its own: the demo keys are replaced at every start.
+    let (_, out, _) = server.keys(&["add", "--kind", "reviewer", "--role", "security_officer"]);
+    let key = out.lines().next().unwrap().to_owned();
+    let id = "c0ffee00-0000-4000-8000-000000000001";
+    let reply = server.client(&key).decide(id, "crash-1", &json!({"status": "approved", "decided_by_role": "security_officer", "reason": "Rotation window agreed"}));
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    server.crash();
+    let restarted = Server::start(data.path(), &[]);
+    let stored = restarted
+        .client(&restarted.reviewer)
+        .get(&format!("/reviews/{id}"));
+    assert_eq!(stored.body["review"]["confirm"]["status"], "approved");
+    assert_eq!(
+        stored.body["review"]["confirm"]["decisions"][0]["reason"],
+        "Rotation window agreed"
+    );
+    // and the retry after the crash still returns the first result
+    let retry = restarted.client(&key).decide(id, "crash-1", &json!({"status": "approved", "decided_by_role": "security_officer", "reason": "Rotation window agreed"}));
+    assert_eq!(retry.status, 200);
+    assert_eq!(
+        retry.body["review"]["confirm"]["decisions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn keys_are_managed_by_the_command_and_revoked_keys_are_refused() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let (code, out, err) = server.keys(&[
+        "add", "--kind", "reviewer", "--role", "dba", "--label", "alice",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let secret = out.lines().next().unwrap().to_owned();
+    let id = out
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .to_owned();
+    assert!(secret.starts_with("cs_reviewer_"));
+    let alice = server.client(&secret);
+    assert_eq!(alice.get("/reviews").status, 200);
+    let (_, listing, _) = server.keys(&["list"]);
+    assert!(listing.contains(&id) && listing.contains("dba") && !listing.contains(&secret));
+    assert_eq!(
+        server.keys(&["add", "--kind", "reviewer"]).0,
+        2,
+        "a reviewer key needs a role"
+    );
+    assert_eq!(server.keys(&["revoke", &id]).0, 0);
+    assert_eq!(alice.get("/reviews").status, 401);
+    assert_eq!(
+        server.keys(&["revoke", &id]).0,
+        2,
+        "revoking twice is an error"
+    );
+    // The database stores only a hash of the secret.
+    let db = std::fs::read(data.path().join("countersign.db")).unwrap();
+    let wal = std::fs::read(data.path().join("countersign.db-wal")).unwrap_or_default();
+    let needle = secret.as_bytes();
+    assert!(
+        !db.windows(needle.len()).any(|w| w == needle)
+            && !wal.windows(needle.len()).any(|w| w == needle)
+    );
+}
+
+#[test]
+fn agent_submit_waits_for_the_reviewers_decision() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let file = data.path().join("plan.json");
+    std::fs::write(&file, plan(9, 3, false).to_string()).unwrap();
+    let reviewer = server.client(&server.reviewer);
+    let run = |file: &std::path::Path| {
+        std::process::Command::new(support::binary())
+            .args(["agent", "--server", &server.url, "submit"])
+            .arg(file)
+            .args(["--role", "deploy-agent", "--wait", "--timeout", "30"])
+            .env("COUNTERSIGN_KEY", &server.agent)
+            .output()
+            .unwrap()
+    };
+    let decide_when_listed = |status: &'static str, reason: &'static str| {
+        let reviewer = reviewer.clone();
+        std::thread::spawn(move || {
+            for _ in 0..100 {
+                let page = reviewer.get("/reviews?status=pending&requester=deploy-agent");
+                if let Some(item) = page.body["items"].as_array().and_then(|a| a.first()) {
+                    let id = item["confirm"]["confirm_id"].as_str().unwrap().to_owned();
+                    return reviewer.decide(&id, &format!("agent-{id}"), &json!({"status": status, "decided_by_role": "reviewer", "reason": reason})).status;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            0
+        })
+    };
+    let decider = decide_when_listed("approved", "Looks safe");
+    let output = run(&file);
+    assert_eq!(decider.join().unwrap(), 200);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout} {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("APPROVED") && stdout.contains("Looks safe"),
+        "{stdout}"
+    );
+
+    let mut second = plan(10, 2, false);
+    second["plan_id"] = json!("0000000a-2222-4222-8222-22222222222a");
+    std::fs::write(&file, second.to_string()).unwrap();
+    let decider = decide_when_listed("rejected", "Not during the freeze");
+    let output = run(&file);
+    assert_eq!(decider.join().unwrap(), 200);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{stdout}");
+    assert!(
+        stdout.contains("TOOL_DENIED") && stdout.contains("Not during the freeze"),
+        "{stdout}"
+    );
+
+    // An invalid plan is refused with its paths, and nothing waits.
+    std::fs::write(&file, plan(11, 3, true).to_string()).unwrap();
+    let output = run(&file);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("/target/plan/steps"));
+}
+
+#[test]
+fn serves_the_built_app_with_spa_fallback_caching_compression_and_cors() {
+    let data = tempfile::tempdir().unwrap();
+    let dist = data.path().join("dist");
+    std::fs::create_dir_all(&dist).unwrap();
+    std::fs::write(
+        dist.join("index.html"),
+        "<!doctype html><title>Countersign</title>".repeat(20),
+    )
+    .unwrap();
+    std::fs::write(
+        dist.join("countersign-app-0123456789abcdef.js"),
+        "export const x = 1;".repeat(200),
+    )
+    .unwrap();
+    std::fs::write(dist.join("manifest.webmanifest"), "{}").unwrap();
+    let server = Server::start(
+        data.path(),
+        &[
+            "--app-dir",
+            dist.to_str().unwrap(),
+            "--cors-origin",
+            "https://review.example.com",
+        ],
+    );
+    let site = Client {
+        base: server.url.clone(),
+        key: None,
+    };
+    let route = site.get("/reviews/c0ffee00-0000-4000-8000-000000000001");
+    assert_eq!(route.status, 200);
+    assert!(route.text.contains("<title>Countersign</title>"));
+    assert_eq!(route.header("cache-control"), Some("no-cache"));
+    let asset = site.send(
+        "GET",
+        "/countersign-app-0123456789abcdef.js",
+        None,
+        &[("Accept-Encoding", "br")],
+    );
+    assert_eq!(asset.status, 200);
+    assert_eq!(
+        asset.header("cache-control"),
+        Some("public, max-age=31536000, immutable")
+    );
+    assert_eq!(asset.header("content-encoding"), Some("br"));
+    assert_eq!(
+        site.get("/manifest.webmanifest").header("cache-control"),
+        Some("no-cache")
+    );
+    assert_eq!(site.get("/missing-0123456789abcdef.js").status, 404);
+    assert_eq!(
+        site.get("/api/v1/nothing").code(),
+        "not_found",
+        "API paths never fall back to the app"
+    );
+
+    let preflight = |origin: &str| {
+        site.send(
+            "OPTIONS",
+            "/api/v1/reviews",
+            None,
+            &[
+                ("Origin", origin),
+                ("Access-Control-Request-Method", "POST"),
+                (
+                    "Access-Control-Request-Headers",
+                    "authorization,content-type,idempotency-key",
+                ),
+            ],
+        )
+    };
+    let allowed = preflight("https://review.example.com");
+    assert_eq!(
+        allowed.header("access-control-allow-origin"),
+        Some("https://review.example.com")
+    );
+    assert!(allowed
+        .header("access-control-allow-headers")
+        .unwrap_or("")
+        .contains("idempotency-key"));
+    assert_eq!(
+        preflight("https://evil.example").header("access-control-allow-origin"),
+        None
+    );
+}

@@ -1,0 +1,169 @@
+//! The same server on PostgreSQL, and two instances sharing one database.
+//! Needs `COUNTERSIGN_TEST_POSTGRES` (an admin address, e.g. from
+//! `scripts/postgres.sh start DIR`); the test command sets it and
+//! `COUNTERSIGN_REQUIRE_POSTGRES=1`, so there it can never be skipped.
+
+mod support;
+
+use serde_json::json;
+use support::{confirm_id, review, Client, Server};
+
+/// A fresh database on the test server, or None when none is configured.
+fn fresh_database(name: &str) -> Option<String> {
+    let Ok(admin) = std::env::var("COUNTERSIGN_TEST_POSTGRES") else {
+        assert!(
+            std::env::var("COUNTERSIGN_REQUIRE_POSTGRES").is_err(),
+            "COUNTERSIGN_REQUIRE_POSTGRES is set but COUNTERSIGN_TEST_POSTGRES is not"
+        );
+        eprintln!("skipped: set COUNTERSIGN_TEST_POSTGRES to run the PostgreSQL tests");
+        return None;
+    };
+    let psql = |sql: &str| {
+        let status = std::process::Command::new("psql")
+            .args([admin.as_str(), "-q", "-c", sql])
+            .status()
+            .expect("psql runs");
+        assert!(status.success(), "psql failed: {sql}");
+    };
+    psql(&format!("DROP DATABASE IF EXISTS {name}"));
+    psql(&format!("CREATE DATABASE {name}"));
+    let base = admin.rsplit_once('/').unwrap().0;
+    Some(format!("{base}/{name}"))
+}
+
+fn reviewer_key(server: &Server) -> String {
+    let (code, out, err) = server.keys(&["add", "--kind", "reviewer", "--role", "reviewer"]);
+    assert_eq!(code, 0, "{err}");
+    out.lines().next().unwrap().to_owned()
+}
+
+#[test]
+fn decisions_and_paging_work_on_postgresql() {
+    let Some(url) = fresh_database("countersign_single") else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start_on(data.path(), Some(&url), &[]);
+    let agent = server.client(&server.agent);
+    let reviewer = server.client(&server.reviewer);
+    assert_eq!(reviewer.get("/health").body["database"], "postgres");
+    for n in 1..=5 {
+        assert_eq!(agent.post("/reviews", &review(n, 3, false)).status, 201);
+    }
+    let cyclic = agent.post("/reviews", &review(6, 3, true));
+    assert_eq!(cyclic.status, 422);
+    let first = reviewer.get("/reviews?requester=deploy-agent&limit=3");
+    let next = first.body["next_cursor"].as_str().unwrap().to_owned();
+    let second = reviewer.get(&format!(
+        "/reviews?requester=deploy-agent&limit=3&cursor={next}"
+    ));
+    assert_eq!(
+        first.body["items"].as_array().unwrap().len()
+            + second.body["items"].as_array().unwrap().len(),
+        5
+    );
+    let reject = json!({"status": "rejected", "decided_by_role": "reviewer", "reason": "Too wide"});
+    let once = reviewer.decide(&confirm_id(1), "pg-1", &reject);
+    assert_eq!(once.status, 200, "{}", once.text);
+    assert_eq!(
+        reviewer.decide(&confirm_id(1), "pg-1", &reject).body,
+        once.body
+    );
+    assert_eq!(reviewer.decide(&confirm_id(1), "pg-2", &reject).status, 409);
+    assert_eq!(
+        agent
+            .get(&format!("/reviews/{}/outcome", confirm_id(1)))
+            .body["outcome"],
+        "TOOL_DENIED"
+    );
+    assert_eq!(
+        reviewer.get("/reviews?q=test%20plan%204").body["items"][0]["confirm"]["confirm_id"],
+        confirm_id(4)
+    );
+}
+
+#[test]
+fn two_instances_share_one_database_without_double_decisions() {
+    let Some(url) = fresh_database("countersign_shared") else {
+        return;
+    };
+    let (data_a, data_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Server::start_on(data_a.path(), Some(&url), &[]);
+    let b = Server::start_on(data_b.path(), Some(&url), &[]);
+    let key = reviewer_key(&a);
+    let agent_key = b.agent.clone();
+    assert_eq!(
+        b.client(&agent_key)
+            .post("/reviews", &review(20, 2, false))
+            .status,
+        201
+    );
+    let id = confirm_id(20);
+    // 8 reviewers, half on each instance, decide at once: exactly one wins.
+    let replies: Vec<u16> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let client = if i % 2 == 0 {
+                    a.client(&key)
+                } else {
+                    b.client(&key)
+                };
+                let id = id.clone();
+                scope.spawn(move || {
+                    client
+                        .decide(
+                            &id,
+                            &format!("race-{i}"),
+                            &json!({"status": "approved", "decided_by_role": "reviewer"}),
+                        )
+                        .status
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(
+        replies.iter().filter(|s| **s == 200).count(),
+        1,
+        "{replies:?}"
+    );
+    assert_eq!(
+        replies.iter().filter(|s| **s == 409).count(),
+        7,
+        "{replies:?}"
+    );
+    // Either instance reads the one decision, and an agent waiting on A sees B's decision.
+    let on_a: Client = a.client(&key);
+    assert_eq!(
+        on_a.get(&format!("/reviews/{id}")).body["review"]["confirm"]["decisions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        b.client(&agent_key)
+            .post("/reviews", &review(21, 2, false))
+            .status,
+        201
+    );
+    let waiter = {
+        let agent = a.client(&agent_key);
+        std::thread::spawn(move || {
+            agent.get(&format!("/reviews/{}/outcome?wait=20", confirm_id(21)))
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(
+        b.client(&key)
+            .decide(
+                &confirm_id(21),
+                "b-1",
+                &json!({"status": "approved", "decided_by_role": "reviewer"})
+            )
+            .status,
+        200
+    );
+    let outcome = waiter.join().unwrap();
+    assert_eq!(outcome.body["outcome"], "APPROVED", "{}", outcome.text);
+}

@@ -1,0 +1,409 @@
+//! Test harness: the real `countersign` binary serving on a free port over a
+//! real database, an HTTP client, and a checker that holds every response to
+//! the OpenAPI document.
+#![allow(dead_code)] // each test file uses its own part of the harness
+
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The binary under test.
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_countersign")
+}
+
+/// A running server; killed when dropped.
+pub struct Server {
+    child: Child,
+    /// e.g. `http://127.0.0.1:41234`
+    pub url: String,
+    /// The demo reviewer key (roles reviewer, security_officer, release_manager).
+    pub reviewer: String,
+    /// The demo agent key.
+    pub agent: String,
+    /// The data folder (its SQLite file survives restarts).
+    pub data: PathBuf,
+    /// The database address given, if not the default SQLite file.
+    pub database: Option<String>,
+}
+
+impl Server {
+    /// Starts `countersign serve --demo` on a fresh SQLite file (or `COUNTERSIGN_TEST_DATABASE`).
+    pub fn start(data: &Path, extra: &[&str]) -> Server {
+        Server::start_on(data, None, extra)
+    }
+
+    /// Starts on a given database address.
+    pub fn start_on(data: &Path, database: Option<&str>, extra: &[&str]) -> Server {
+        let mut command = Command::new(binary());
+        command
+            .args(["serve", "--demo", "--listen", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        if let Some(url) = database {
+            command.args(["--database", url]);
+        }
+        let mut child = command.spawn().expect("start countersign serve");
+        let stdout = child.stdout.take().unwrap();
+        let mut lines = BufReader::new(stdout).lines();
+        let mut next = || lines.next().expect("server output").expect("utf-8 output");
+        let first = next();
+        let url = first
+            .strip_prefix("countersign: listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line: {first}"))
+            .to_owned();
+        let (mut reviewer, mut agent) = (String::new(), String::new());
+        while reviewer.is_empty() || agent.is_empty() {
+            let line = next();
+            if let Some(key) = line.strip_prefix("Demo reviewer key") {
+                reviewer = key.rsplit(' ').next().unwrap().to_owned();
+            } else if let Some(key) = line.strip_prefix("Demo agent key") {
+                agent = key.rsplit(' ').next().unwrap().to_owned();
+            }
+        }
+        // Keep draining stdout so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Server {
+            child,
+            url,
+            reviewer,
+            agent,
+            data: data.to_owned(),
+            database: database.map(str::to_owned),
+        }
+    }
+
+    /// Kills the process at once (SIGKILL: no shutdown, no flushing).
+    pub fn crash(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    /// A client with a key.
+    pub fn client(&self, key: &str) -> Client {
+        Client {
+            base: format!("{}/api/v1", self.url),
+            key: Some(key.to_owned()),
+        }
+    }
+
+    /// A client without a key.
+    pub fn anonymous(&self) -> Client {
+        Client {
+            base: format!("{}/api/v1", self.url),
+            key: None,
+        }
+    }
+
+    /// Runs `countersign keys ...` on this server's database.
+    pub fn keys(&self, args: &[&str]) -> (i32, String, String) {
+        let mut command = Command::new(binary());
+        command.arg("keys").arg("--data").arg(&self.data);
+        if let Some(url) = &self.database {
+            command.args(["--database", url]);
+        }
+        let output = command.args(args).output().unwrap();
+        (
+            output.status.code().unwrap(),
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A response: status, headers we look at, and the body as JSON (Null if none).
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+    pub text: String,
+    pub headers: Vec<(String, String)>,
+}
+
+impl Reply {
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The error code of an error reply.
+    pub fn code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or("")
+    }
+
+    /// The paths of an error's details.
+    pub fn paths(&self) -> Vec<String> {
+        self.body["error"]["details"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|d| d["path"].as_str().unwrap_or("").to_owned())
+            .collect()
+    }
+}
+
+/// An HTTP client of the API.
+#[derive(Clone)]
+pub struct Client {
+    pub base: String,
+    pub key: Option<String>,
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(90)))
+        .build()
+        .into()
+}
+
+impl Client {
+    /// Sends a request. `body` is sent as `content_type` (JSON unless told).
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<(&str, &[u8])>,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        let url = format!("{}{path}", self.base);
+        let mut request = ureq::http::Request::builder().method(method).uri(&url);
+        if let Some(key) = &self.key {
+            request = request.header("Authorization", format!("Bearer {key}"));
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = match body {
+            Some((content_type, bytes)) => {
+                let request = request
+                    .header("Content-Type", content_type)
+                    .body(bytes.to_vec())
+                    .unwrap();
+                agent().run(request)
+            }
+            None => agent().run(request.body(()).unwrap()),
+        };
+        let mut response = response.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_str().unwrap_or("").to_owned()))
+            .collect();
+        let text = response.body_mut().read_to_string().unwrap_or_default();
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Reply {
+            status,
+            body,
+            text,
+            headers,
+        }
+    }
+
+    pub fn get(&self, path: &str) -> Reply {
+        self.send("GET", path, None, &[])
+    }
+
+    pub fn post(&self, path: &str, body: &Value) -> Reply {
+        self.send(
+            "POST",
+            path,
+            Some(("application/json", body.to_string().as_bytes())),
+            &[],
+        )
+    }
+
+    /// Posts a decision with an idempotency key.
+    pub fn decide(&self, id: &str, idem: &str, body: &Value) -> Reply {
+        self.send(
+            "POST",
+            &format!("/reviews/{id}/decisions"),
+            Some(("application/json", body.to_string().as_bytes())),
+            &[("Idempotency-Key", idem)],
+        )
+    }
+}
+
+/// A valid plan with `steps` chained steps (and a cycle when asked).
+pub fn plan(n: u32, steps: u32, cycle: bool) -> Value {
+    let step_id = |i: u32| format!("{n:08x}-5555-4555-8555-{i:012x}");
+    json!({
+        "meta": {"protocol_version": "1.0.0", "schema_version": "1.0.0"},
+        "plan_id": format!("{n:08x}-2222-4222-8222-222222222222"),
+        "context_id": "33333333-3333-4333-8333-333333333333",
+        "title": format!("Test plan {n}"),
+        "objective": "Exercise the API",
+        "status": "proposed",
+        "steps": (0..steps).map(|i| json!({
+            "step_id": step_id(i),
+            "description": format!("step {i}"),
+            "status": "pending",
+            "dependencies": if i == 0 {
+                if cycle { vec![step_id(steps - 1)] } else { vec![] }
+            } else { vec![step_id(i - 1)] },
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// A new pending review of `plan(n, steps, cycle)`.
+pub fn review(n: u32, steps: u32, cycle: bool) -> Value {
+    let plan = plan(n, steps, cycle);
+    json!({
+        "confirm": {
+            "meta": {"protocol_version": "1.0.0", "schema_version": "1.0.0"},
+            "confirm_id": confirm_id(n),
+            "target_type": "plan",
+            "target_id": plan["plan_id"],
+            "status": "pending",
+            "requested_by_role": "deploy-agent",
+            "requested_at": "2026-11-01T10:00:00Z",
+            "reason": format!("Test request {n}"),
+        },
+        "target": {"plan": plan},
+    })
+}
+
+/// The confirm_id of `review(n, ..)`.
+pub fn confirm_id(n: u32) -> String {
+    format!("{n:08x}-1111-4111-8111-111111111111")
+}
+
+/// The OpenAPI document and which operations and statuses were seen.
+pub struct Contract {
+    doc: Value,
+    seen: Mutex<BTreeSet<(String, String, u16)>>,
+}
+
+impl Contract {
+    /// Loads `crates/server/openapi.json`.
+    pub fn load() -> Contract {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("openapi.json");
+        let doc = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        Contract {
+            doc,
+            seen: Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// The documented path template matching a concrete path (`/reviews/{confirm_id}`).
+    fn template(&self, path: &str) -> String {
+        let path = path.split('?').next().unwrap();
+        let paths = self.doc["paths"].as_object().unwrap();
+        paths
+            .keys()
+            .find(|template| {
+                let (a, b): (Vec<&str>, Vec<&str>) =
+                    (template.split('/').collect(), path.split('/').collect());
+                a.len() == b.len() && a.iter().zip(&b).all(|(t, p)| t.starts_with('{') || t == p)
+            })
+            .unwrap_or_else(|| panic!("{path} is not in the OpenAPI document"))
+            .clone()
+    }
+
+    /// Asserts the reply is documented for this operation and matches its schema.
+    pub fn check(&self, method: &str, path: &str, reply: &Reply) {
+        let template = self.template(path);
+        let operation = &self.doc["paths"][&template][method.to_lowercase()];
+        assert!(
+            operation.is_object(),
+            "{method} {template} is not documented"
+        );
+        let documented = &operation["responses"][reply.status.to_string()];
+        assert!(
+            documented.is_object(),
+            "{method} {template} answered {} which is not documented: {}",
+            reply.status,
+            reply.text
+        );
+        if let Some(schema) = documented["content"]["application/json"]["schema"].as_object() {
+            let root = json!({"allOf": [Value::Object(schema.clone())], "components": self.doc["components"]});
+            let validator = jsonschema::draft202012::new(&root).expect("schema compiles");
+            let errors: Vec<String> = validator
+                .iter_errors(&reply.body)
+                .map(|e| format!("{} at {}", e, e.instance_path()))
+                .collect();
+            assert!(
+                errors.is_empty(),
+                "{method} {path} {}: body does not match the OpenAPI schema: {errors:?}\n{}",
+                reply.status,
+                reply.text
+            );
+        }
+        self.seen
+            .lock()
+            .unwrap()
+            .insert((method.to_lowercase(), template, reply.status));
+    }
+
+    /// Checks a JSON value against a named component schema.
+    pub fn check_component(&self, name: &str, value: &Value) {
+        let root = json!({"$ref": format!("#/components/schemas/{name}"), "components": self.doc["components"]});
+        let validator = jsonschema::draft202012::new(&root).expect("schema compiles");
+        let errors: Vec<String> = validator
+            .iter_errors(value)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{name} does not match: {errors:?}\n{value}"
+        );
+    }
+
+    /// Every documented operation that was never exercised.
+    pub fn unexercised_operations(&self) -> Vec<String> {
+        let seen = self.seen.lock().unwrap();
+        let mut missing = Vec::new();
+        for (template, item) in self.doc["paths"].as_object().unwrap() {
+            for method in item
+                .as_object()
+                .unwrap()
+                .keys()
+                .filter(|m| *m != "parameters")
+            {
+                if !seen.iter().any(|(m, t, _)| m == method && t == template) {
+                    missing.push(format!("{method} {template}"));
+                }
+            }
+        }
+        missing
+    }
+
+    /// Every (operation, status) documented but never seen.
+    pub fn unseen_statuses(&self) -> Vec<String> {
+        let seen = self.seen.lock().unwrap();
+        let mut missing = Vec::new();
+        for (template, item) in self.doc["paths"].as_object().unwrap() {
+            for (method, operation) in item
+                .as_object()
+                .unwrap()
+                .iter()
+                .filter(|(m, _)| *m != "parameters")
+            {
+                for status in operation["responses"].as_object().unwrap().keys() {
+                    let status: u16 = status.parse().unwrap();
+                    if !seen.contains(&(method.clone(), template.clone(), status)) {
+                        missing.push(format!("{method} {template} {status}"));
+                    }
+                }
+            }
+        }
+        missing
+    }
+}
