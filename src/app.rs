@@ -46,6 +46,11 @@ fn Shell() -> impl IntoView {
                 <span class="brand-mark" aria-hidden="true">"✓"</span>
                 "Countersign"
             </a>
+            {desk.server().map(|server| view! {
+                <span class="link-state" role="status" title=server.url().to_owned() data-state=move || desk.link.with(|l| l.state())>
+                    {move || desk.link.with(|l| l.label())}
+                </span>
+            })}
             <nav aria-label="Main">
                 <a href="/" aria-current=current(Route::Inbox)>"Inbox " <span class="count" aria-label=move || format!("{} pending", pending.get())>{pending}</span></a>
                 <a href="/import" aria-current=current(Route::Import)>"Import"</a>

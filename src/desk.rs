@@ -1,9 +1,10 @@
 //! The reviewer's desk: every review with what the views need precomputed, the
-//! store, the settings and what went wrong loading them. Provided as context.
+//! store (local storage, or a server with live updates), the settings and what
+//! went wrong loading them. Provided as context.
 
 use crate::browser;
 use crate::settings::Settings;
-use crate::store::{LocalStore, SetAside, StoreError};
+use crate::store::{Connection, HttpError, HttpStore, LocalStore, SetAside, StoreError};
 use countersign_domain::demo;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
@@ -92,9 +93,58 @@ pub enum DecisionFailure {
     /// It is valid but could not be saved.
     #[error("{0}")]
     NotSaved(StoreError),
+    /// The server refused it or could not be reached.
+    #[error("{0}")]
+    Server(HttpError),
+    /// Someone else decided first; the review now shows their decision.
+    #[error("{0}")]
+    Conflict(String),
     /// The review is not on this desk.
     #[error("this review is no longer here")]
     Missing,
+}
+
+/// Where reviews live and how fresh they are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Link {
+    /// This browser's local storage.
+    Local,
+    /// Loading from the server.
+    Connecting,
+    /// Connected to the server; changes arrive live.
+    Live,
+    /// Connected, but the live stream dropped: reconnecting.
+    Reconnecting,
+    /// The live stream is unavailable: the inbox is refreshed every 10 seconds.
+    Polling,
+    /// The server cannot be reached (the reason).
+    Offline(String),
+}
+
+impl Link {
+    /// A stable name for styling (`data-state`).
+    pub fn state(&self) -> &'static str {
+        match self {
+            Link::Local => "local",
+            Link::Connecting => "connecting",
+            Link::Live => "live",
+            Link::Reconnecting => "reconnecting",
+            Link::Polling => "polling",
+            Link::Offline(_) => "offline",
+        }
+    }
+
+    /// A short label for the header.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Link::Local => "This device",
+            Link::Connecting => "Connecting…",
+            Link::Live => "Live",
+            Link::Reconnecting => "Reconnecting…",
+            Link::Polling => "Refreshing every 10 s",
+            Link::Offline(_) => "Offline",
+        }
+    }
 }
 
 /// The app's state, shared through context (cheap to copy).
@@ -106,13 +156,18 @@ pub struct Desk {
     pub settings: RwSignal<Settings>,
     /// Problems found while loading (set-aside values, unavailable storage).
     pub notices: RwSignal<Vec<String>>,
+    /// Where reviews live and how fresh they are.
+    pub link: RwSignal<Link>,
     store: StoredValue<Option<LocalStore>>,
+    server: StoredValue<Option<HttpStore>>,
 }
 
 impl Desk {
-    /// Opens local storage, seeds the demo data on first start, loads everything.
+    /// Opens local storage, seeds the demo data on first start, loads everything;
+    /// or, when a server connection is saved, starts loading from the server.
     pub fn load() -> Self {
         let mut notices = Vec::new();
+        let connection = Connection::load();
         let store = match LocalStore::open() {
             Ok(store) => Some(store),
             Err(e) => {
@@ -123,7 +178,16 @@ impl Desk {
             }
         };
         let mut settings = Settings::default();
-        let reviews = if let Some(store) = &store {
+        let reviews = if connection.is_some() {
+            if let Some(text) = store.as_ref().and_then(LocalStore::settings_text) {
+                if let Ok(s) = serde_json::from_str::<serde_json::Value>(&text)
+                    .and_then(|v| Settings::deserialize(&v))
+                {
+                    settings = s;
+                }
+            }
+            Vec::new()
+        } else if let Some(store) = &store {
             if !store.seeded() {
                 seed(store, &mut notices);
             }
@@ -150,12 +214,49 @@ impl Desk {
             .collect();
         sort(&mut entries);
         browser::mark("countersign:loaded");
-        Desk {
+        let server = connection.map(HttpStore::new);
+        let desk = Desk {
             entries: RwSignal::new(entries),
             settings: RwSignal::new(settings),
             notices: RwSignal::new(notices),
+            link: RwSignal::new(if server.is_some() {
+                Link::Connecting
+            } else {
+                Link::Local
+            }),
             store: StoredValue::new(store),
+            server: StoredValue::new(server.clone()),
+        };
+        if let Some(server) = server {
+            crate::live::connect(desk, server);
         }
+        desk
+    }
+
+    /// The server this desk is connected to, if any.
+    pub fn server(&self) -> Option<HttpStore> {
+        self.server.get_value()
+    }
+
+    /// Adds or replaces reviews from the server, keeping whichever version of
+    /// each has seen more changes (a live event may overtake a page load).
+    pub fn merge(&self, reviews: Vec<Review>) {
+        let changes = |r: &Review| {
+            r.confirm.decisions().len() + r.confirm.events.as_ref().map_or(0, Vec::len)
+        };
+        self.entries.update(|entries| {
+            for review in reviews {
+                match entries
+                    .iter_mut()
+                    .find(|e| e.id() == review.confirm.confirm_id)
+                {
+                    Some(slot) if changes(&slot.review) > changes(&review) => {}
+                    Some(slot) => *slot = Arc::new(Entry::new(review)),
+                    None => entries.push(Arc::new(Entry::new(review))),
+                }
+            }
+            sort(entries);
+        });
     }
 
     /// The entry of a confirm, if present.
@@ -164,17 +265,40 @@ impl Desk {
             .with(|entries| entries.iter().find(|e| e.id().to_string() == id).cloned())
     }
 
-    /// Checks a decision with the domain's `decide`, saves it, then shows it.
-    /// Nothing changes on screen or in storage when either step fails.
-    pub fn decide(&self, id: MplpId, input: &DecisionInput) -> Result<Arc<Entry>, DecisionFailure> {
+    /// Checks a decision with the domain's `decide`, then saves it (in local
+    /// storage, or on the server under `idempotency_key`, so a retry of the same
+    /// attempt is never recorded twice), then shows it. Nothing changes on
+    /// screen or in storage when a step fails. When someone else decided first,
+    /// their decision is shown and the failure says who and what.
+    pub async fn decide(
+        &self,
+        id: MplpId,
+        input: &DecisionInput,
+        idempotency_key: &str,
+    ) -> Result<Arc<Entry>, DecisionFailure> {
         let current = self
             .entries
             .with_untracked(|entries| entries.iter().find(|e| e.id() == id).cloned())
             .ok_or(DecisionFailure::Missing)?;
         let mut ids = browser::new_id;
-        let next = decide(&current.review, input, browser::now(), &mut ids)
+        let mut next = decide(&current.review, input, browser::now(), &mut ids)
             .map_err(DecisionFailure::Refused)?;
-        self.persist(&next).map_err(DecisionFailure::NotSaved)?;
+        match self.server.get_value() {
+            None => self.persist(&next).map_err(DecisionFailure::NotSaved)?,
+            Some(server) => match server.decide(&id.to_string(), input, idempotency_key).await {
+                Ok(stored) => next = stored,
+                Err(HttpError::Refused { code, .. }) if code == "already_decided" => {
+                    let latest = server
+                        .review(&id.to_string())
+                        .await
+                        .map_err(DecisionFailure::Server)?;
+                    let conflict = describe_conflict(&latest);
+                    self.merge(vec![latest]);
+                    return Err(DecisionFailure::Conflict(conflict));
+                }
+                Err(e) => return Err(DecisionFailure::Server(e)),
+            },
+        }
         let entry = Arc::new(Entry::new(next));
         self.entries.update(|entries| {
             if let Some(slot) = entries.iter_mut().find(|e| e.id() == id) {
@@ -184,8 +308,14 @@ impl Desk {
         Ok(entry)
     }
 
-    /// Adds or replaces reviews (import), saving them first.
+    /// Adds or replaces reviews (import), saving them first. Only into local
+    /// storage: on a server, agents create reviews through the API.
     pub fn add(&self, reviews: Vec<Review>) -> Result<usize, StoreError> {
+        if self.server.with_value(Option::is_some) {
+            return Err(StoreError::WriteFailed(
+                "imports go to this browser's storage; on a server, agents submit reviews through the API. Disconnect in Settings to import here".into(),
+            ));
+        }
         for review in &reviews {
             self.persist(review)?;
         }
@@ -233,6 +363,12 @@ impl Desk {
 
     /// A short description of the storage in use.
     pub fn storage_description(&self) -> String {
+        if let Some(server) = self.server.get_value() {
+            return format!(
+                "The Countersign server at {}: decisions are signed with your reviewer key and every reviewer sees them.",
+                server.url()
+            );
+        }
         match self.store.get_value() {
             Some(store) => {
                 let aside = store.set_aside_count();
@@ -282,6 +418,26 @@ fn sort(entries: &mut [Arc<Entry>]) {
             .cmp(&b.review.confirm.requested_at)
             .then(a.id().cmp(&b.id()))
     });
+}
+
+fn describe_conflict(latest: &Review) -> String {
+    let who = latest
+        .confirm
+        .last_decision()
+        .map(|d| {
+            format!(
+                "{} by {} at {}{}",
+                d.status,
+                d.decided_by_role,
+                crate::time::exact(&d.decided_at),
+                d.reason
+                    .as_ref()
+                    .map(|r| format!(": “{r}”"))
+                    .unwrap_or_default()
+            )
+        })
+        .unwrap_or_else(|| latest.confirm.status.to_string());
+    format!("Someone decided first — {who}. Your decision was not recorded; the review now shows theirs.")
 }
 
 fn describe_set_aside(s: &SetAside) -> String {

@@ -8,6 +8,7 @@ mod desk;
 mod download;
 mod exchange;
 mod keyboard;
+mod live;
 mod pages;
 mod router;
 mod settings;

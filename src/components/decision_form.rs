@@ -1,8 +1,11 @@
 //! Approve, reject (with a reason) or cancel: checked by the domain's `decide`
 //! in the browser before anything is saved; errors appear next to their field,
 //! and what the reviewer typed stays on screen until the decision is saved.
+//! On a server, a retry of the same decision reuses its idempotency key.
 
+use crate::browser;
 use crate::desk::{DecisionFailure, Desk};
+use crate::store::HttpError;
 use countersign_domain::{DecideError, DecisionInput, MplpId};
 use leptos::html;
 use leptos::prelude::*;
@@ -17,8 +20,47 @@ pub fn DecisionForm(id: MplpId, problems: usize) -> impl IntoView {
     let reason_error = RwSignal::new(None::<String>);
     let form_error = RwSignal::new(None::<String>);
     let reason_ref = NodeRef::<html::Textarea>::new();
+    let busy = RwSignal::new(false);
+    // The last attempt and its idempotency key: the same decision sent again
+    // (after a network failure) keeps the key, so it is never recorded twice.
+    let attempt = StoredValue::new(None::<(DecisionInput, String)>);
 
+    let focus_reason = move || {
+        if let Some(el) = reason_ref.get_untracked() {
+            let _ = el.focus();
+        }
+    };
+    let show = move |failure: DecisionFailure| match failure {
+        DecisionFailure::Refused(DecideError::EmptyRole) => {
+            role_error.set(Some(DecideError::EmptyRole.to_string()));
+        }
+        DecisionFailure::Refused(DecideError::ReasonRequired) => {
+            reason_error.set(Some(DecideError::ReasonRequired.to_string()));
+            focus_reason();
+        }
+        DecisionFailure::Server(HttpError::Refused {
+            message, details, ..
+        }) => {
+            let mut placed = false;
+            for (path, detail) in details {
+                match path.as_str() {
+                    "/reason" => reason_error.set(Some(detail)),
+                    "/decided_by_role" => role_error.set(Some(detail)),
+                    _ => continue,
+                }
+                placed = true;
+            }
+            if !placed {
+                form_error.set(Some(message));
+            }
+        }
+        DecisionFailure::Conflict(message) => desk.notices.update(|n| n.push(message)),
+        other => form_error.set(Some(other.to_string())),
+    };
     let submit = move |status: &'static str| {
+        if busy.get_untracked() {
+            return;
+        }
         role_error.set(None);
         reason_error.set(None);
         form_error.set(None);
@@ -27,19 +69,20 @@ pub fn DecisionForm(id: MplpId, problems: usize) -> impl IntoView {
             decided_by_role: role.get_untracked(),
             reason: Some(reason.get_untracked()),
         };
-        match desk.decide(id, &input) {
-            Ok(_) => {}
-            Err(DecisionFailure::Refused(DecideError::EmptyRole)) => {
-                role_error.set(Some(DecideError::EmptyRole.to_string()));
+        let key = attempt
+            .get_value()
+            .filter(|(last, _)| *last == input)
+            .map(|(_, key)| key)
+            .unwrap_or_else(|| browser::new_id().to_string());
+        attempt.set_value(Some((input.clone(), key.clone())));
+        busy.set(true);
+        leptos::task::spawn_local(async move {
+            let outcome = desk.decide(id, &input, &key).await;
+            busy.set(false);
+            if let Err(failure) = outcome {
+                show(failure);
             }
-            Err(DecisionFailure::Refused(DecideError::ReasonRequired)) => {
-                reason_error.set(Some(DecideError::ReasonRequired.to_string()));
-                if let Some(el) = reason_ref.get_untracked() {
-                    let _ = el.focus();
-                }
-            }
-            Err(e) => form_error.set(Some(e.to_string())),
-        }
+        });
     };
 
     let blocked = problems > 0;
@@ -87,18 +130,19 @@ pub fn DecisionForm(id: MplpId, problems: usize) -> impl IntoView {
                 </p>
             })}
             <p class="field-error" role="alert">{move || form_error.get()}</p>
+            <p class="subtle" role="status">{move || busy.get().then_some("Saving your decision…")}</p>
             <div class="actions">
                 <button
                     id="approve"
                     type="button"
                     class="button-approve"
-                    disabled=blocked
+                    disabled=move || blocked || busy.get()
                     aria-describedby=blocked.then_some("approval-blocked")
                     aria-keyshortcuts="a"
                     on:click=move |_| submit("approved")
                 >"Approve"</button>
-                <button id="reject" type="button" class="button-reject" aria-keyshortcuts="r" on:click=move |_| submit("rejected")>"Reject"</button>
-                <button id="cancel" type="button" class="button-quiet" on:click=move |_| submit("cancelled")>"Cancel request"</button>
+                <button id="reject" type="button" class="button-reject" aria-keyshortcuts="r" disabled=move || busy.get() on:click=move |_| submit("rejected")>"Reject"</button>
+                <button id="cancel" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| submit("cancelled")>"Cancel request"</button>
             </div>
         </form>
     }

@@ -1,8 +1,16 @@
-//! Settings (`/settings`): reviewer role, theme, storage in use, demo data.
+//! Settings (`/settings`): reviewer role, theme, storage in use (this
+//! browser, or a Countersign server with a reviewer key), demo data.
 
-use crate::desk::Desk;
+use crate::desk::{Desk, Link};
 use crate::settings::{Settings, Theme};
+use crate::store::{Connection, HttpStore};
 use leptos::prelude::*;
+
+fn reload() {
+    if let Some(window) = web_sys::window() {
+        let _ = window.location().reload();
+    }
+}
 
 /// The settings page.
 #[component]
@@ -54,6 +62,44 @@ pub fn SettingsPage() -> impl IntoView {
             }));
         }
     };
+    let connected = desk.server().is_some();
+    let origin = web_sys::window()
+        .and_then(|w| w.location().origin().ok())
+        .unwrap_or_default();
+    let server_url = RwSignal::new(desk.server().map(|s| s.url().to_owned()).unwrap_or(origin));
+    let server_key = RwSignal::new(String::new());
+    let remember = RwSignal::new(false);
+    let connection_message = RwSignal::new(None::<String>);
+    let connect = move || {
+        let connection = Connection {
+            url: server_url.get_untracked().trim().to_owned(),
+            key: server_key.get_untracked().trim().to_owned(),
+        };
+        if connection.url.is_empty() || connection.key.is_empty() {
+            connection_message.set(Some(
+                "Give the server's address and your reviewer key.".into(),
+            ));
+            return;
+        }
+        connection_message.set(Some("Checking the server…".into()));
+        leptos::task::spawn_local(async move {
+            match HttpStore::new(connection.clone()).check().await {
+                Ok(()) => match connection.save(remember.get_untracked()) {
+                    Ok(()) => reload(),
+                    Err(e) => connection_message.set(Some(e)),
+                },
+                Err(e) => connection_message.set(Some(format!("Not connected: {e}"))),
+            }
+        });
+    };
+    let disconnect = move |_| {
+        Connection::forget();
+        reload();
+    };
+    let link_detail = move || match desk.link.get() {
+        Link::Offline(why) => format!("Offline: {why}"),
+        other => other.label().to_owned(),
+    };
     view! {
         <section class="settings" aria-labelledby="settings-title">
             <div class="page-head"><h1 id="settings-title">"Settings"</h1></div>
@@ -76,8 +122,31 @@ pub fn SettingsPage() -> impl IntoView {
             <div class="card">
                 <h2>"Storage"</h2>
                 <p>{desk.storage_description()}</p>
-                <button type="button" class="button-quiet" on:click=reset>"Reset demo data"</button>
+                {connected.then(|| view! { <p>"Connection: " <strong role="status">{link_detail}</strong></p> })}
+                {if connected {
+                    view! { <button type="button" class="button-quiet" on:click=disconnect>"Disconnect: use this browser's storage"</button> }.into_any()
+                } else {
+                    view! { <button type="button" class="button-quiet" on:click=reset>"Reset demo data"</button> }.into_any()
+                }}
             </div>
+            <form class="card" aria-labelledby="server-title" on:submit=move |ev| { ev.prevent_default(); connect(); }>
+                <h2 id="server-title">{if connected { "Change server" } else { "Connect to a Countersign server" }}</h2>
+                <p class="subtle">"Review the requests agents send to a shared server. Your key is kept for this tab only unless you ask to remember it."</p>
+                <div class="field">
+                    <label for="server-url">"Server address"</label>
+                    <input id="server-url" type="url" autocomplete="url" prop:value=move || server_url.get() on:input=move |ev| server_url.set(event_target_value(&ev)) />
+                </div>
+                <div class="field">
+                    <label for="server-key">"Reviewer key"</label>
+                    <input id="server-key" type="password" autocomplete="off" prop:value=move || server_key.get() on:input=move |ev| server_key.set(event_target_value(&ev)) />
+                </div>
+                <div class="field field-inline">
+                    <input id="remember" type="checkbox" prop:checked=move || remember.get() on:change=move |ev| remember.set(event_target_checked(&ev)) />
+                    <label for="remember">"Remember on this device"</label>
+                </div>
+                <div class="actions"><button type="submit" class="button-primary">"Connect"</button></div>
+                <p role="status" class="subtle">{move || connection_message.get()}</p>
+            </form>
             <p role="status" class="subtle">{move || message.get()}</p>
         </section>
     }

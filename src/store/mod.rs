@@ -1,9 +1,12 @@
-//! Where reviews and settings live. Today: the browser's local storage (the
-//! embedded default, no backend needed); the HTTP backend joins behind the same
-//! functions in the backend issue.
+//! Where reviews and settings live: the browser's local storage (the embedded
+//! default, no backend needed) or a Countersign-compatible server over HTTP.
 
+mod connection;
+mod http;
 mod local;
 
+pub use connection::Connection;
+pub use http::{review_of, HttpError, HttpStore};
 pub use local::LocalStore;
 
 /// Why the store could not do what was asked.

@@ -1,0 +1,65 @@
+//! Which Countersign server the app talks to, if any. Kept in session storage
+//! (gone when the tab closes) unless the reviewer asks to remember it on this
+//! device (local storage).
+
+use serde::{Deserialize, Serialize};
+
+const KEY: &str = "countersign.v1.connection";
+
+/// A backend and the reviewer key to use with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Connection {
+    /// Base address, e.g. `https://review.example.com` (no `/api/v1`).
+    pub url: String,
+    /// The reviewer API key.
+    pub key: String,
+}
+
+fn storages() -> [Option<web_sys::Storage>; 2] {
+    let window = web_sys::window();
+    [
+        window
+            .as_ref()
+            .and_then(|w| w.session_storage().ok().flatten()),
+        window
+            .as_ref()
+            .and_then(|w| w.local_storage().ok().flatten()),
+    ]
+}
+
+impl Connection {
+    /// The saved connection (this tab's first, then the remembered one).
+    pub fn load() -> Option<Connection> {
+        storages().into_iter().flatten().find_map(|storage| {
+            let text = storage.get_item(KEY).ok().flatten()?;
+            let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+            Connection::deserialize(&value).ok()
+        })
+    }
+
+    /// Saves it for this tab, or on this device when `remember`.
+    pub fn save(&self, remember: bool) -> Result<(), String> {
+        Connection::forget();
+        let [session, local] = storages();
+        let storage = if remember { local } else { session };
+        let text = serde_json::to_value(self)
+            .map_err(|e| e.to_string())?
+            .to_string();
+        storage
+            .ok_or_else(|| "browser storage is not available here".to_owned())?
+            .set_item(KEY, &text)
+            .map_err(|_| "the browser refused to save the connection".to_owned())
+    }
+
+    /// Forgets it everywhere.
+    pub fn forget() {
+        for storage in storages().into_iter().flatten() {
+            let _ = storage.remove_item(KEY);
+        }
+    }
+
+    /// The address without a trailing slash.
+    pub fn base(&self) -> &str {
+        self.url.trim_end_matches('/')
+    }
+}

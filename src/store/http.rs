@@ -1,0 +1,194 @@
+//! A Countersign-compatible backend over HTTP (the contract:
+//! `crates/server/openapi.json`): reviews are listed page by page, decisions
+//! are posted with an idempotency key, and changes arrive live over
+//! Server-Sent Events.
+
+use super::connection::Connection;
+use countersign_domain::{DecisionInput, Review};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+/// Why a call to the backend failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpError {
+    /// The server could not be reached (down, offline, blocked by CORS).
+    #[error("the server at {0} could not be reached; nothing was sent or changed")]
+    Unreachable(String),
+    /// The server answered with an error.
+    #[error("{message}")]
+    Refused {
+        /// HTTP status.
+        status: u16,
+        /// The stable error code.
+        code: String,
+        /// The server's message.
+        message: String,
+        /// (path, message) pairs.
+        details: Vec<(String, String)>,
+    },
+    /// The answer was not what the contract promises.
+    #[error("the server's answer was not understood: {0}")]
+    Garbled(String),
+}
+
+/// A connected backend.
+#[derive(Debug, Clone)]
+pub struct HttpStore {
+    connection: Connection,
+}
+
+impl HttpStore {
+    /// A store for this connection (nothing is sent yet).
+    pub fn new(connection: Connection) -> Self {
+        HttpStore { connection }
+    }
+
+    /// The server's address.
+    pub fn url(&self) -> &str {
+        self.connection.base()
+    }
+
+    async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        idempotency_key: Option<&str>,
+    ) -> Result<Value, HttpError> {
+        let url = format!("{}/api/v1{path}", self.connection.base());
+        let unreachable = |_| HttpError::Unreachable(self.connection.base().to_owned());
+        let headers = web_sys::Headers::new().map_err(unreachable)?;
+        let bearer = format!("Bearer {}", self.connection.key);
+        headers.set("Authorization", &bearer).map_err(unreachable)?;
+        if let Some(key) = idempotency_key {
+            headers.set("Idempotency-Key", key).map_err(unreachable)?;
+        }
+        let init = web_sys::RequestInit::new();
+        init.set_method(method);
+        if let Some(body) = body {
+            headers
+                .set("Content-Type", "application/json")
+                .map_err(unreachable)?;
+            init.set_body(&JsValue::from_str(&body.to_string()));
+        }
+        init.set_headers(&headers);
+        let request = web_sys::Request::new_with_str_and_init(&url, &init).map_err(unreachable)?;
+        let window = web_sys::window().ok_or_else(|| HttpError::Unreachable("no window".into()))?;
+        let response: web_sys::Response = JsFuture::from(window.fetch_with_request(&request))
+            .await
+            .map_err(unreachable)?
+            .unchecked_into();
+        let text = JsFuture::from(response.text().map_err(unreachable)?)
+            .await
+            .map_err(unreachable)?
+            .as_string()
+            .unwrap_or_default();
+        let status = response.status();
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| HttpError::Garbled(format!("{status} {url}: {e}")))?;
+        if (200..300).contains(&status) {
+            return Ok(value);
+        }
+        let error = &value["error"];
+        Err(HttpError::Refused {
+            status,
+            code: error["code"].as_str().unwrap_or("unknown").to_owned(),
+            message: error["message"]
+                .as_str()
+                .unwrap_or("the server refused")
+                .to_owned(),
+            details: error["details"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|d| {
+                    (
+                        d["path"].as_str().unwrap_or_default().to_owned(),
+                        d["message"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect(),
+        })
+    }
+
+    /// Checks the address and the key with the smallest list request.
+    pub async fn check(&self) -> Result<(), HttpError> {
+        self.call("GET", "/reviews?limit=1", None, None)
+            .await
+            .map(drop)
+    }
+
+    /// Every review, page by page (500 per request).
+    pub async fn list_all(&self) -> Result<Vec<Review>, HttpError> {
+        let mut reviews = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let path = match &cursor {
+                Some(c) => format!("/reviews?status=all&limit=500&cursor={c}"),
+                None => "/reviews?status=all&limit=500".to_owned(),
+            };
+            let page = self.call("GET", &path, None, None).await?;
+            for item in page["items"].as_array().into_iter().flatten() {
+                reviews.push(review_of(item)?);
+            }
+            match page["next_cursor"].as_str() {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => return Ok(reviews),
+            }
+        }
+    }
+
+    /// One review as the server has it now.
+    pub async fn review(&self, id: &str) -> Result<Review, HttpError> {
+        let value = self
+            .call("GET", &format!("/reviews/{id}"), None, None)
+            .await?;
+        review_of(&value["review"])
+    }
+
+    /// Posts a decision; the same `idempotency_key` on a retry never records it twice.
+    pub async fn decide(
+        &self,
+        id: &str,
+        input: &DecisionInput,
+        idempotency_key: &str,
+    ) -> Result<Review, HttpError> {
+        let body = json!({
+            "status": input.status,
+            "decided_by_role": input.decided_by_role,
+            "reason": input.reason.as_deref().map(str::trim).filter(|r| !r.is_empty()),
+        });
+        let body = match body {
+            Value::Object(mut map) => {
+                map.retain(|_, v| !v.is_null());
+                Value::Object(map)
+            }
+            other => other,
+        };
+        let value = self
+            .call(
+                "POST",
+                &format!("/reviews/{id}/decisions"),
+                Some(&body),
+                Some(idempotency_key),
+            )
+            .await?;
+        review_of(&value["review"])
+    }
+
+    /// The live event stream's address (browsers' EventSource cannot send headers).
+    pub fn events_url(&self) -> String {
+        format!(
+            "{}/api/v1/events?access_token={}",
+            self.connection.base(),
+            js_sys::encode_uri_component(&self.connection.key)
+        )
+    }
+}
+
+/// A review from the server, through the one `Value` deserializer.
+pub fn review_of(value: &Value) -> Result<Review, HttpError> {
+    Review::deserialize(value).map_err(|e| HttpError::Garbled(format!("a review: {e}")))
+}
