@@ -34,5 +34,6 @@ CHROMEDRIVER=/usr/bin/chromedriver cargo test -p countersign-app --target wasm32
 step "release wasm build"
 scripts/build-app.sh
 
-step "browser tests (headless chromium)"
+step "browser tests (headless chromium; the server tests drive target/debug/countersign)"
+cargo build -p countersign-server
 npx playwright test

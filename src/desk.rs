@@ -4,7 +4,7 @@
 
 use crate::browser;
 use crate::settings::Settings;
-use crate::store::{Connection, HttpError, HttpStore, LocalStore, SetAside, StoreError};
+use crate::store::{outbox, Connection, HttpError, HttpStore, LocalStore, SetAside, StoreError};
 use countersign_domain::demo;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
@@ -99,6 +99,10 @@ pub enum DecisionFailure {
     /// Someone else decided first; the review now shows their decision.
     #[error("{0}")]
     Conflict(String),
+    /// The server is unreachable: the decision is kept on this device and
+    /// sent when the server is back.
+    #[error("the server cannot be reached: your decision is kept on this device and will be sent when it is back")]
+    Queued,
     /// The review is not on this desk.
     #[error("this review is no longer here")]
     Missing,
@@ -158,6 +162,8 @@ pub struct Desk {
     pub notices: RwSignal<Vec<String>>,
     /// Where reviews live and how fresh they are.
     pub link: RwSignal<Link>,
+    /// Decisions kept on this device until the server has them.
+    pub outbox: RwSignal<Vec<outbox::Queued>>,
     store: StoredValue<Option<LocalStore>>,
     server: StoredValue<Option<HttpStore>>,
 }
@@ -215,7 +221,12 @@ impl Desk {
         sort(&mut entries);
         browser::mark("countersign:loaded");
         let server = connection.map(HttpStore::new);
+        let queued = server
+            .as_ref()
+            .map(|s| outbox::all(s.url()))
+            .unwrap_or_default();
         let desk = Desk {
+            outbox: RwSignal::new(queued),
             entries: RwSignal::new(entries),
             settings: RwSignal::new(settings),
             notices: RwSignal::new(notices),
@@ -295,6 +306,21 @@ impl Desk {
                     let conflict = describe_conflict(&latest);
                     self.merge(vec![latest]);
                     return Err(DecisionFailure::Conflict(conflict));
+                }
+                Err(HttpError::Unreachable(_)) => {
+                    let queued = outbox::Queued {
+                        confirm_id: id.to_string(),
+                        server: server.url().to_owned(),
+                        input: input.clone(),
+                        idempotency_key: idempotency_key.to_owned(),
+                    };
+                    outbox::put(&queued)
+                        .map_err(|e| DecisionFailure::NotSaved(StoreError::WriteFailed(e)))?;
+                    self.outbox.update(|q| {
+                        q.retain(|o| o.confirm_id != queued.confirm_id);
+                        q.push(queued);
+                    });
+                    return Err(DecisionFailure::Queued);
                 }
                 Err(e) => return Err(DecisionFailure::Server(e)),
             },
@@ -418,6 +444,52 @@ fn sort(entries: &mut [Arc<Entry>]) {
             .cmp(&b.review.confirm.requested_at)
             .then(a.id().cmp(&b.id()))
     });
+}
+
+impl Desk {
+    /// Sends the queued decisions, each with its own idempotency key; keeps the
+    /// ones the server still cannot be reached for. Refusals and conflicts are
+    /// reported as notices (the review then shows what the server has).
+    pub async fn deliver_queued(&self) {
+        let Some(server) = self.server.get_value() else {
+            return;
+        };
+        for queued in self.outbox.get_untracked() {
+            let result = server
+                .decide(&queued.confirm_id, &queued.input, &queued.idempotency_key)
+                .await;
+            let notice = match result {
+                Err(HttpError::Unreachable(_)) => return,
+                Ok(review) => {
+                    self.merge(vec![review]);
+                    None
+                }
+                Err(HttpError::Refused { code, .. }) if code == "already_decided" => {
+                    match server.review(&queued.confirm_id).await {
+                        Ok(latest) => {
+                            let text = describe_conflict(&latest);
+                            self.merge(vec![latest]);
+                            Some(format!("Your queued decision was not delivered. {text}"))
+                        }
+                        Err(e) => Some(format!("Your queued decision was not delivered: {e}")),
+                    }
+                }
+                Err(e) => Some(format!("The server refused your queued decision: {e}")),
+            };
+            outbox::remove(&queued.confirm_id);
+            self.outbox
+                .update(|q| q.retain(|o| o.confirm_id != queued.confirm_id));
+            if let Some(text) = notice {
+                self.notices.update(|n| n.push(text));
+            }
+        }
+    }
+
+    /// The queued decision of a review, if any.
+    pub fn queued(&self, id: &str) -> Option<outbox::Queued> {
+        self.outbox
+            .with(|q| q.iter().find(|o| o.confirm_id == id).cloned())
+    }
 }
 
 fn describe_conflict(latest: &Review) -> String {

@@ -21,12 +21,30 @@ thread_local! {
 pub fn connect(desk: Desk, server: HttpStore) {
     follow(desk, &server);
     leptos::task::spawn_local(refresh(desk, server));
+    retry_queued(desk);
+}
+
+/// Tries the queued decisions every 5 seconds while there are any.
+fn retry_queued(desk: Desk) {
+    let tick = Closure::<dyn Fn()>::new(move || {
+        if desk.outbox.with_untracked(|q| !q.is_empty()) {
+            leptos::task::spawn_local(async move { desk.deliver_queued().await });
+        }
+    });
+    if let Some(window) = web_sys::window() {
+        let _ = window.set_interval_with_callback_and_timeout_and_arguments_0(
+            tick.as_ref().unchecked_ref(),
+            5_000,
+        );
+    }
+    tick.forget();
 }
 
 async fn refresh(desk: Desk, server: HttpStore) {
     match server.list_all().await {
         Ok(reviews) => {
             desk.merge(reviews);
+            desk.deliver_queued().await;
             if desk.link.get_untracked() != Link::Polling {
                 let open = STREAM_OPEN.with(std::cell::Cell::get);
                 desk.link

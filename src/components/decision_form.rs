@@ -55,6 +55,8 @@ pub fn DecisionForm(id: MplpId, problems: usize) -> impl IntoView {
             }
         }
         DecisionFailure::Conflict(message) => desk.notices.update(|n| n.push(message)),
+        // The review page shows the queued decision instead of the form.
+        DecisionFailure::Queued => {}
         other => form_error.set(Some(other.to_string())),
     };
     let submit = move |status: &'static str| {

@@ -312,12 +312,20 @@ fn ReviewRow(entry: Arc<Entry>) -> impl IntoView {
     let decisions = confirm.decisions().len();
     let problems = entry.problems();
     let steps = entry.review.plan().map(|p| p.steps.len());
+    let id = entry.id().to_string();
+    let queued = use_context::<crate::desk::Desk>().is_some_and(|desk| {
+        desk.outbox
+            .with_untracked(|q| q.iter().any(|o| o.confirm_id == id))
+    });
     view! {
         <li class="review-row">
             <a class="review-link" href=href>
                 <span class="review-main">
                     <span class="tag">{confirm.target_type.as_str()}</span>
                     <span class="review-title">{entry.title()}</span>
+                    {queued.then(|| view! {
+                        <span class="badge badge-queued" title="Your decision is kept on this device until the server is reachable">"Queued"</span>
+                    })}
                     {(problems > 0).then(|| view! {
                         <span class="badge badge-warning" title="This request fails validation and cannot be approved">
                             {format!("⚠ {problems} problem{}", if problems == 1 { "" } else { "s" })}

@@ -131,7 +131,25 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
 
                 <aside class="review-side-col" aria-label="Decision and details">
                     {if pending {
-                        view! { <DecisionForm id=confirm.confirm_id problems=entry.problems() /> }.into_any()
+                        let desk = expect_context::<crate::desk::Desk>();
+                        let (id, problems) = (confirm.confirm_id, entry.problems());
+                        let key = id.to_string();
+                        view! {
+                            {move || match desk.queued(&key) {
+                                Some(queued) => view! {
+                                    <section class="card queued" role="status">
+                                        <h2>"Queued on this device"</h2>
+                                        <p>
+                                            <strong>{queued.input.status.clone()}</strong>
+                                            {format!(" as {}", queued.input.decided_by_role)}
+                                            {queued.input.reason.clone().filter(|r| !r.trim().is_empty()).map(|r| format!(": “{r}”"))}
+                                        </p>
+                                        <p class="subtle">"The server cannot be reached. This decision is kept in this browser and sent as soon as the server is back (never twice)."</p>
+                                    </section>
+                                }.into_any(),
+                                None => view! { <DecisionForm id problems /> }.into_any(),
+                            }}
+                        }.into_any()
                     } else {
                         let last = confirm.last_decision().cloned();
                         view! {

@@ -4,6 +4,7 @@
 mod connection;
 mod http;
 mod local;
+pub mod outbox;
 
 pub use connection::Connection;
 pub use http::{review_of, HttpError, HttpStore};

@@ -3,8 +3,8 @@
 // and a server that goes down. The server is the debug binary the server tests
 // built (COUNTERSIGN_BIN overrides), serving dist/ itself.
 import { expect, test } from "@playwright/test";
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -15,8 +15,8 @@ const ROTATION = "c0ffee00-0000-4000-8000-000000000001";
 const MIGRATION = "550e8400-e29b-41d4-a716-446655440520";
 
 /** Starts the server; resolves with its URL, keys, and a stop function. */
-async function startServer(dataDir) {
-  const child = spawn(binary, ["serve", "--demo", "--listen", "127.0.0.1:0", "--app-dir", "dist", "--data", dataDir], {
+async function startServer(dataDir, listen = "127.0.0.1:0") {
+  const child = spawn(binary, ["serve", "--demo", "--listen", listen, "--app-dir", "dist", "--data", dataDir], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const lines = createInterface({ input: child.stdout });
@@ -31,6 +31,13 @@ async function startServer(dataDir) {
     });
   });
   return server;
+}
+
+/** Mints a reviewer key that outlives restarts (demo keys are replaced at each start). */
+function mintReviewerKey(dataDir) {
+  const run = spawnSync(binary, ["keys", "--data", dataDir, "add", "--kind", "reviewer", "--role", "reviewer", "--label", "e2e"]);
+  expect(run.status, String(run.stderr)).toBe(0);
+  return String(run.stdout).split("\n")[0];
 }
 
 async function api(server, key, method, path, body, headers = {}) {
@@ -83,18 +90,18 @@ test.afterEach(async ({ page }) => {
   expect(page.errors, "no script errors or panics").toEqual([]);
 });
 
-async function connect(page) {
+async function connect(page, key = server.reviewer) {
   await page.goto(`${server.url}/settings`);
   await expect(page.getByLabel("Server address")).toHaveValue(server.url);
-  await page.getByLabel("Reviewer key").fill(server.reviewer);
-  await page.getByRole("button", { name: "Connect" }).click();
+  await page.getByLabel("Reviewer key").fill(key);
+  await page.getByRole("button", { name: "Connect", exact: true }).click();
   await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
 }
 
 test("a reviewer connects with a key, sees the server's reviews live, and decides", async ({ page }) => {
   await page.goto(`${server.url}/settings`);
   await page.getByLabel("Reviewer key").fill("cs_reviewer_wrong");
-  await page.getByRole("button", { name: "Connect" }).click();
+  await page.getByRole("button", { name: "Connect", exact: true }).click();
   await expect(page.getByText(/Not connected: this API key is unknown or revoked/)).toBeVisible();
   await connect(page);
   await shoot(page, "server-settings");
@@ -152,16 +159,91 @@ test("when another reviewer decided first, the page says who and what, and nothi
   await shoot(page, "server-conflict");
 });
 
-test("a server that goes down is shown, and a decision typed meanwhile is kept on screen", async ({ page }) => {
+test("a server that goes down is shown, and the decision typed meanwhile is kept", async ({ page }) => {
   await connect(page);
   await page.goto(`${server.url}/reviews/${ROTATION}`);
   await expect(page.getByRole("button", { name: "Reject" })).toBeEnabled();
-  await page.route("**/api/v1/**", (route) => route.abort("connectionrefused"));
+  const url = server.url;
   await server.stop();
+  await expect(page.getByRole("banner").getByRole("status")).toHaveText("Reconnecting…");
   await page.getByLabel(/^Reason/).fill("Too broad for one window");
   await page.getByRole("button", { name: "Reject" }).click();
-  await expect(page.getByText(/could not be reached; nothing was sent or changed/)).toBeVisible();
-  await expect(page.getByLabel(/^Reason/)).toHaveValue("Too broad for one window");
-  await expect(page.getByRole("banner").getByRole("status")).not.toHaveText("Live");
+  await expect(page.getByRole("status").filter({ hasText: "Queued on this device" })).toContainText("Too broad for one window");
   await shoot(page, "server-offline");
+  await page.getByRole("link", { name: "Settings" }).click();
+  await page.getByLabel("Server address").fill(url);
+  await page.getByLabel("Reviewer key").fill(server.reviewer);
+  await page.getByRole("button", { name: "Connect", exact: true }).click();
+  await expect(page.getByText(/Not connected: the server at .* could not be reached; nothing was sent or changed/)).toBeVisible();
+});
+
+test("an agent's plan appears live, the reviewer approves it in the browser, and the waiting agent prints approved", async ({ page }) => {
+  await connect(page);
+  await page.goto(`${server.url}/`);
+  await expect(rows(page)).toHaveCount(3);
+  const planFile = join(dataDir, "plan.json");
+  writeFileSync(planFile, JSON.stringify(newPlanReview(8).target.plan));
+  const agent = spawn(binary, ["agent", "--server", server.url, "submit", planFile, "--role", "cleanup-agent", "--wait", "--timeout", "60"], {
+    env: { ...process.env, COUNTERSIGN_KEY: server.agent },
+  });
+  let stdout = "";
+  agent.stdout.on("data", (d) => (stdout += d));
+  const exited = new Promise((resolve) => agent.on("exit", resolve));
+  await expect(rows(page)).toHaveCount(4);
+  await page.getByRole("link", { name: /Delete stale preview environments 8/ }).click();
+  await page.getByLabel(/^Reason/).fill("Idle for weeks; fine to delete.");
+  await page.getByRole("button", { name: "Approve" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "approved by reviewer" })).toBeVisible();
+  expect(await exited).toBe(0);
+  expect(stdout).toContain("APPROVED");
+  expect(stdout).toContain("Idle for weeks; fine to delete.");
+});
+
+test("two reviewers decide the same review at once: one wins, the other sees the conflict", async ({ browser }) => {
+  const pages = [];
+  for (let i = 0; i < 2; i++) {
+    const page = await (await browser.newContext()).newPage();
+    await connect(page);
+    // Neither page hears of the other's decision before deciding.
+    await page.route("**/api/v1/events**", (route) => route.abort());
+    await page.goto(`${server.url}/reviews/${ROTATION}`);
+    await page.getByLabel(/^Reason/).fill(i === 0 ? "First reviewer says no" : "Second reviewer says no");
+    pages.push(page);
+  }
+  await Promise.all(pages.map((page) => page.getByRole("button", { name: "Reject" }).click()));
+  const conflicts = [];
+  for (const page of pages) {
+    const decided = page.getByRole("status").filter({ hasText: /rejected by reviewer/ });
+    await expect(decided).toBeVisible();
+    conflicts.push(await page.getByRole("alert").filter({ hasText: "Someone decided first" }).count());
+  }
+  expect(conflicts.sort()).toEqual([0, 1]);
+  const stored = await api(server, server.reviewer, "GET", `/reviews/${ROTATION}`);
+  expect(stored.body.review.confirm.decisions).toHaveLength(1);
+  await shoot(pages[conflicts.indexOf(1)], "server-two-reviewers");
+  for (const page of pages) await page.context().close();
+});
+
+test("a decision made while the server is down is queued and delivered exactly once after the restart", async ({ page }) => {
+  const key = mintReviewerKey(dataDir);
+  await connect(page, key);
+  await page.goto(`${server.url}/reviews/${ROTATION}`);
+  await expect(page.getByRole("button", { name: "Reject" })).toBeEnabled();
+  const address = server.url.replace("http://", "");
+  await server.stop();
+  await page.getByLabel(/^Reason/).fill("Not during the freeze");
+  await page.getByRole("button", { name: "Reject" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "Queued on this device" })).toContainText("Not during the freeze");
+  const queued = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("countersign.v1.outbox.")));
+  expect(queued).toEqual([`countersign.v1.outbox.${ROTATION}`]);
+  await shoot(page, "server-queued");
+  server = await startServer(dataDir, address);
+  await expect(page.getByRole("status").filter({ hasText: "rejected by reviewer" })).toBeVisible({ timeout: 20000 });
+  const stored = await api(server, key, "GET", `/reviews/${ROTATION}`);
+  expect(stored.body.review.confirm.decisions).toHaveLength(1);
+  expect(stored.body.review.confirm.decisions[0].reason).toBe("Not during the freeze");
+  expect(await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("countersign.v1.outbox.")))).toEqual([]);
+  await page.reload();
+  await expect(page.getByRole("status").filter({ hasText: "rejected by reviewer" })).toBeVisible();
+  expect((await api(server, key, "GET", `/reviews/${ROTATION}`)).body.review.confirm.decisions).toHaveLength(1);
 });
