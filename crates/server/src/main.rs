@@ -1,13 +1,7 @@
 //! `countersign`: the Countersign server and its command-line tools.
 
-mod agent;
-mod api;
-mod db;
-mod keys;
-mod serve;
-mod validate;
-
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
+use countersign_server::{agent, db, keys, serve, validate, Format};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -178,15 +172,6 @@ enum AgentCli {
         #[arg(long, default_value_t = 600)]
         timeout: u64,
     },
-}
-
-/// Output format of `validate`.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum Format {
-    /// Lines for people.
-    Text,
-    /// One JSON object per file, each on its own line.
-    Json,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, String> {

@@ -79,12 +79,9 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
 /// previous demo start and mints new ones (secrets are never stored).
 async fn seed_demo(db: &Db) -> Result<(String, String), String> {
     let reviews = countersign_domain::demo::reviews(chrono::Utc::now())?;
-    for review in &reviews {
-        db.insert_review(review, "demo")
-            .await
-            .map_err(|e| e.to_string())?
-            .ok();
-    }
+    db.insert_reviews(&reviews, "demo")
+        .await
+        .map_err(|e| e.to_string())?;
     db.revoke_keys_labelled("demo")
         .await
         .map_err(|e| e.to_string())?;

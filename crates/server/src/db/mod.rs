@@ -2,6 +2,7 @@
 //! PostgreSQL so several server instances can share one database. Both run the
 //! same SQL through sqlx's `Any` driver; only the migrations differ.
 
+mod commit;
 pub mod keys;
 pub mod reviews;
 
@@ -24,6 +25,7 @@ pub enum Backend {
 pub struct Db {
     pool: AnyPool,
     backend: Backend,
+    writer: commit::Writer,
 }
 
 /// Why the database could not be opened or used.
@@ -75,7 +77,12 @@ impl Db {
             Backend::Sqlite => sqlx::migrate!("migrations/sqlite").run(&pool).await?,
             Backend::Postgres => sqlx::migrate!("migrations/postgres").run(&pool).await?,
         }
-        Ok(Db { pool, backend })
+        let writer = commit::Writer::start(pool.clone());
+        Ok(Db {
+            pool,
+            backend,
+            writer,
+        })
     }
 
     /// Which database this is.
@@ -85,6 +92,10 @@ impl Db {
 
     pub(crate) fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    pub(crate) fn writer(&self) -> &commit::Writer {
+        &self.writer
     }
 }
 

@@ -222,6 +222,40 @@ impl Db {
         Ok(Ok(seq))
     }
 
+    /// Stores many reviews in one transaction (seeding: the demo data, a
+    /// benchmark's 100,000 reviews); ids already present are left as they are.
+    /// Returns how many were new.
+    pub async fn insert_reviews(&self, reviews: &[Review], created_by: &str) -> Result<u64, DbError> {
+        let now = stored_time(chrono::Utc::now());
+        let mut tx = self.pool().begin().await?;
+        let mut added = 0;
+        for review in reviews {
+            let row = Columns::of(review);
+            let inserted = sqlx::query(
+                "INSERT INTO reviews (id, status, target_type, requester, requested_at, search, doc, version, created_by, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9) ON CONFLICT (id) DO NOTHING",
+            )
+            .bind(&row.id)
+            .bind(&row.status)
+            .bind(&row.target_type)
+            .bind(&row.requester)
+            .bind(&row.requested_at)
+            .bind(&row.search)
+            .bind(&row.doc)
+            .bind(created_by)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if inserted == 1 {
+                record_change(&mut tx, &row, ChangeKind::Created, &now).await?;
+                added += 1;
+            }
+        }
+        tx.commit().await?;
+        Ok(added)
+    }
+
     /// One review by confirm_id.
     pub async fn review(&self, id: &str) -> Result<Option<Stored>, DbError> {
         let row = sqlx::query("SELECT doc, version, created_by FROM reviews WHERE id = $1")
@@ -331,8 +365,10 @@ impl Db {
     }
 
     /// Replaces a review read at `version` with its next state, records the
-    /// change and, for a decision, the first result under its idempotency key;
-    /// all in one transaction. Returns the change's feed position.
+    /// change and, for a decision, the first result under its idempotency key:
+    /// all or nothing, committed durably before this returns. Concurrent calls
+    /// share one transaction and one sync (group commit, see [`super::commit`]).
+    /// Returns the change's feed position.
     pub async fn replace_review(
         &self,
         version: i64,
@@ -340,47 +376,13 @@ impl Db {
         kind: ChangeKind,
         idempotency: Option<(&str, &str, &IdempotentResult)>,
     ) -> Result<i64, ChangeError> {
-        let row = Columns::of(next);
-        let now = stored_time(chrono::Utc::now());
-        let mut tx = self.pool().begin().await?;
-        let updated = sqlx::query(
-            "UPDATE reviews SET status = $1, target_type = $2, search = $3, doc = $4, version = version + 1, updated_at = $5
-             WHERE id = $6 AND version = $7",
-        )
-        .bind(&row.status)
-        .bind(&row.target_type)
-        .bind(&row.search)
-        .bind(&row.doc)
-        .bind(&now)
-        .bind(&row.id)
-        .bind(version)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if updated == 0 {
-            return Err(ChangeError::Stale);
-        }
-        if let Some((key_id, idem_key, result)) = idempotency {
-            let stored = sqlx::query(
-                "INSERT INTO decision_requests (key_id, idem_key, review_id, request, response, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key_id, idem_key) DO NOTHING",
-            )
-            .bind(key_id)
-            .bind(idem_key)
-            .bind(&row.id)
-            .bind(&result.request)
-            .bind(&result.response)
-            .bind(&now)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if stored == 0 {
-                return Err(ChangeError::DuplicateRequest);
-            }
-        }
-        let seq = record_change(&mut tx, &row, kind, &now).await?;
-        tx.commit().await?;
-        Ok(seq)
+        let change = Replacement {
+            version,
+            row: Columns::of(next),
+            kind,
+            idempotency: idempotency.map(|(key, idem, result)| (key.to_owned(), idem.to_owned(), result.clone())),
+        };
+        self.writer().submit(change).await
     }
 
     /// The first result stored under an idempotency key, if any.
@@ -453,4 +455,67 @@ async fn record_change(
     .fetch_one(&mut **tx)
     .await?;
     inserted.try_get::<i64, _>(0)
+}
+
+/// One review change waiting for the group commit.
+pub struct Replacement {
+    version: i64,
+    row: Columns,
+    kind: ChangeKind,
+    idempotency: Option<(String, String, IdempotentResult)>,
+}
+
+impl Replacement {
+    /// Applies the change inside the batch's transaction. A stale version or a
+    /// reused idempotency key leaves nothing behind; a database error fails the batch.
+    pub async fn apply(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        now: &str,
+    ) -> Result<Result<i64, ChangeError>, sqlx::Error> {
+        let row = &self.row;
+        if let Some((key_id, idem_key, result)) = &self.idempotency {
+            let stored = sqlx::query(
+                "INSERT INTO decision_requests (key_id, idem_key, review_id, request, response, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key_id, idem_key) DO NOTHING",
+            )
+            .bind(key_id)
+            .bind(idem_key)
+            .bind(&row.id)
+            .bind(&result.request)
+            .bind(&result.response)
+            .bind(now)
+            .execute(&mut **tx)
+            .await?
+            .rows_affected();
+            if stored == 0 {
+                return Ok(Err(ChangeError::DuplicateRequest));
+            }
+        }
+        let updated = sqlx::query(
+            "UPDATE reviews SET status = $1, target_type = $2, search = $3, doc = $4, version = version + 1, updated_at = $5
+             WHERE id = $6 AND version = $7",
+        )
+        .bind(&row.status)
+        .bind(&row.target_type)
+        .bind(&row.search)
+        .bind(&row.doc)
+        .bind(now)
+        .bind(&row.id)
+        .bind(self.version)
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        if updated == 0 {
+            if let Some((key_id, idem_key, _)) = &self.idempotency {
+                sqlx::query("DELETE FROM decision_requests WHERE key_id = $1 AND idem_key = $2")
+                    .bind(key_id)
+                    .bind(idem_key)
+                    .execute(&mut **tx)
+                    .await?;
+            }
+            return Ok(Err(ChangeError::Stale));
+        }
+        record_change(tx, row, self.kind, now).await.map(Ok)
+    }
 }

@@ -1,0 +1,218 @@
+//! Load benchmark of `countersign serve` on SQLite (the backend issue's budgets):
+//! durable decisions per second (closed loop), latency at a fixed 500 requests
+//! per second (open loop, measured from each request's scheduled time so a
+//! slow server cannot hide its queueing), and the first page of a list over
+//! 100,000 reviews. The server runs in this process on 127.0.0.1 over a fresh
+//! SQLite file; the clients are blocking HTTP clients on their own threads.
+//!
+//! `cargo run --release -p countersign-server --example load [-- --quick]`
+
+use countersign_domain::Review;
+use countersign_server::db::keys::KeyKind;
+use countersign_server::db::Db;
+use countersign_server::serve::{run, ServeOptions};
+use serde_json::json;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn review(n: usize) -> Review {
+    let id = |prefix: u32, k: usize| format!("{prefix:08x}-0000-4000-8000-{k:012x}");
+    let plan = id(0xbbbb0000, n);
+    let value = json!({
+        "confirm": {
+            "meta": {"protocol_version": "1.0.0", "schema_version": "1.0.0"},
+            "confirm_id": id(0xaaaa0000, n), "target_type": "plan", "target_id": plan, "status": "pending",
+            "requested_by_role": format!("agent-{}", n % 7),
+            "requested_at": format!("2026-11-{:02}T{:02}:{:02}:{:02}Z", 1 + n % 28, n / 3600 % 24, n / 60 % 60, n % 60),
+            "reason": format!("Request {n}: change production settings"),
+        },
+        "target": {"plan": {
+            "meta": {"protocol_version": "1.0.0", "schema_version": "1.0.0"},
+            "plan_id": plan, "context_id": id(0xcccc0000, 1), "title": format!("Plan {n}"), "objective": "Keep data safe",
+            "status": "proposed",
+            "steps": (0..3).map(|s| json!({"step_id": id(0xdddd0000 + s, n), "description": format!("step {s}"), "status": "pending",
+                "dependencies": if s == 0 { vec![] } else { vec![id(0xdddd0000 + s - 1, n)] }})).collect::<Vec<_>>(),
+        }},
+    });
+    serde_json::from_value(value).expect("benchmark review")
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index].as_secs_f64() * 1000.0
+}
+
+fn summary(label: &str, mut latencies: Vec<Duration>, elapsed: Duration, failures: usize) {
+    latencies.sort();
+    println!(
+        "{label}: {} ok, {failures} failed in {:.1} s = {:.0}/s; latency p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        latencies.len(),
+        elapsed.as_secs_f64(),
+        latencies.len() as f64 / elapsed.as_secs_f64(),
+        percentile(&latencies, 0.50),
+        percentile(&latencies, 0.99),
+        percentile(&latencies, 1.0),
+    );
+}
+
+fn client() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into()
+}
+
+fn decide(agent: &ureq::Agent, base: &str, key: &str, n: usize) -> bool {
+    let id = format!("aaaa0000-0000-4000-8000-{n:012x}");
+    agent
+        .post(&format!("{base}/api/v1/reviews/{id}/decisions"))
+        .header("Authorization", &format!("Bearer {key}"))
+        .header("Idempotency-Key", &format!("bench-{n}"))
+        .send_json(json!({"status": "approved", "decided_by_role": "reviewer", "reason": "benchmark"}))
+        .map(|r| r.status().as_u16() == 200)
+        .unwrap_or(false)
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let (seconds, list_size) = if quick { (1, 2_000) } else { (5, 100_000) };
+    let data = std::env::temp_dir().join(format!("countersign-load-{}", std::process::id()));
+    std::fs::create_dir_all(&data).unwrap();
+    let url = format!("sqlite://{}", data.join("countersign.db").display());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // Enough pending reviews for every decision the runs below can make.
+    let pending = if quick { 5_000 } else { 40_000 };
+    let key = runtime.block_on(async {
+        let db = Db::open(&url).await.unwrap();
+        for chunk in (0..pending).collect::<Vec<_>>().chunks(10_000) {
+            let reviews: Vec<Review> = chunk.iter().map(|&n| review(n)).collect();
+            db.insert_reviews(&reviews, "bench").await.unwrap();
+        }
+        db.add_key(KeyKind::Reviewer, &["reviewer".into()], "bench").await.unwrap().secret
+    });
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let options = ServeOptions {
+        listen: format!("127.0.0.1:{port}").parse().unwrap(),
+        database: url.clone(),
+        app_dir: None,
+        cors_origins: Vec::new(),
+        max_body: 2 << 20,
+        demo: false,
+    };
+    std::thread::spawn(move || {
+        tokio::runtime::Runtime::new().unwrap().block_on(run(options)).unwrap();
+    });
+    let base = format!("http://127.0.0.1:{port}");
+    for _ in 0..100 {
+        if client().get(&format!("{base}/api/v1/health")).call().is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    println!("countersign load benchmark: SQLite file {}, {} cores", data.display(), std::thread::available_parallelism().map_or(0, |n| n.get()));
+    let next = Arc::new(AtomicUsize::new(0));
+
+    // 1. Closed loop: 16 clients decide as fast as the server acknowledges.
+    let until = Instant::now() + Duration::from_secs(seconds);
+    let started = Instant::now();
+    let results = Arc::new(Mutex::new((Vec::new(), 0usize)));
+    let workers: Vec<_> = (0..16)
+        .map(|_| {
+            let (next, results, base, key) = (next.clone(), results.clone(), base.clone(), key.clone());
+            std::thread::spawn(move || {
+                let agent = client();
+                let (mut mine, mut failed) = (Vec::new(), 0);
+                while Instant::now() < until {
+                    let n = next.fetch_add(1, Ordering::Relaxed);
+                    let sent = Instant::now();
+                    if decide(&agent, &base, &key, n) {
+                        mine.push(sent.elapsed());
+                    } else {
+                        failed += 1;
+                    }
+                }
+                let mut all = results.lock().unwrap();
+                all.0.extend(mine);
+                all.1 += failed;
+            })
+        })
+        .collect();
+    workers.into_iter().for_each(|w| w.join().unwrap());
+    let (latencies, failures) = std::mem::take(&mut *results.lock().unwrap());
+    summary("decisions, 16 clients, closed loop", latencies, started.elapsed(), failures);
+
+    // 2. Open loop: one request every 2 ms (500/s), latency from the scheduled time.
+    let rate = 500.0;
+    let total = (rate * seconds as f64) as usize;
+    let scheduled = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now() + Duration::from_millis(100);
+    let workers: Vec<_> = (0..32)
+        .map(|_| {
+            let (next, scheduled, results, base, key) = (next.clone(), scheduled.clone(), results.clone(), base.clone(), key.clone());
+            std::thread::spawn(move || {
+                let agent = client();
+                let (mut mine, mut failed) = (Vec::new(), 0);
+                loop {
+                    let i = scheduled.fetch_add(1, Ordering::Relaxed);
+                    if i >= total {
+                        break;
+                    }
+                    let at = start + Duration::from_secs_f64(i as f64 / rate);
+                    if let Some(wait) = at.checked_duration_since(Instant::now()) {
+                        std::thread::sleep(wait);
+                    }
+                    let n = next.fetch_add(1, Ordering::Relaxed);
+                    if decide(&agent, &base, &key, n) {
+                        mine.push(at.elapsed());
+                    } else {
+                        failed += 1;
+                    }
+                }
+                let mut all = results.lock().unwrap();
+                all.0.extend(mine);
+                all.1 += failed;
+            })
+        })
+        .collect();
+    workers.into_iter().for_each(|w| w.join().unwrap());
+    let (latencies, failures) = std::mem::take(&mut *results.lock().unwrap());
+    summary("decisions at 500/s, open loop", latencies, start.elapsed(), failures);
+
+    // 3. Listing the first page (50, the app's page) and a filtered page over many reviews.
+    runtime.block_on(async {
+        let db = Db::open(&url).await.unwrap();
+        let mut n = pending;
+        while n < list_size {
+            let reviews: Vec<Review> = (n..(n + 10_000).min(list_size)).map(review).collect();
+            db.insert_reviews(&reviews, "bench").await.unwrap();
+            n += 10_000;
+        }
+    });
+    let agent = client();
+    for (label, query) in [
+        ("first page", "/reviews?limit=50"),
+        ("pending, requester filter", "/reviews?status=pending&requester=agent-3&limit=50"),
+        ("text search", "/reviews?q=request%20777&limit=50"),
+    ] {
+        let mut latencies = Vec::new();
+        let started = Instant::now();
+        for _ in 0..200 {
+            let sent = Instant::now();
+            let ok = agent
+                .get(&format!("{base}/api/v1{query}"))
+                .header("Authorization", &format!("Bearer {key}"))
+                .call()
+                .map(|r| r.status().as_u16() == 200)
+                .unwrap_or(false);
+            assert!(ok, "{query} failed");
+            latencies.push(sent.elapsed());
+        }
+        summary(&format!("list over {list_size} reviews, {label}"), latencies, started.elapsed(), 0);
+    }
+    let _ = std::fs::remove_dir_all(&data);
+}

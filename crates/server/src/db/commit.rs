@@ -1,0 +1,75 @@
+//! Group commit: one writer task per server applies every review change that
+//! is waiting in one transaction, so many concurrent decisions share one
+//! durable sync instead of one each. Each caller is answered only after the
+//! transaction holding its change has committed.
+
+use super::reviews::{ChangeError, Replacement};
+use super::{stored_time, DbError};
+use sqlx::AnyPool;
+use tokio::sync::{mpsc, oneshot};
+
+/// Most changes in one transaction.
+const MAX_BATCH: usize = 256;
+
+type Job = (Replacement, oneshot::Sender<Result<i64, ChangeError>>);
+
+/// The handle that queues changes for the writer task.
+#[derive(Clone)]
+pub struct Writer {
+    queue: mpsc::Sender<Job>,
+}
+
+impl Writer {
+    /// Starts the writer task on the current runtime.
+    pub fn start(pool: AnyPool) -> Writer {
+        let (queue, jobs) = mpsc::channel(4 * MAX_BATCH);
+        tokio::spawn(run(pool, jobs));
+        Writer { queue }
+    }
+
+    /// Queues a change and waits until it is committed (or refused).
+    pub async fn submit(&self, change: Replacement) -> Result<i64, ChangeError> {
+        let (reply, answer) = oneshot::channel();
+        let stopped = || ChangeError::Db(DbError::Damaged("the database writer stopped".into()));
+        self.queue.send((change, reply)).await.map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+}
+
+async fn run(pool: AnyPool, mut jobs: mpsc::Receiver<Job>) {
+    while let Some(first) = jobs.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        match commit(&pool, &batch).await {
+            Ok(results) => {
+                for ((_, reply), result) in batch.into_iter().zip(results) {
+                    let _ = reply.send(result);
+                }
+            }
+            Err(e) => {
+                let message = e.to_string();
+                for (_, reply) in batch {
+                    let _ = reply.send(Err(ChangeError::Db(DbError::Damaged(format!(
+                        "the write failed and nothing was stored: {message}"
+                    )))));
+                }
+            }
+        }
+    }
+}
+
+async fn commit(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Result<i64, ChangeError>>, sqlx::Error> {
+    let now = stored_time(chrono::Utc::now());
+    let mut tx = pool.begin().await?;
+    let mut results = Vec::with_capacity(batch.len());
+    for (change, _) in batch {
+        results.push(change.apply(&mut tx, &now).await?);
+    }
+    tx.commit().await?;
+    Ok(results)
+}

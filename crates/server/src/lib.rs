@@ -1,0 +1,23 @@
+//! The Countersign server as a library: the `countersign` command is built on
+//! it, and so are the benchmarks.
+//!
+//! - [`api`]: the HTTP API under `/api/v1` (contract: `openapi.json`).
+//! - [`db`]: SQLite or PostgreSQL storage.
+//! - [`serve`]: the server with the built app, CORS and the demo data.
+//! - [`keys`], [`agent`], [`validate`]: the other commands.
+
+pub mod agent;
+pub mod api;
+pub mod db;
+pub mod keys;
+pub mod serve;
+pub mod validate;
+
+/// Output format of `validate`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    /// Lines for people.
+    Text,
+    /// One JSON object per file, each on its own line.
+    Json,
+}
