@@ -73,7 +73,9 @@ fn decide(agent: &ureq::Agent, base: &str, key: &str, n: usize) -> bool {
         .post(&format!("{base}/api/v1/reviews/{id}/decisions"))
         .header("Authorization", &format!("Bearer {key}"))
         .header("Idempotency-Key", &format!("bench-{n}"))
-        .send_json(json!({"status": "approved", "decided_by_role": "reviewer", "reason": "benchmark"}))
+        .send_json(
+            json!({"status": "approved", "decided_by_role": "reviewer", "reason": "benchmark"}),
+        )
         .map(|r| r.status().as_u16() == 200)
         .unwrap_or(false)
 }
@@ -93,9 +95,16 @@ fn main() {
             let reviews: Vec<Review> = chunk.iter().map(|&n| review(n)).collect();
             db.insert_reviews(&reviews, "bench").await.unwrap();
         }
-        db.add_key(KeyKind::Reviewer, &["reviewer".into()], "bench").await.unwrap().secret
+        db.add_key(KeyKind::Reviewer, &["reviewer".into()], "bench")
+            .await
+            .unwrap()
+            .secret
     });
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let options = ServeOptions {
         listen: format!("127.0.0.1:{port}").parse().unwrap(),
         database: url.clone(),
@@ -105,46 +114,67 @@ fn main() {
         demo: false,
     };
     std::thread::spawn(move || {
-        tokio::runtime::Runtime::new().unwrap().block_on(run(options)).unwrap();
+        tokio::runtime::Runtime::new()
+            .unwrap()
+            .block_on(run(options))
+            .unwrap();
     });
     let base = format!("http://127.0.0.1:{port}");
     for _ in 0..100 {
-        if client().get(&format!("{base}/api/v1/health")).call().is_ok() {
+        if client()
+            .get(&format!("{base}/api/v1/health"))
+            .call()
+            .is_ok()
+        {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    println!("countersign load benchmark: SQLite file {}, {} cores", data.display(), std::thread::available_parallelism().map_or(0, |n| n.get()));
+    println!(
+        "countersign load benchmark: SQLite file {}, {} cores",
+        data.display(),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
     let next = Arc::new(AtomicUsize::new(0));
 
-    // 1. Closed loop: 16 clients decide as fast as the server acknowledges.
-    let until = Instant::now() + Duration::from_secs(seconds);
-    let started = Instant::now();
+    // 1. Closed loop: N clients decide as fast as the server acknowledges
+    //    (group commit: more concurrent decisions share each sync).
     let results = Arc::new(Mutex::new((Vec::new(), 0usize)));
-    let workers: Vec<_> = (0..16)
-        .map(|_| {
-            let (next, results, base, key) = (next.clone(), results.clone(), base.clone(), key.clone());
-            std::thread::spawn(move || {
-                let agent = client();
-                let (mut mine, mut failed) = (Vec::new(), 0);
-                while Instant::now() < until {
-                    let n = next.fetch_add(1, Ordering::Relaxed);
-                    let sent = Instant::now();
-                    if decide(&agent, &base, &key, n) {
-                        mine.push(sent.elapsed());
-                    } else {
-                        failed += 1;
+    for clients in [16, 64] {
+        let until = Instant::now() + Duration::from_secs(seconds);
+        let started = Instant::now();
+        let results = Arc::new(Mutex::new((Vec::new(), 0usize)));
+        let workers: Vec<_> = (0..clients)
+            .map(|_| {
+                let (next, results, base, key) =
+                    (next.clone(), results.clone(), base.clone(), key.clone());
+                std::thread::spawn(move || {
+                    let agent = client();
+                    let (mut mine, mut failed) = (Vec::new(), 0);
+                    while Instant::now() < until {
+                        let n = next.fetch_add(1, Ordering::Relaxed);
+                        let sent = Instant::now();
+                        if decide(&agent, &base, &key, n) {
+                            mine.push(sent.elapsed());
+                        } else {
+                            failed += 1;
+                        }
                     }
-                }
-                let mut all = results.lock().unwrap();
-                all.0.extend(mine);
-                all.1 += failed;
+                    let mut all = results.lock().unwrap();
+                    all.0.extend(mine);
+                    all.1 += failed;
+                })
             })
-        })
-        .collect();
-    workers.into_iter().for_each(|w| w.join().unwrap());
-    let (latencies, failures) = std::mem::take(&mut *results.lock().unwrap());
-    summary("decisions, 16 clients, closed loop", latencies, started.elapsed(), failures);
+            .collect();
+        workers.into_iter().for_each(|w| w.join().unwrap());
+        let (latencies, failures) = std::mem::take(&mut *results.lock().unwrap());
+        summary(
+            &format!("decisions, {clients} clients, closed loop"),
+            latencies,
+            started.elapsed(),
+            failures,
+        );
+    }
 
     // 2. Open loop: one request every 2 ms (500/s), latency from the scheduled time.
     let rate = 500.0;
@@ -153,7 +183,13 @@ fn main() {
     let start = Instant::now() + Duration::from_millis(100);
     let workers: Vec<_> = (0..32)
         .map(|_| {
-            let (next, scheduled, results, base, key) = (next.clone(), scheduled.clone(), results.clone(), base.clone(), key.clone());
+            let (next, scheduled, results, base, key) = (
+                next.clone(),
+                scheduled.clone(),
+                results.clone(),
+                base.clone(),
+                key.clone(),
+            );
             std::thread::spawn(move || {
                 let agent = client();
                 let (mut mine, mut failed) = (Vec::new(), 0);
@@ -181,7 +217,12 @@ fn main() {
         .collect();
     workers.into_iter().for_each(|w| w.join().unwrap());
     let (latencies, failures) = std::mem::take(&mut *results.lock().unwrap());
-    summary("decisions at 500/s, open loop", latencies, start.elapsed(), failures);
+    summary(
+        "decisions at 500/s, open loop",
+        latencies,
+        start.elapsed(),
+        failures,
+    );
 
     // 3. Listing the first page (50, the app's page) and a filtered page over many reviews.
     runtime.block_on(async {
@@ -196,7 +237,10 @@ fn main() {
     let agent = client();
     for (label, query) in [
         ("first page", "/reviews?limit=50"),
-        ("pending, requester filter", "/reviews?status=pending&requester=agent-3&limit=50"),
+        (
+            "pending, requester filter",
+            "/reviews?status=pending&requester=agent-3&limit=50",
+        ),
         ("text search", "/reviews?q=request%20777&limit=50"),
     ] {
         let mut latencies = Vec::new();
@@ -212,7 +256,12 @@ fn main() {
             assert!(ok, "{query} failed");
             latencies.push(sent.elapsed());
         }
-        summary(&format!("list over {list_size} reviews, {label}"), latencies, started.elapsed(), 0);
+        summary(
+            &format!("list over {list_size} reviews, {label}"),
+            latencies,
+            started.elapsed(),
+            0,
+        );
     }
     let _ = std::fs::remove_dir_all(&data);
 }

@@ -13,7 +13,8 @@ use crate::db::reviews::{
     known_target_type, ChangeError, ChangeKind, Cursor, Filter, IdempotentResult, Stored,
 };
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::review::Resubmission;
@@ -289,15 +290,15 @@ pub async fn post_decision(
     Path(id): Path<String>,
     headers: HeaderMap,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<Response, ApiError> {
     caller.require(KeyKind::Reviewer)?;
     let idem_key = idempotency_key(&headers)?;
     let input = input::decision(&body)?;
     let request = json!({"confirm_id": id, "decision": input}).to_string();
-    if let Some(first) = state.db.idempotent_result(&caller.0.id, &idem_key).await? {
-        return replay(first, &request);
-    }
     caller.may_sign_as(&input.decided_by_role)?;
+    // A retry needs no lookup up front: either the review is no longer pending
+    // (then the stored first result is returned below) or the commit finds the
+    // key taken and nothing is written.
     // Compare-and-swap: when another decision lands between read and write, read again.
     for _ in 0..5 {
         let stored = state
@@ -305,12 +306,21 @@ pub async fn post_decision(
             .review(&id)
             .await?
             .ok_or_else(|| ApiError::not_found(&format!("review {id}")))?;
-        let next =
-            decide(&stored.review, &input, chrono::Utc::now(), &mut new_id).map_err(refusal)?;
-        let response = json!({"review": next, "outcome": Outcome::of(&next)});
+        let next = match decide(&stored.review, &input, chrono::Utc::now(), &mut new_id) {
+            Ok(next) => next,
+            Err(refused @ DecideError::NotPending { .. }) => {
+                return match state.db.idempotent_result(&caller.0.id, &idem_key).await? {
+                    Some(first) => replay(first, &request),
+                    None => Err(refusal(refused)),
+                };
+            }
+            Err(refused) => return Err(refusal(refused)),
+        };
+        // Serialized once: stored as the first result and sent as it is.
+        let response = json!({"review": next, "outcome": Outcome::of(&next)}).to_string();
         let first = IdempotentResult {
             request: request.clone(),
-            response: response.to_string(),
+            response: response.clone(),
         };
         match state
             .db
@@ -324,7 +334,7 @@ pub async fn post_decision(
         {
             Ok(seq) => {
                 state.announce(seq);
-                return Ok((StatusCode::OK, Json(response)));
+                return Ok(json_text(response));
             }
             Err(ChangeError::Stale) => continue,
             Err(ChangeError::DuplicateRequest) => {
@@ -360,7 +370,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {
 }
 
 /// The first result under an idempotency key, unless the key was reused for another request.
-fn replay(first: IdempotentResult, request: &str) -> Result<(StatusCode, Json<Value>), ApiError> {
+fn replay(first: IdempotentResult, request: &str) -> Result<Response, ApiError> {
     if first.request != request {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -368,8 +378,12 @@ fn replay(first: IdempotentResult, request: &str) -> Result<(StatusCode, Json<Va
             "this Idempotency-Key was already used for a different decision; use a new key",
         ));
     }
-    let response = serde_json::from_str(&first.response).map_err(ApiError::internal)?;
-    Ok((StatusCode::OK, Json(response)))
+    Ok(json_text(first.response))
+}
+
+/// A 200 response whose JSON body is already serialized.
+fn json_text(body: String) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 /// How a refused decision is reported: the field at fault, or the decision that stands.

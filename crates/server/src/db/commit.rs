@@ -31,7 +31,10 @@ impl Writer {
     pub async fn submit(&self, change: Replacement) -> Result<i64, ChangeError> {
         let (reply, answer) = oneshot::channel();
         let stopped = || ChangeError::Db(DbError::Damaged("the database writer stopped".into()));
-        self.queue.send((change, reply)).await.map_err(|_| stopped())?;
+        self.queue
+            .send((change, reply))
+            .await
+            .map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())?
     }
 }
@@ -63,7 +66,10 @@ async fn run(pool: AnyPool, mut jobs: mpsc::Receiver<Job>) {
     }
 }
 
-async fn commit(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Result<i64, ChangeError>>, sqlx::Error> {
+async fn commit(
+    pool: &AnyPool,
+    batch: &[Job],
+) -> Result<Vec<Result<i64, ChangeError>>, sqlx::Error> {
     let now = stored_time(chrono::Utc::now());
     let mut tx = pool.begin().await?;
     let mut results = Vec::with_capacity(batch.len());
