@@ -359,10 +359,9 @@ impl Db {
 
     /// How many reviews there are in each status (kept by triggers, O(statuses)).
     pub async fn status_counts(&self) -> Result<Vec<(String, i64)>, DbError> {
-        let rows =
-            sqlx::query("SELECT status, n FROM review_counts WHERE n > 0 ORDER BY status")
-                .fetch_all(self.pool())
-                .await?;
+        let rows = sqlx::query("SELECT status, n FROM review_counts WHERE n > 0 ORDER BY status")
+            .fetch_all(self.pool())
+            .await?;
         rows.iter()
             .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
             .collect()
