@@ -51,6 +51,11 @@ impl Entry {
         *self.problems.get_or_init(|| self.review.validate().len())
     }
 
+    /// The problem count if it was already computed.
+    pub fn checked_problems(&self) -> Option<usize> {
+        self.problems.get().copied()
+    }
+
     /// What is asked, in a few words.
     pub fn title(&self) -> String {
         match (self.review.plan(), self.review.confirm.target_type) {

@@ -310,7 +310,16 @@ fn ReviewRow(entry: Arc<Entry>) -> impl IntoView {
     let now = crate::browser::now();
     let href = format!("/reviews/{}", entry.id());
     let decisions = confirm.decisions().len();
-    let problems = entry.problems();
+    // Validation waits until the row is on screen (a timer per row), so a
+    // page of rows appears at once and its warnings a moment later.
+    let problems = RwSignal::new(entry.checked_problems());
+    if problems.get_untracked().is_none() {
+        let entry = entry.clone();
+        set_timeout(
+            move || problems.set(Some(entry.problems())),
+            std::time::Duration::ZERO,
+        );
+    }
     let steps = entry.review.plan().map(|p| p.steps.len());
     let id = entry.id().to_string();
     let queued = use_context::<crate::desk::Desk>().is_some_and(|desk| {
@@ -326,9 +335,9 @@ fn ReviewRow(entry: Arc<Entry>) -> impl IntoView {
                     {queued.then(|| view! {
                         <span class="badge badge-queued" title="Your decision is kept on this device until the server is reachable">"Queued"</span>
                     })}
-                    {(problems > 0).then(|| view! {
+                    {move || problems.get().filter(|n| *n > 0).map(|n| view! {
                         <span class="badge badge-warning" title="This request fails validation and cannot be approved">
-                            {format!("⚠ {problems} problem{}", if problems == 1 { "" } else { "s" })}
+                            {format!("⚠ {n} problem{}", if n == 1 { "" } else { "s" })}
                         </span>
                     })}
                 </span>
