@@ -70,6 +70,7 @@ pub fn DecisionForm(id: MplpId, problems: usize) -> impl IntoView {
             status: status.to_owned(),
             decided_by_role: role.get_untracked(),
             reason: Some(reason.get_untracked()),
+            tool_call: None,
         };
         let key = attempt
             .get_value()

@@ -58,6 +58,16 @@ pub enum IssueCode {
     TraceMismatch,
     /// A review whose target object is absent or of another kind than the confirm says.
     MissingTarget,
+    /// Text that is not JSON.
+    InvalidJson,
+    /// A number that JSON readers disagree on (outside ±(2^53 - 1) as an integer).
+    UnsafeNumber,
+    /// A tool call given in a form other than its RFC 8785 canonical text.
+    NotCanonical,
+    /// A hash that is not the SHA-256 of what it claims to hash.
+    HashMismatch,
+    /// A time window that ends before it starts.
+    EndsBeforeStart,
 }
 
 impl IssueCode {
@@ -89,6 +99,11 @@ impl IssueCode {
             PlanMismatch => "plan_mismatch",
             TraceMismatch => "trace_mismatch",
             MissingTarget => "missing_target",
+            InvalidJson => "invalid_json",
+            UnsafeNumber => "unsafe_number",
+            NotCanonical => "not_canonical",
+            HashMismatch => "hash_mismatch",
+            EndsBeforeStart => "ends_before_start",
         }
     }
 }

@@ -5,6 +5,7 @@
 //! - [`graph`], [`layout`]: a plan's DAG, its checks and its drawing.
 //! - [`lifecycle`]: which status may follow which.
 //! - [`review`]: `decide`, `resubmit` and learning samples.
+//! - [`toolcall`]: tool-call approvals: canonical JSON, hashes, grants, tokens.
 //! - [`demo`]: the demo reviews the app and `countersign serve --demo` seed.
 //!
 //! Pure Rust: no I/O, no clock, no randomness (callers pass time and ids).
@@ -18,6 +19,7 @@ pub mod lifecycle;
 pub mod model;
 pub mod review;
 mod timestamp;
+pub mod toolcall;
 pub mod validate;
 
 pub use id::{IdError, IdSource, MplpId};

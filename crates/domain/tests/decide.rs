@@ -41,6 +41,7 @@ fn input(status: &str, role: &str, reason: Option<&str>) -> DecisionInput {
         status: status.into(),
         decided_by_role: role.into(),
         reason: reason.map(Into::into),
+        tool_call: None,
     }
 }
 

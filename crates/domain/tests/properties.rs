@@ -225,6 +225,7 @@ fn decision_input() -> impl Strategy<Value = DecisionInput> {
             status: s.into(),
             decided_by_role: r.into(),
             reason: reason.map(Into::into),
+            tool_call: None,
         })
 }
 

@@ -1,6 +1,6 @@
 //! `countersign agent`: the simplest real client of the API, as an agent uses
 //! it: submit a plan for approval and wait for the outcome, read an outcome,
-//! resubmit after a rejection.
+//! resubmit after a rejection; ask before a tool call and redeem its token.
 
 use serde_json::{json, Value};
 use std::path::Path;
@@ -88,10 +88,120 @@ fn print_outcome(outcome: &Value) {
     if let Some(role) = outcome["decided_by_role"].as_str() {
         line.push_str(&format!(" by {role}"));
     }
+    if let Some(kind) = outcome["kind"].as_str() {
+        line.push_str(&format!(" [{kind}]"));
+    }
     if let Some(reason) = outcome["reason"].as_str() {
         line.push_str(&format!(": {reason}"));
     }
     println!("{line}");
+    if let Some(token) = outcome["token"].as_object() {
+        println!(
+            "token {} (single use, expires {})",
+            token["tokenId"].as_str().unwrap_or("?"),
+            token["expiresAt"].as_str().unwrap_or("?")
+        );
+    }
+    if let Some(call) = outcome["approved_call"].as_str() {
+        println!("call {call}");
+    }
+}
+
+fn read_json(file: &Path) -> Result<Value, String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", file.display()))
+}
+
+/// `agent request FILE [--wait]`: ask before one tool call.
+pub fn request(
+    connection: &Connection,
+    file: &Path,
+    role: &str,
+    wait: Option<Duration>,
+) -> ExitCode {
+    let mut body = match read_json(file) {
+        Ok(body) => body,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(fields) = body.as_object_mut() {
+        fields
+            .entry("requestedByRole")
+            .or_insert_with(|| json!(role));
+    }
+    let (status, body) = match call(connection, "POST", "/tool-calls", Some(&body)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    if status != 201 {
+        print_error(status, &body);
+        return ExitCode::from(1);
+    }
+    let id = body["outcome"]["confirm_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let outcome = match wait {
+        Some(timeout) if body["outcome"]["outcome"] == "TOOL_BLOCKED_PENDING_APPROVAL" => {
+            eprintln!("asked for approval ({id}); a reviewer must decide it");
+            match wait_for(connection, &id, timeout) {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        _ => body["outcome"].clone(),
+    };
+    print_outcome(&outcome);
+    exit_for(&outcome)
+}
+
+/// `agent redeem ID --token T --call FILE [--device D]`.
+pub fn redeem(
+    connection: &Connection,
+    id: &str,
+    token: &str,
+    call_file: &Path,
+    device: Option<&str>,
+) -> ExitCode {
+    let tool_call = match read_json(call_file) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut body = json!({"tokenId": token, "toolCall": tool_call});
+    if let Some(device) = device {
+        body["clientDeviceId"] = json!(device);
+    }
+    match call(
+        connection,
+        "POST",
+        &format!("/reviews/{id}/redeem"),
+        Some(&body),
+    ) {
+        Ok((200, _)) => {
+            println!("redeemed {token}: the call may run now, once");
+            ExitCode::SUCCESS
+        }
+        Ok((status, body)) => {
+            print_error(status, &body);
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// Wraps a plan in a new pending Confirm, or takes a full review as it is.

@@ -141,6 +141,37 @@ enum AgentCli {
         #[arg(long, default_value_t = 600)]
         timeout: u64,
     },
+    /// Ask before running one tool call (a JSON file with the request:
+    /// `toolCall`, `sessionId`, `runId`, `humanSummary`, `riskTier`, ...).
+    /// Prints the outcome; an approval prints the token and the approved call.
+    Request {
+        /// The tool-call request, as `POST /api/v1/tool-calls` takes it.
+        file: PathBuf,
+        /// The agent role asking, when the file does not say (`requestedByRole`).
+        #[arg(long, default_value = "agent")]
+        role: String,
+        /// Wait for a decision (up to --timeout).
+        #[arg(long)]
+        wait: bool,
+        /// How long to wait, in seconds.
+        #[arg(long, default_value_t = 600)]
+        timeout: u64,
+    },
+    /// Redeem an approval token right before running the call: exit 0 when
+    /// the call may run, 1 (naming the failed check) when it may not.
+    Redeem {
+        /// The confirm_id of the tool-call review.
+        id: String,
+        /// The token id from the approval.
+        #[arg(long)]
+        token: String,
+        /// The call about to run, `{"name": ..., "args": {...}}` (a file).
+        #[arg(long)]
+        call: PathBuf,
+        /// This device's id, when the token is bound to one.
+        #[arg(long)]
+        device: Option<String>,
+    },
     /// Print a review's outcome.
     Status {
         /// The confirm_id.
@@ -264,6 +295,18 @@ fn main() -> ExitCode {
                     wait: w,
                     timeout,
                 } => agent::status(&connection, &id, wait(w, timeout)),
+                AgentCli::Request {
+                    file,
+                    role,
+                    wait: w,
+                    timeout,
+                } => agent::request(&connection, &file, &role, wait(w, timeout)),
+                AgentCli::Redeem {
+                    id,
+                    token,
+                    call,
+                    device,
+                } => agent::redeem(&connection, &id, &token, &call, device.as_deref()),
                 AgentCli::Resubmit {
                     id,
                     role,

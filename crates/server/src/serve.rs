@@ -42,7 +42,9 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     } else {
         None
     };
-    let mut app = api::router(AppState::new(db), options.max_body);
+    let state = AppState::new(db);
+    tokio::spawn(api::expire_tool_calls(state.clone()));
+    let mut app = api::router(state, options.max_body);
     if let Some(dir) = &options.app_dir {
         app = app.merge(static_app(dir)?);
     }

@@ -474,6 +474,8 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
         },
     );
 
+    tool_call_operations(&agent, &reviewer, &anonymous);
+
     let missing = contract.unexercised_operations();
     assert!(
         missing.is_empty(),
@@ -484,6 +486,142 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
         unseen.is_empty(),
         "documented statuses never seen: {unseen:?}"
     );
+}
+
+/// A tool-call request as an agent sends it.
+fn tool_call(args: Value, tier: &str) -> Value {
+    json!({
+        "requestedByRole": "payments-agent",
+        "sessionId": "sess-1",
+        "runId": "run-1",
+        "workspace": "acme",
+        "clientDeviceId": "laptop-7",
+        "toolCall": {"name": "wire_transfer", "args": args},
+        "humanSummary": "Wire 5,000 EUR to ACME GmbH",
+        "riskTier": tier,
+        "riskReasons": ["moves money out of the company"],
+    })
+}
+
+/// `/tool-calls` and `/reviews/{id}/redeem`: every documented status.
+fn tool_call_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked) {
+    let body = |v: &Value| v.to_string().into_bytes();
+    // request: 201, 409, 422, 400, 413, 415, 401, 403
+    let asked = agent.post(
+        "/tool-calls",
+        &tool_call(json!({"amount": 5000, "to": "ACME GmbH"}), "R3"),
+    );
+    assert_eq!(asked.status, 201, "{}", asked.text);
+    assert_eq!(
+        asked.body["outcome"]["outcome"],
+        "TOOL_BLOCKED_PENDING_APPROVAL"
+    );
+    let id = asked.body["outcome"]["confirm_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let request = &asked.body["review"]["target"]["tool_call"]["request"];
+    assert_eq!(
+        request["toolCallCanonical"],
+        r#"{"args":{"amount":5000,"to":"ACME GmbH"},"name":"wire_transfer"}"#
+    );
+    let mut again = tool_call(json!({}), "R1");
+    again["approvalId"] = request["approvalId"].clone();
+    assert_eq!(agent.post("/tool-calls", &again).code(), "already_exists");
+    let unsafe_number = agent.post(
+        "/tool-calls",
+        &tool_call(json!({"amount": 9007199254740993u64}), "R2"),
+    );
+    assert_eq!(unsafe_number.status, 422);
+    assert_eq!(unsafe_number.paths(), vec!["/toolCall/args/amount"]);
+    let mut unknown = tool_call(json!({}), "R9");
+    unknown["colour"] = json!("red");
+    let refused = agent.post("/tool-calls", &unknown);
+    assert_eq!(refused.status, 422);
+    assert_eq!(refused.paths(), vec!["/colour"]);
+    let malformed = agent.send("POST", "/tool-calls", Some(("application/json", b"{")), &[]);
+    assert_eq!(malformed.status, 400);
+    let big = tool_call(json!({"blob": "x".repeat(30_000)}), "R1");
+    assert_eq!(
+        agent
+            .send(
+                "POST",
+                "/tool-calls",
+                Some(("application/json", &body(&big))),
+                &[]
+            )
+            .status,
+        413
+    );
+    let text = agent.send("POST", "/tool-calls", Some(("text/plain", b"{}")), &[]);
+    assert_eq!(text.status, 415);
+    assert_eq!(anonymous.post("/tool-calls", &json!({})).status, 401);
+    assert_eq!(reviewer.post("/tool-calls", &json!({})).status, 403);
+
+    // The reviewer approves with modifications: the token is for the edited call.
+    let decided = reviewer.decide(
+        &id,
+        "tc-1",
+        &json!({"status": "approved", "decided_by_role": "reviewer",
+                "tool_call": {"mode": "edit", "args": "{\"to\": \"ACME GmbH\", \"amount\": 500}"}}),
+    );
+    assert_eq!(decided.status, 200, "{}", decided.text);
+    let outcome = &decided.body["outcome"];
+    assert_eq!(outcome["outcome"], "APPROVED");
+    assert_eq!(outcome["kind"], "edited");
+    let edited = json!({"name": "wire_transfer", "args": {"amount": 500, "to": "ACME GmbH"}});
+    assert_eq!(
+        outcome["approved_call"],
+        r#"{"args":{"amount":500,"to":"ACME GmbH"},"name":"wire_transfer"}"#
+    );
+    let token = outcome["token"]["tokenId"].as_str().unwrap().to_owned();
+    let redeem = |call: &Value, device: &str| {
+        agent.post(
+            &format!("/reviews/{id}/redeem"),
+            &json!({"tokenId": token, "toolCall": call, "clientDeviceId": device}),
+        )
+    };
+    // redeem: 409 (the original call), 200, 409 (replay), 404, 422, 400, 413, 415, 401, 403
+    let original = json!({"name": "wire_transfer", "args": {"amount": 5000, "to": "ACME GmbH"}});
+    assert_eq!(redeem(&original, "laptop-7").code(), "token_hash_mismatch");
+    assert_eq!(redeem(&edited, "phone-2").code(), "token_device_mismatch");
+    let spent = redeem(&edited, "laptop-7");
+    assert_eq!(spent.status, 200, "{}", spent.text);
+    assert!(spent.body["token"]["usedAt"].is_string());
+    assert_eq!(redeem(&edited, "laptop-7").code(), "token_used");
+    let unknown_token = agent.post(
+        &format!("/reviews/{id}/redeem"),
+        &json!({"tokenId": "00000000-0000-4000-8000-00000000beef", "toolCall": edited}),
+    );
+    assert_eq!(
+        (unknown_token.status, unknown_token.code()),
+        (404, "token_unknown")
+    );
+    let neither = agent.post(&format!("/reviews/{id}/redeem"), &json!({"tokenId": token}));
+    assert_eq!(neither.status, 422);
+    let path = format!("/reviews/{id}/redeem");
+    assert_eq!(
+        agent
+            .send("POST", &path, Some(("application/json", b"[")), &[])
+            .status,
+        400
+    );
+    let big =
+        json!({"tokenId": token, "toolCall": {"name": "x", "args": {"blob": "x".repeat(30_000)}}});
+    assert_eq!(
+        agent
+            .send("POST", &path, Some(("application/json", &body(&big))), &[])
+            .status,
+        413
+    );
+    assert_eq!(
+        agent
+            .send("POST", &path, Some(("text/plain", b"{}")), &[])
+            .status,
+        415
+    );
+    assert_eq!(anonymous.post(&path, &json!({})).status, 401);
+    assert_eq!(reviewer.post(&path, &json!({})).status, 403);
 }
 
 #[test]

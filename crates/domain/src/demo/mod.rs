@@ -206,6 +206,7 @@ pub fn reviews(now: DateTime<Utc>) -> Result<Vec<Review>, String> {
         status: "approved".into(),
         decided_by_role: "security_officer".into(),
         reason: Some("Retention cost reviewed with finance; go ahead.".into()),
+        tool_call: None,
     };
     let last = reviews.len() - 1;
     reviews[last] = decide(&reviews[last], &approval, decided_at, &mut ids)

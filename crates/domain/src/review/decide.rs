@@ -4,6 +4,7 @@ use super::{Review, Target};
 use crate::issue::Issue;
 use crate::lifecycle::{plan_status_after, PlanTransitionError};
 use crate::model::{ConfirmStatus, Decision, DecisionStatus, Event, EventType, PlanStatus};
+use crate::toolcall::{outcome_for, ToolChoice, ToolDecideError};
 use crate::{IdSource, MplpId, Timestamp};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -20,6 +21,9 @@ pub struct DecisionInput {
     /// Why; required for a rejection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// For tool calls: how the approval reaches (once, scope, edit) or feedback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call: Option<ToolChoice>,
 }
 
 /// Why a decision cannot be recorded.
@@ -48,6 +52,9 @@ pub enum DecideError {
     /// The plan is not awaiting approval (e.g. already running).
     #[error("the plan cannot be approved now: {0}")]
     TargetNotAwaitingApproval(PlanTransitionError),
+    /// A tool-call decision that the protocol refuses.
+    #[error(transparent)]
+    ToolCall(#[from] ToolDecideError),
 }
 
 /// Records a reviewer's decision on a pending review.
@@ -105,9 +112,24 @@ pub fn decide(
         _ => None,
     };
 
+    let decision_id = ids.next_id();
+    let tool_outcome = match (&review.target, &input.tool_call) {
+        (Some(Target::ToolCall(call)), choice) => Some(outcome_for(
+            call,
+            choice.as_ref(),
+            status,
+            reason,
+            role,
+            decision_id,
+            now,
+            ids,
+        )?),
+        (_, Some(_)) => return Err(ToolDecideError::NotToolCall.into()),
+        (_, None) => None,
+    };
     let at = Timestamp::from_utc(now);
     let decision = Decision {
-        decision_id: ids.next_id(),
+        decision_id,
         status,
         decided_by_role: role.to_owned(),
         decided_at: at.clone(),
@@ -138,6 +160,9 @@ pub fn decide(
         .get_or_insert_with(Vec::new)
         .push(decision_event);
 
+    if let (Some(Target::ToolCall(call)), Some(outcome)) = (&mut next.target, tool_outcome) {
+        call.outcome = Some(outcome);
+    }
     if let (Some(Target::Plan(plan)), Some(to)) = (&mut next.target, next_plan_status) {
         let from = plan.status;
         plan.status = to;
@@ -165,7 +190,7 @@ pub fn decide(
 }
 
 /// An event; `event_type` is one of this crate's dotted lowercase names.
-pub(super) fn event(
+pub(crate) fn event(
     event_id: MplpId,
     event_type: String,
     source: &str,

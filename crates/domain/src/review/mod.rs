@@ -5,6 +5,7 @@ mod decide;
 mod learning;
 mod resubmit;
 
+pub(crate) use decide::event;
 pub use decide::{decide, DecideError, DecisionInput};
 pub use learning::{
     learning_sample, FeedbackLabel, LearningSample, SampleInput, SampleMeta, SampleOutput,
@@ -13,6 +14,7 @@ pub use resubmit::{resubmit, Resubmission, ResubmitError};
 
 use crate::issue::{Issue, IssueCode, Pointer};
 use crate::model::{Confirm, Context, Plan, TargetType, Trace};
+use crate::toolcall::ToolCallReview;
 use crate::validate::validate_bundle;
 use crate::MplpId;
 use serde::{Deserialize, Serialize};
@@ -28,6 +30,8 @@ pub enum Target {
     Context(Context),
     /// A trace to approve.
     Trace(Trace),
+    /// A tool call an agent asks to run (the confirm's target type is `other`).
+    ToolCall(ToolCallReview),
 }
 
 impl Target {
@@ -37,6 +41,7 @@ impl Target {
             Target::Plan(p) => p.plan_id,
             Target::Context(c) => c.context_id,
             Target::Trace(t) => t.trace_id,
+            Target::ToolCall(c) => c.request.approval_id,
         }
     }
 
@@ -46,6 +51,7 @@ impl Target {
             Target::Plan(_) => TargetType::Plan,
             Target::Context(_) => TargetType::Context,
             Target::Trace(_) => TargetType::Trace,
+            Target::ToolCall(_) => TargetType::Other,
         }
     }
 
@@ -54,6 +60,7 @@ impl Target {
             Target::Plan(_) => "plan",
             Target::Context(_) => "context",
             Target::Trace(_) => "trace",
+            Target::ToolCall(_) => "tool_call",
         }
     }
 
@@ -62,6 +69,7 @@ impl Target {
             Target::Plan(p) => serde_json::to_value(p),
             Target::Context(c) => serde_json::to_value(c),
             Target::Trace(t) => serde_json::to_value(t),
+            Target::ToolCall(c) => serde_json::to_value(c),
         };
         result.unwrap_or(Value::Null)
     }
@@ -84,6 +92,14 @@ impl Review {
     pub fn plan(&self) -> Option<&Plan> {
         match &self.target {
             Some(Target::Plan(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The tool call under review, if the target is one.
+    pub fn tool_call(&self) -> Option<&ToolCallReview> {
+        match &self.target {
+            Some(Target::ToolCall(c)) => Some(c),
             _ => None,
         }
     }
@@ -116,6 +132,9 @@ impl Review {
             return issues;
         };
         let target_path = Pointer::root().child("target").child(target.key());
+        if let Target::ToolCall(call) = target {
+            return self.validate_tool_call(confirm, call, &confirm_path, &target_path);
+        }
         let reports = validate_bundle(&[confirm, target.to_value()]);
         let mut issues = Vec::new();
         for (report, prefix) in reports.into_iter().zip([&confirm_path, &target_path]) {
@@ -142,6 +161,52 @@ impl Review {
                     self.confirm.target_id,
                     target.key(),
                     target.id()
+                ),
+            ));
+        }
+        issues
+    }
+}
+
+impl Review {
+    /// A tool call's problems: the confirm alone, the request, and the binding
+    /// (target type `other`, `target_id` = `approvalId`).
+    fn validate_tool_call(
+        &self,
+        confirm: Value,
+        call: &ToolCallReview,
+        confirm_path: &Pointer,
+        target_path: &Pointer,
+    ) -> Vec<Issue> {
+        let mut issues: Vec<Issue> = validate_bundle(&[confirm])
+            .into_iter()
+            .flat_map(|report| report.issues)
+            .map(|issue| issue.under(confirm_path))
+            .collect();
+        let request_path = target_path.child("request");
+        issues.extend(
+            call.request
+                .validate()
+                .into_iter()
+                .map(|issue| issue.under(&request_path)),
+        );
+        if self.confirm.target_type != TargetType::Other {
+            issues.push(Issue::new(
+                &confirm_path.child("target_type"),
+                IssueCode::MissingTarget,
+                format!(
+                    "a tool call is asked with target type `other`, not `{}`",
+                    self.confirm.target_type
+                ),
+            ));
+        }
+        if self.confirm.target_id != call.request.approval_id {
+            issues.push(Issue::new(
+                &confirm_path.child("target_id"),
+                IssueCode::TargetMismatch,
+                format!(
+                    "{} is not the tool-call request under review ({})",
+                    self.confirm.target_id, call.request.approval_id
                 ),
             ));
         }

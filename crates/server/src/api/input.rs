@@ -4,6 +4,7 @@
 use super::body::{check_fields, kind_of, object, optional_string};
 use super::error::{ApiError, Detail};
 use countersign_domain::model::{ConfirmStatus, Plan};
+use countersign_domain::toolcall::ToolChoice;
 use countersign_domain::{validate_bundle, validate_document, DecisionInput, DocumentKind, Review};
 use serde::Deserialize;
 use serde_json::Value;
@@ -91,16 +92,29 @@ pub fn new_review(value: &Value) -> Result<Review, ApiError> {
     }
 }
 
-/// A decision: `{"status", "decided_by_role", "reason"?}`.
+/// A decision: `{"status", "decided_by_role", "reason"?, "tool_call"?}`.
 pub fn decision(value: &Value) -> Result<DecisionInput, ApiError> {
     let refuse = |details: Vec<Detail>| ApiError::invalid("the decision was refused", details);
     let body = object(value, "").map_err(|d| refuse(vec![d]))?;
     let mut details = check_fields(
         body,
         "",
-        &["status", "decided_by_role", "reason"],
+        &["status", "decided_by_role", "reason", "tool_call"],
         &["status", "decided_by_role"],
     );
+    let tool_call = match body.get("tool_call") {
+        None | Some(Value::Null) => None,
+        Some(choice) => match ToolChoice::deserialize(choice) {
+            Ok(choice) => Some(choice),
+            Err(e) => {
+                details.push(Detail::new(
+                    "/tool_call",
+                    format!("not a tool-call choice ({{\"mode\", \"scope\"?, \"whole_tool\"?, \"confirm_high_risk\"?, \"args\"?}}): {e}"),
+                ));
+                None
+            }
+        },
+    };
     let mut text = |field: &str| match optional_string(body, "", field) {
         Ok(v) => v,
         Err(d) => {
@@ -112,6 +126,7 @@ pub fn decision(value: &Value) -> Result<DecisionInput, ApiError> {
         status: text("status").unwrap_or_default(),
         decided_by_role: text("decided_by_role").unwrap_or_default(),
         reason: text("reason"),
+        tool_call,
     };
     if details.is_empty() {
         Ok(input)

@@ -7,6 +7,7 @@ mod events;
 mod input;
 mod outcome;
 mod reviews;
+mod tool_calls;
 
 use crate::db::Db;
 use axum::extract::DefaultBodyLimit;
@@ -51,6 +52,17 @@ impl AppState {
     }
 }
 
+/// Closes expired tool-call requests once a second, for as long as the server runs.
+pub async fn expire_tool_calls(state: AppState) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        if let Err(e) = tool_calls::expire_due(&state).await {
+            eprintln!("countersign: closing expired tool calls failed: {e}");
+        }
+    }
+}
+
 /// The `/api/v1` routes, with JSON errors for unknown paths and methods and
 /// request bodies limited to `max_body` bytes.
 pub fn router(state: AppState, max_body: usize) -> Router {
@@ -58,6 +70,8 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/reviews", post(reviews::create).get(reviews::list))
         .route("/reviews/{id}", get(reviews::get))
         .route("/reviews/{id}/outcome", get(reviews::outcome))
+        .route("/reviews/{id}/redeem", post(tool_calls::redeem_token))
+        .route("/tool-calls", post(tool_calls::submit))
         .route("/reviews/{id}/decisions", post(reviews::post_decision))
         .route("/reviews/{id}/resubmit", post(reviews::resubmit_review))
         .route("/events", get(events::stream))

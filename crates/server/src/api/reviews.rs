@@ -7,7 +7,7 @@ use super::body::JsonBody;
 use super::error::{ApiError, Detail};
 use super::input;
 use super::outcome::Outcome;
-use super::AppState;
+use super::{tool_calls, AppState};
 use crate::db::keys::KeyKind;
 use crate::db::reviews::{
     known_target_type, ChangeError, ChangeKind, Cursor, Filter, IdempotentResult, Stored,
@@ -18,13 +18,14 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::review::Resubmission;
+use countersign_domain::toolcall::ToolDecideError;
 use countersign_domain::{decide, resubmit, DecideError, MplpId, Review};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::time::Duration;
 
 /// Fresh random ids for decisions and events.
-fn new_id() -> MplpId {
+pub(super) fn new_id() -> MplpId {
     let mut bytes = [0u8; 16];
     // A machine without randomness cannot run the server at all (keys need it too).
     getrandom::fill(&mut bytes).expect("the operating system's random source failed");
@@ -95,7 +96,11 @@ fn percent_decode(text: &str) -> String {
 }
 
 /// The stored review an agent key may see: only the ones it created.
-async fn own_review(state: &AppState, caller: &Caller, id: &str) -> Result<Stored, ApiError> {
+pub(super) async fn own_review(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+) -> Result<Stored, ApiError> {
     match state.db.review(id).await? {
         Some(stored) if caller.0.kind == KeyKind::Reviewer || stored.created_by == caller.0.id => {
             Ok(stored)
@@ -268,7 +273,11 @@ pub async fn outcome(
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
     let mut feed = state.feed.subscribe();
     loop {
-        let outcome = Outcome::of(&own_review(&state, &caller, &id).await?.review);
+        let stored = own_review(&state, &caller, &id).await?;
+        if tool_calls::close_if_expired(&state, &stored).await? {
+            continue; // closed now, without waiting for the next sweep
+        }
+        let outcome = Outcome::of(&stored.review);
         if !outcome.is_pending() || tokio::time::Instant::now() >= deadline {
             return Ok(Json(outcome));
         }
@@ -334,6 +343,13 @@ pub async fn post_decision(
         {
             Ok(seq) => {
                 state.announce(seq);
+                if let Some(grant) = next
+                    .tool_call()
+                    .and_then(|c| c.outcome.as_ref())
+                    .and_then(|o| o.grant.as_ref())
+                {
+                    state.db.add_grant(grant, &id).await?;
+                }
                 return Ok(json_text(response));
             }
             Err(ChangeError::Stale) => continue,
@@ -433,6 +449,19 @@ fn refusal(e: DecideError) -> ApiError {
             "target_not_awaiting_approval",
             message,
         ),
+        DecideError::ToolCall(ToolDecideError::Expired(_)) => {
+            ApiError::new(StatusCode::CONFLICT, "request_expired", message)
+        }
+        DecideError::ToolCall(e) => {
+            let path = match e {
+                ToolDecideError::BadArgs(_) => "/tool_call/args",
+                ToolDecideError::BadScope(_)
+                | ToolDecideError::ScopeRefused
+                | ToolDecideError::NeedsConfirmation => "/tool_call/scope",
+                _ => "/tool_call",
+            };
+            ApiError::invalid(message.clone(), vec![Detail::new(path, message)])
+        }
     }
 }
 

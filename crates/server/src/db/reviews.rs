@@ -6,6 +6,7 @@
 
 use super::{stored_time, Db, DbError};
 use countersign_domain::model::TargetType;
+use countersign_domain::toolcall::ScopeGrant;
 use countersign_domain::Review;
 use serde::Serialize;
 use serde_json::Value;
@@ -31,6 +32,8 @@ pub enum ChangeKind {
     Decided,
     /// Its requester re-opened it after a rejection.
     Resubmitted,
+    /// Its agent redeemed the approval token (tool calls).
+    Redeemed,
 }
 
 impl ChangeKind {
@@ -40,6 +43,7 @@ impl ChangeKind {
             ChangeKind::Created => "review.created",
             ChangeKind::Decided => "review.decided",
             ChangeKind::Resubmitted => "review.resubmitted",
+            ChangeKind::Redeemed => "review.redeemed",
         }
     }
 }
@@ -49,7 +53,7 @@ impl ChangeKind {
 pub struct Change {
     /// Position in the feed (increasing).
     pub seq: i64,
-    /// `review.created`, `review.decided` or `review.resubmitted`.
+    /// `review.created`, `review.decided`, `review.resubmitted` or `review.redeemed`.
     pub kind: String,
     /// The confirm_id of the review.
     pub confirm_id: String,
@@ -145,15 +149,24 @@ struct Columns {
     requested_at: String,
     search: String,
     doc: String,
+    expires_at: Option<String>,
+    approval_id: Option<String>,
 }
 
 impl Columns {
     fn of(review: &Review) -> Columns {
         let confirm = &review.confirm;
         let plan = review.plan();
+        let request = review.tool_call().map(|c| &c.request);
         let search = [
             plan.map(|p| p.title.as_str()).unwrap_or_default(),
             plan.map(|p| p.objective.as_str()).unwrap_or_default(),
+            request
+                .map(|r| r.human_summary.as_str())
+                .unwrap_or_default(),
+            request
+                .map(|r| r.tool_call_canonical.as_str())
+                .unwrap_or_default(),
             confirm.reason.as_deref().unwrap_or_default(),
             confirm.requested_by_role.as_str(),
             &confirm.confirm_id.to_string(),
@@ -168,6 +181,8 @@ impl Columns {
             requested_at: stored_time(confirm.requested_at.to_utc()),
             search,
             doc: serde_json::to_string(review).unwrap_or_default(),
+            expires_at: request.map(|r| stored_time(r.expires_at.to_utc())),
+            approval_id: request.map(|r| r.approval_id.to_string()),
         }
     }
 }
@@ -195,8 +210,8 @@ impl Db {
         let now = stored_time(chrono::Utc::now());
         let mut tx = self.pool().begin().await?;
         let inserted = sqlx::query(
-            "INSERT INTO reviews (id, status, target_type, requester, requested_at, search, doc, version, created_by, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9) ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO reviews (id, status, target_type, requester, requested_at, search, doc, version, created_by, updated_at, expires_at, approval_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
         )
         .bind(&row.id)
         .bind(&row.status)
@@ -207,12 +222,20 @@ impl Db {
         .bind(&row.doc)
         .bind(created_by)
         .bind(&now)
+        .bind(&row.expires_at)
+        .bind(&row.approval_id)
         .execute(&mut *tx)
         .await?
         .rows_affected();
         if inserted == 0 {
             drop(tx);
-            let existing = self.review(&row.id).await?;
+            let existing = match self.review(&row.id).await? {
+                Some(stored) => Some(stored),
+                None => match &row.approval_id {
+                    Some(approval) => self.review_by_approval(approval).await?,
+                    None => None,
+                },
+            };
             return existing
                 .map(Err)
                 .ok_or_else(|| DbError::Damaged(format!("review {} vanished", row.id)));
@@ -236,8 +259,8 @@ impl Db {
         for review in reviews {
             let row = Columns::of(review);
             let inserted = sqlx::query(
-                "INSERT INTO reviews (id, status, target_type, requester, requested_at, search, doc, version, created_by, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9) ON CONFLICT (id) DO NOTHING",
+                "INSERT INTO reviews (id, status, target_type, requester, requested_at, search, doc, version, created_by, updated_at, expires_at, approval_id)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
             )
             .bind(&row.id)
             .bind(&row.status)
@@ -248,6 +271,8 @@ impl Db {
             .bind(&row.doc)
             .bind(created_by)
             .bind(&now)
+            .bind(&row.expires_at)
+            .bind(&row.approval_id)
             .execute(&mut *tx)
             .await?
             .rows_affected();
@@ -258,6 +283,70 @@ impl Db {
         }
         tx.commit().await?;
         Ok(added)
+    }
+
+    /// The pending tool-call reviews whose `expiresAt` is at or before `now`.
+    pub async fn expired_pending(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<String>, DbError> {
+        let rows = sqlx::query(
+            "SELECT id FROM reviews WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= $1 LIMIT 500",
+        )
+        .bind(stored_time(now))
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|row| row.try_get::<String, _>(0))
+            .collect::<Result<_, _>>()?)
+    }
+
+    /// Records a scope grant made by an approval (kept after the decision's
+    /// commit: if it is lost, later calls are asked again, never approved wrongly).
+    pub async fn add_grant(&self, grant: &ScopeGrant, review_id: &str) -> Result<(), DbError> {
+        let doc = serde_json::to_string(grant).map_err(|e| DbError::Damaged(e.to_string()))?;
+        sqlx::query(
+            "INSERT INTO scope_grants (grant_id, review_id, tool_name, doc, created_at) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (grant_id) DO NOTHING",
+        )
+        .bind(grant.grant_id.to_string())
+        .bind(review_id)
+        .bind(&grant.tool_name)
+        .bind(doc)
+        .bind(stored_time(chrono::Utc::now()))
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// The grants made for a tool, oldest first.
+    pub async fn grants_for_tool(&self, tool_name: &str) -> Result<Vec<ScopeGrant>, DbError> {
+        let rows = sqlx::query(
+            "SELECT grant_id, doc FROM scope_grants WHERE tool_name = $1 ORDER BY created_at, grant_id",
+        )
+        .bind(tool_name)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let id: String = row.try_get(0)?;
+                let doc: String = row.try_get(1)?;
+                serde_json::from_str(&doc).map_err(|e| DbError::Damaged(format!("grant {id}: {e}")))
+            })
+            .collect()
+    }
+
+    /// The tool-call review for an `approvalId`.
+    pub async fn review_by_approval(&self, approval_id: &str) -> Result<Option<Stored>, DbError> {
+        let id = sqlx::query("SELECT id FROM reviews WHERE approval_id = $1")
+            .bind(approval_id)
+            .fetch_optional(self.pool())
+            .await?;
+        match id {
+            Some(row) => self.review(&row.try_get::<String, _>(0)?).await,
+            None => Ok(None),
+        }
     }
 
     /// One review by confirm_id.

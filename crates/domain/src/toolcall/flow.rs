@@ -1,0 +1,151 @@
+//! The steps of a tool call's life that are not a reviewer's decision: asking,
+//! approval by a standing grant, expiry, and redeeming the token.
+
+use super::grant::ScopeGrant;
+use super::outcome::{OutcomeKind, ToolCallReview};
+use super::request::ToolCallSubmission;
+use super::token::{RedeemError, Redemption};
+use crate::issue::Issue;
+use crate::model::ConfirmStatus;
+use crate::review::{decide, event, DecideError, DecisionInput, Review, Target};
+use crate::{IdSource, Timestamp};
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+/// The role recorded on decisions Countersign makes itself (expiry).
+pub const EXPIRED_BY: &str = "countersign";
+
+/// A pending review for a submitted tool call, or every problem of the submission.
+pub fn new_tool_call_review(
+    submission: ToolCallSubmission,
+    now: DateTime<Utc>,
+    ids: &mut impl IdSource,
+) -> Result<Review, Vec<Issue>> {
+    let (confirm, request) = submission.into_request(now, ids)?;
+    Ok(Review {
+        confirm,
+        target: Some(Target::ToolCall(ToolCallReview {
+            request,
+            outcome: None,
+        })),
+    })
+}
+
+/// Every standing grant recorded in `reviews` (made by scoped approvals).
+pub fn grants<'a>(reviews: impl IntoIterator<Item = &'a Review>) -> Vec<&'a ScopeGrant> {
+    reviews
+        .into_iter()
+        .filter_map(|review| match &review.target {
+            Some(Target::ToolCall(call)) => call.outcome.as_ref()?.grant.as_ref(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Approves a pending call because `grant` covers it: a decision signed with the
+/// grant's role that names the grant, and a token of its own. `None` when the
+/// grant does not cover the call (or it is not a pending tool call).
+pub fn approve_by_grant(
+    review: &Review,
+    grant: &ScopeGrant,
+    now: DateTime<Utc>,
+    ids: &mut impl IdSource,
+) -> Option<Result<Review, DecideError>> {
+    let Some(Target::ToolCall(call)) = &review.target else {
+        return None;
+    };
+    let name = call.request.tool_call().ok()?.name;
+    if review.confirm.status != ConfirmStatus::Pending || !grant.covers(&call.request, &name, now) {
+        return None;
+    }
+    let input = DecisionInput {
+        status: "approved".into(),
+        decided_by_role: grant.granted_by_role.clone(),
+        reason: Some(format!(
+            "approved by grant {} ({}), made when request {} was approved",
+            grant.grant_id,
+            grant.scope.label(),
+            grant.approval_id
+        )),
+        tool_call: None,
+    };
+    Some(decide(review, &input, now, ids).map(|mut next| {
+        if let Some(Target::ToolCall(call)) = &mut next.target {
+            if let Some(outcome) = &mut call.outcome {
+                outcome.approved_by_grant = Some(grant.grant_id);
+            }
+        }
+        next
+    }))
+}
+
+/// Closes a pending call whose `expiresAt` has passed as cancelled, denied by
+/// default, with the reason the agent sees. `None` when nothing is due.
+pub fn expire_if_due(
+    review: &Review,
+    now: DateTime<Utc>,
+    ids: &mut impl IdSource,
+) -> Option<Review> {
+    let Some(Target::ToolCall(call)) = &review.target else {
+        return None;
+    };
+    if review.confirm.status != ConfirmStatus::Pending || !call.request.expired_at(now) {
+        return None;
+    }
+    let input = DecisionInput {
+        status: "cancelled".into(),
+        decided_by_role: EXPIRED_BY.into(),
+        reason: Some(format!(
+            "expired at {} with no decision; denied by default",
+            call.request.expires_at
+        )),
+        tool_call: None,
+    };
+    let mut next = decide(review, &input, now, ids).ok()?;
+    if let Some(Target::ToolCall(call)) = &mut next.target {
+        if let Some(outcome) = &mut call.outcome {
+            outcome.kind = OutcomeKind::Expired;
+        }
+    }
+    Some(next)
+}
+
+/// Redeems the review's token for the call about to run: every check of
+/// [`Token::redeem`](super::Token::redeem), then the token is marked used and a
+/// `token.redeemed` event recorded. The review is the one the token was minted on.
+pub fn redeem(
+    review: &Review,
+    presented: &Redemption,
+    now: DateTime<Utc>,
+    ids: &mut impl IdSource,
+) -> Result<Review, RedeemError> {
+    let token = match &review.target {
+        Some(Target::ToolCall(call)) => call.outcome.as_ref().and_then(|o| o.token.as_ref()),
+        _ => None,
+    }
+    .filter(|token| token.token_id == presented.token_id)
+    .ok_or(RedeemError::Unknown(presented.token_id))?;
+    let used = token.redeem(presented, now)?;
+    let mut next = review.clone();
+    let at = Timestamp::from_utc(now);
+    let trace_id = review.confirm.trace.as_ref().map(|t| t.trace_id);
+    next.confirm.events.get_or_insert_with(Vec::new).push(event(
+        ids.next_id(),
+        "token.redeemed".into(),
+        "countersign",
+        &at,
+        trace_id,
+        json!({
+            "token_id": used.token_id,
+            "approval_id": used.approval_id,
+            "tool_call_hash": used.tool_call_hash,
+            "client_device_id": presented.client_device_id,
+        }),
+    ));
+    if let Some(Target::ToolCall(call)) = &mut next.target {
+        if let Some(outcome) = &mut call.outcome {
+            outcome.token = Some(used);
+        }
+    }
+    Ok(next)
+}

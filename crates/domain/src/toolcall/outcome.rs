@@ -1,0 +1,275 @@
+//! What a decision on a tool call produced: approval (once, with scope, or with
+//! modified arguments) with its token, denial, feedback, or expiry.
+
+use super::canonical::{CallHash, ToolCall};
+use super::grant::{Scope, ScopeGrant};
+use super::request::{ApprovalRequest, RiskTier};
+use super::token::Token;
+use crate::model::DecisionStatus;
+use crate::{IdSource, MplpId, Timestamp};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A tool-call review's target: the request and, once decided, its outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolCallReview {
+    /// What the agent asked.
+    pub request: ApprovalRequest,
+    /// What was decided, once it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<ToolOutcome>,
+}
+
+/// The kind of outcome, in udspy's terms where they exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeKind {
+    /// Approved as asked.
+    Approved,
+    /// Approved with modified arguments.
+    Edited,
+    /// Denied, with the reason the agent sees.
+    Denied,
+    /// Not approved; text returned to the agent to revise.
+    Feedback,
+    /// Cancelled by a reviewer.
+    Cancelled,
+    /// Nobody decided before it expired: denied by default.
+    Expired,
+}
+
+/// The recorded outcome of a tool-call request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolOutcome {
+    /// The confirm decision this outcome belongs to.
+    pub decision_id: MplpId,
+    /// What kind.
+    pub kind: OutcomeKind,
+    /// What the agent is told (the denial reason or the feedback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The hash of the call as asked.
+    pub original_hash: CallHash,
+    /// The approved call, canonical (differs from the request's when edited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_call: Option<String>,
+    /// The approved call's hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_hash: Option<CallHash>,
+    /// The grant this approval created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<ScopeGrant>,
+    /// The grant that approved this call without asking, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_by_grant: Option<MplpId>,
+    /// The token to run the approved call once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<Token>,
+}
+
+/// How a reviewer approves or answers a tool call, beside the decision status.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolChoice {
+    /// `once` (the default), `scope`, `edit` (approvals) or `feedback` (with `rejected`).
+    #[serde(default)]
+    pub mode: String,
+    /// For `scope`: `session`, `15m` or `workspace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// For `scope`: cover every call of the tool, not only these arguments.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub whole_tool: bool,
+    /// The explicit second confirmation a workspace grant needs for R3.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirm_high_risk: bool,
+    /// For `edit`: the modified arguments, as JSON text (re-canonicalized here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<String>,
+}
+
+/// Why a tool-call decision is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolDecideError {
+    /// Past `expiresAt`.
+    #[error("this request expired at {0}; an expired request cannot be approved")]
+    Expired(Timestamp),
+    /// A mode that is none of once, scope, edit, feedback, or that does not fit the status.
+    #[error("`{mode}` does not go with `{status}`: approve once, with scope or with modifications; reject with a reason or with feedback")]
+    UnknownMode {
+        /// The mode given.
+        mode: String,
+        /// The status given.
+        status: String,
+    },
+    /// A scope mode without a valid scope.
+    #[error("{0}")]
+    BadScope(String),
+    /// Workspace grants are never made for R4.
+    #[error(
+        "`always for this workspace` is refused for R4 calls; approve once or for this session"
+    )]
+    ScopeRefused,
+    /// Workspace grants for R3 need the second confirmation.
+    #[error("`always for this workspace` on an R3 call needs an explicit second confirmation")]
+    NeedsConfirmation,
+    /// The modified arguments are not a JSON object, or have no canonical form.
+    #[error("the modified arguments {0}")]
+    BadArgs(String),
+    /// Tool-call options on a review that is not a tool call.
+    #[error("tool-call options apply only to tool-call requests")]
+    NotToolCall,
+}
+
+/// Works out a decision's outcome before it is recorded. `decision_id` is the
+/// id the confirm decision will carry. O(size of the call) for edits.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn outcome_for(
+    review: &ToolCallReview,
+    choice: Option<&ToolChoice>,
+    status: DecisionStatus,
+    reason: Option<&str>,
+    role: &str,
+    decision_id: MplpId,
+    now: DateTime<Utc>,
+    ids: &mut impl IdSource,
+) -> Result<ToolOutcome, ToolDecideError> {
+    let request = &review.request;
+    let mode = choice.map(|c| c.mode.trim()).unwrap_or("");
+    let base = ToolOutcome {
+        decision_id,
+        kind: OutcomeKind::Denied,
+        message: reason.map(str::to_owned),
+        original_hash: request.tool_call_hash.clone(),
+        approved_call: None,
+        approved_hash: None,
+        grant: None,
+        approved_by_grant: None,
+        token: None,
+    };
+    let unknown = || ToolDecideError::UnknownMode {
+        mode: mode.to_owned(),
+        status: status.to_string(),
+    };
+    match status {
+        DecisionStatus::Rejected => match mode {
+            "" | "deny" => Ok(base),
+            "feedback" => Ok(ToolOutcome {
+                kind: OutcomeKind::Feedback,
+                ..base
+            }),
+            _ => Err(unknown()),
+        },
+        DecisionStatus::Cancelled => match mode {
+            "" => Ok(ToolOutcome {
+                kind: OutcomeKind::Cancelled,
+                ..base
+            }),
+            _ => Err(unknown()),
+        },
+        DecisionStatus::Approved => {
+            if request.expired_at(now) {
+                return Err(ToolDecideError::Expired(request.expires_at.clone()));
+            }
+            let (kind, call, scope) = match mode {
+                "" | "once" => (
+                    OutcomeKind::Approved,
+                    request.tool_call_canonical.clone(),
+                    None,
+                ),
+                "scope" => {
+                    let scope = parse_scope(choice, request.risk_tier)?;
+                    (
+                        OutcomeKind::Approved,
+                        request.tool_call_canonical.clone(),
+                        Some(scope),
+                    )
+                }
+                "edit" => {
+                    let call = edited_call(request, choice)?;
+                    let kind = if call == request.tool_call_canonical {
+                        OutcomeKind::Approved
+                    } else {
+                        OutcomeKind::Edited
+                    };
+                    (kind, call, None)
+                }
+                _ => return Err(unknown()),
+            };
+            let hash = CallHash::of_canonical(&call);
+            let grant = match scope {
+                Some(scope) => Some(ScopeGrant {
+                    grant_id: ids.next_id(),
+                    approval_id: request.approval_id,
+                    scope,
+                    tool_name: request
+                        .tool_call()
+                        .map(|c| c.name)
+                        .map_err(ToolDecideError::BadArgs)?,
+                    call_hash: (!choice.is_some_and(|c| c.whole_tool)).then(|| hash.clone()),
+                    max_risk: request.risk_tier,
+                    session_id: request.session_id.clone(),
+                    workspace: request.workspace.clone(),
+                    granted_by_role: role.to_owned(),
+                    granted_at: Timestamp::from_utc(now),
+                    expires_at: ScopeGrant::ends(scope, now),
+                }),
+                None => None,
+            };
+            let token = Token::mint(
+                ids.next_id(),
+                request.approval_id,
+                hash.clone(),
+                scope,
+                request.client_device_id.clone(),
+                now,
+            );
+            Ok(ToolOutcome {
+                kind,
+                approved_call: Some(call),
+                approved_hash: Some(hash),
+                grant,
+                token: Some(token),
+                ..base
+            })
+        }
+    }
+}
+
+fn parse_scope(choice: Option<&ToolChoice>, risk: RiskTier) -> Result<Scope, ToolDecideError> {
+    let text = choice.and_then(|c| c.scope.as_deref()).unwrap_or("");
+    let scope: Scope = text.parse().map_err(ToolDecideError::BadScope)?;
+    if scope == Scope::Workspace {
+        if risk == RiskTier::R4 {
+            return Err(ToolDecideError::ScopeRefused);
+        }
+        if risk == RiskTier::R3 && !choice.is_some_and(|c| c.confirm_high_risk) {
+            return Err(ToolDecideError::NeedsConfirmation);
+        }
+    }
+    Ok(scope)
+}
+
+/// The request's call with the reviewer's arguments, canonical.
+fn edited_call(
+    request: &ApprovalRequest,
+    choice: Option<&ToolChoice>,
+) -> Result<String, ToolDecideError> {
+    let text = choice
+        .and_then(|c| c.args.as_deref())
+        .ok_or_else(|| ToolDecideError::BadArgs("are missing".into()))?;
+    let args: Value = serde_json::from_str(text)
+        .map_err(|e| ToolDecideError::BadArgs(format!("are not JSON: {e}")))?;
+    let Value::Object(args) = args else {
+        return Err(ToolDecideError::BadArgs(
+            "must be a JSON object of named arguments".into(),
+        ));
+    };
+    let name = request.tool_call().map_err(ToolDecideError::BadArgs)?.name;
+    ToolCall { name, args }
+        .canonical()
+        .map_err(|e| ToolDecideError::BadArgs(format!("cannot be canonicalized: {e}")))
+}

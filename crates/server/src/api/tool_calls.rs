@@ -1,0 +1,263 @@
+//! Tool-call approvals over HTTP: agents ask before one risky call (a standing
+//! scope grant may approve it at once), and redeem the token right before
+//! running it. Reviewers decide through the ordinary decisions endpoint.
+
+use super::auth::Caller;
+use super::body::{check_fields, object, JsonBody};
+use super::error::{ApiError, Detail};
+use super::outcome::Outcome;
+use super::reviews::{new_id, own_review};
+use super::AppState;
+use crate::db::keys::KeyKind;
+use crate::db::reviews::{ChangeError, ChangeKind, Stored};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use countersign_domain::toolcall::{
+    approve_by_grant, expire_if_due, new_tool_call_review, redeem, CallHash, RedeemError,
+    Redemption, ToolCall, ToolCallSubmission,
+};
+use countersign_domain::Review;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+const SUBMISSION_FIELDS: &[&str] = &[
+    "approvalId",
+    "requestedByRole",
+    "sessionId",
+    "runId",
+    "workspace",
+    "clientDeviceId",
+    "toolCall",
+    "humanSummary",
+    "riskTier",
+    "riskReasons",
+    "sideEffects",
+    "rollbackNotes",
+    "expiresAt",
+    "diff",
+    "suggestedAlternatives",
+    "dryRun",
+    "reason",
+];
+
+const SUBMISSION_REQUIRED: &[&str] = &[
+    "requestedByRole",
+    "sessionId",
+    "runId",
+    "toolCall",
+    "humanSummary",
+    "riskTier",
+];
+
+/// `POST /api/v1/tool-calls` (agent): ask before running a tool call. 201 with
+/// the review and its outcome: pending, or approved at once (with a token) when
+/// a reviewer's scope grant covers the call; 422 with every problem.
+pub async fn submit(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(body): JsonBody,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    caller.require(KeyKind::Agent)?;
+    let refuse = |details| ApiError::invalid("the tool-call request was refused", details);
+    let fields = object(&body, "").map_err(|d| refuse(vec![d]))?;
+    let details = check_fields(fields, "", SUBMISSION_FIELDS, SUBMISSION_REQUIRED);
+    if !details.is_empty() {
+        return Err(refuse(details));
+    }
+    let submission = ToolCallSubmission::deserialize(&body)
+        .map_err(|e| refuse(vec![Detail::new("", e.to_string())]))?;
+    let now = chrono::Utc::now();
+    let review = new_tool_call_review(submission, now, &mut new_id)
+        .map_err(|issues| refuse(issues.iter().map(Detail::from).collect()))?;
+    match state.db.insert_review(&review, &caller.0.id).await? {
+        Ok(seq) => state.announce(seq),
+        Err(_) => {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "already_exists",
+                "a review for this approvalId already exists",
+            )
+            .with_details(vec![Detail::new("/approvalId", "already taken")]))
+        }
+    }
+    let review = match approve_by_standing_grant(&state, &review).await? {
+        Some(approved) => approved,
+        None => review,
+    };
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"review": review, "outcome": Outcome::of(&review)})),
+    ))
+}
+
+/// Approves a just-stored pending call when a grant covers it, recording the
+/// decision that names the grant.
+async fn approve_by_standing_grant(
+    state: &AppState,
+    review: &Review,
+) -> Result<Option<Review>, ApiError> {
+    let Some(call) = review.tool_call() else {
+        return Ok(None);
+    };
+    let name = call.request.tool_call().map_err(ApiError::internal)?.name;
+    let now = chrono::Utc::now();
+    for grant in state.db.grants_for_tool(&name).await? {
+        let Some(decided) = approve_by_grant(review, &grant, now, &mut new_id) else {
+            continue;
+        };
+        let next = decided.map_err(ApiError::internal)?;
+        // Version 1: nobody else can have changed a review created a moment ago
+        // without making this approval stale, and then theirs stands.
+        return match state
+            .db
+            .replace_review(1, &next, ChangeKind::Decided, None)
+            .await
+        {
+            Ok(seq) => {
+                state.announce(seq);
+                Ok(Some(next))
+            }
+            Err(ChangeError::Stale) => Ok(None),
+            Err(ChangeError::DuplicateRequest) => Ok(None),
+            Err(ChangeError::Db(e)) => Err(e.into()),
+        };
+    }
+    Ok(None)
+}
+
+/// `POST /api/v1/reviews/{id}/redeem` (the agent that asked): spend the token
+/// right before running the call. Every check is the domain's; a refusal names
+/// the failed one (`token_unknown`, `token_expired`, `token_used`,
+/// `token_hash_mismatch`, `token_device_mismatch`, `token_other_approval`).
+/// Two redemptions at the same instant: one wins, the other is `token_used`.
+pub async fn redeem_token(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Json<Value>, ApiError> {
+    caller.require(KeyKind::Agent)?;
+    let presented = redemption(&body)?;
+    for _ in 0..8 {
+        let stored = own_review(&state, &caller, &id).await?;
+        let next = redeem(&stored.review, &presented, chrono::Utc::now(), &mut new_id)
+            .map_err(redeem_refusal)?;
+        match state
+            .db
+            .replace_review(stored.version, &next, ChangeKind::Redeemed, None)
+            .await
+        {
+            Ok(seq) => {
+                state.announce(seq);
+                let token = next
+                    .tool_call()
+                    .and_then(|c| c.outcome.as_ref())
+                    .and_then(|o| o.token.clone());
+                return Ok(Json(json!({"redeemed": true, "token": token})));
+            }
+            Err(ChangeError::Stale) => continue,
+            Err(ChangeError::DuplicateRequest) => continue,
+            Err(ChangeError::Db(e)) => return Err(e.into()),
+        }
+    }
+    Err(ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "busy",
+        "the review kept changing; try again",
+    ))
+}
+
+/// `{"tokenId", "toolCall" | "toolCallHash", "clientDeviceId"?, "approvalId"?}`:
+/// the call itself (hashed here) or its hash.
+fn redemption(body: &Value) -> Result<Redemption, ApiError> {
+    let refuse = |details| ApiError::invalid("the redemption was refused", details);
+    let fields = object(body, "").map_err(|d| refuse(vec![d]))?;
+    let mut details = check_fields(
+        fields,
+        "",
+        &[
+            "tokenId",
+            "approvalId",
+            "toolCall",
+            "toolCallHash",
+            "clientDeviceId",
+        ],
+        &["tokenId"],
+    );
+    let hash = match (fields.get("toolCall"), fields.get("toolCallHash")) {
+        (Some(call), None) => match ToolCall::deserialize(call) {
+            Ok(call) => match call.hash() {
+                Ok(hash) => Some(hash),
+                Err(e) => {
+                    details.push(Detail::new(format!("/toolCall{}", e.path()), e.to_string()));
+                    None
+                }
+            },
+            Err(e) => {
+                details.push(Detail::new(
+                    "/toolCall",
+                    format!("must be {{\"name\": string, \"args\": object}}: {e}"),
+                ));
+                None
+            }
+        },
+        (None, Some(Value::String(hash))) => Some(CallHash::from_hex(hash)),
+        _ => {
+            details.push(Detail::new(
+                "/toolCall",
+                "send the call about to run as `toolCall` (or its hash as `toolCallHash`), not both",
+            ));
+            None
+        }
+    };
+    let mut rest = body.clone();
+    if let Some(map) = rest.as_object_mut() {
+        map.remove("toolCall");
+        map.insert("toolCallHash".into(), json!(hash));
+    }
+    if !details.is_empty() {
+        return Err(refuse(details));
+    }
+    Redemption::deserialize(&rest).map_err(|e| refuse(vec![Detail::new("", e.to_string())]))
+}
+
+fn redeem_refusal(e: RedeemError) -> ApiError {
+    let status = match e {
+        RedeemError::Unknown(_) => StatusCode::NOT_FOUND,
+        _ => StatusCode::CONFLICT,
+    };
+    ApiError::new(status, e.code(), e.to_string())
+}
+
+/// Closes every pending tool call past its `expiresAt` as cancelled (denied by
+/// default), so waiting agents learn why at once. Returns how many it closed.
+pub async fn expire_due(state: &AppState) -> Result<usize, ApiError> {
+    let mut closed = 0;
+    for id in state.db.expired_pending(chrono::Utc::now()).await? {
+        if let Some(stored) = state.db.review(&id).await? {
+            closed += usize::from(close_if_expired(state, &stored).await?);
+        }
+    }
+    Ok(closed)
+}
+
+/// Closes one stored review if it is a pending tool call past its expiry.
+/// Returns whether it did; a decision that landed meanwhile stands.
+pub async fn close_if_expired(state: &AppState, stored: &Stored) -> Result<bool, ApiError> {
+    let Some(next) = expire_if_due(&stored.review, chrono::Utc::now(), &mut new_id) else {
+        return Ok(false);
+    };
+    match state
+        .db
+        .replace_review(stored.version, &next, ChangeKind::Decided, None)
+        .await
+    {
+        Ok(seq) => {
+            state.announce(seq);
+            Ok(true)
+        }
+        Err(ChangeError::Stale | ChangeError::DuplicateRequest) => Ok(false),
+        Err(ChangeError::Db(e)) => Err(e.into()),
+    }
+}
