@@ -11,6 +11,16 @@ use leptos::prelude::*;
 pub fn App() -> impl IntoView {
     let desk = Desk::load();
     provide_context(desk);
+    // In local storage the browser closes expired tool calls (a server closes its own).
+    desk.close_expired();
+    if let Ok(handle) = set_interval_with_handle(
+        move || {
+            desk.close_expired();
+        },
+        std::time::Duration::from_secs(2),
+    ) {
+        on_cleanup(move || handle.clear());
+    }
     Effect::new(move |_| {
         let theme = desk.settings.with(|s| s.theme.attribute());
         if let Some(root) = web_sys::window()

@@ -30,6 +30,19 @@ pub fn mark(name: &str) {
     }
 }
 
+/// Runs `work` between two marks and records a performance measure `name`
+/// (its duration is what the benchmarks read).
+pub fn timed<T>(name: &str, work: impl FnOnce() -> T) -> T {
+    let start = format!("{name}:start");
+    mark(&start);
+    let result = work();
+    if let Some(performance) = web_sys::window().and_then(|w| w.performance()) {
+        let _ = performance.measure_with_start_mark(name, &start);
+        performance.clear_marks_with_mark_name(&start);
+    }
+    result
+}
+
 /// Replaces the page with a plain message when the app stops on a bug, so the
 /// reviewer never faces a blank page. Saved decisions are in storage already.
 pub fn show_fatal(detail: &str) {

@@ -1,12 +1,14 @@
 //! Import and export as plain MPLP JSON: a review travels as its documents
-//! (`[confirm, plan]`), so any MPLP tool, `countersign validate` included, reads
+//! (`[confirm, plan]`; a tool call's confirm alone), so any MPLP tool, `countersign validate` included, reads
 //! the files Countersign writes, and Countersign reads theirs.
 
 use countersign_domain::model::{Confirm, TargetType};
 use countersign_domain::review::learning_sample;
+use countersign_domain::toolcall::{new_tool_call_review, ToolCallSubmission};
 use countersign_domain::{
     validate_bundle, Document, DocumentKind, Issue, IssueCode, Pointer, Review, Target,
 };
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -17,7 +19,8 @@ pub fn documents(review: &Review) -> Vec<Value> {
         Some(Target::Plan(p)) => serde_json::to_value(p),
         Some(Target::Context(c)) => serde_json::to_value(c),
         Some(Target::Trace(t)) => serde_json::to_value(t),
-        None => return docs,
+        // A tool-call request is not an MPLP document: the confirm travels alone.
+        Some(Target::ToolCall(_)) | None => return docs,
     };
     docs.push(target.unwrap_or(Value::Null));
     docs
@@ -54,16 +57,24 @@ pub struct ImportReport {
 }
 
 /// Reads one file's text: a Confirm, Plan, Context or Trace, an array of them,
-/// or Countersign's own `{confirm, target}` envelope. Confirms are paired with
+/// Countersign's own `{confirm, target}` envelope, or tool-call requests. Confirms are paired with
 /// the plans they name; a review is accepted only when the confirm, its target
 /// and the pair are all valid and it is not already stored (`known`).
 pub fn import(text: &str, known: &HashSet<String>) -> Result<ImportReport, String> {
     let value: Value = serde_json::from_str(text)
         .map_err(|e| format!("not JSON: {e} (line {}, column {})", e.line(), e.column()))?;
-    let (docs, paths) = flatten(value);
+    let (docs, paths, calls) = flatten(value);
     let mut report = ImportReport::default();
-    if docs.is_empty() {
-        return Err("the file holds no MPLP document".to_owned());
+    if docs.is_empty() && calls.is_empty() {
+        return Err("the file holds no MPLP document and no tool-call request".to_owned());
+    }
+    for (call, at) in calls {
+        match tool_call_review(call) {
+            Ok(review) => report.accepted.push(review),
+            Err(issues) => report
+                .refused
+                .extend(issues.into_iter().map(|issue| issue.under(&at))),
+        }
     }
     let reports = validate_bundle(&docs);
     let mut paired = vec![false; docs.len()];
@@ -148,11 +159,32 @@ pub fn import(text: &str, known: &HashSet<String>) -> Result<ImportReport, Strin
     Ok(report)
 }
 
-/// The documents of a file and where each sits in it.
-fn flatten(value: Value) -> (Vec<Value>, Vec<Pointer>) {
+/// A tool-call request (the protocol's approval request, as agents send it)
+/// as a new pending review.
+fn tool_call_review(value: Value) -> Result<Review, Vec<Issue>> {
+    let submission = ToolCallSubmission::deserialize(&value).map_err(|e| {
+        vec![Issue::new(
+            &Pointer::root(),
+            IssueCode::WrongType,
+            format!("not a tool-call request: {e}"),
+        )]
+    })?;
+    new_tool_call_review(
+        submission,
+        crate::browser::now(),
+        &mut crate::browser::new_id,
+    )
+}
+
+/// The documents of a file and where each sits in it, and its tool-call
+/// requests (objects with a `toolCall`) apart.
+#[allow(clippy::type_complexity)]
+fn flatten(value: Value) -> (Vec<Value>, Vec<Pointer>, Vec<(Value, Pointer)>) {
     let mut docs = Vec::new();
     let mut paths = Vec::new();
+    let mut calls = Vec::new();
     let mut push = |v: Value, at: Pointer| match v {
+        Value::Object(map) if map.contains_key("toolCall") => calls.push((Value::Object(map), at)),
         Value::Object(mut map)
             if map.contains_key("confirm") && !map.contains_key("confirm_id") =>
         {
@@ -180,7 +212,7 @@ fn flatten(value: Value) -> (Vec<Value>, Vec<Pointer>) {
         }
         other => push(other, Pointer::root()),
     }
-    (docs, paths)
+    (docs, paths, calls)
 }
 
 fn plan_of(

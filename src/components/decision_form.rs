@@ -2,18 +2,35 @@
 //! in the browser before anything is saved; errors appear next to their field,
 //! and what the reviewer typed stays on screen until the decision is saved.
 //! On a server, a retry of the same decision reuses its idempotency key.
+//! For a tool call the reviewer also chooses how far an approval reaches (once,
+//! with a scope, or with modified arguments) or answers with feedback.
 
 use crate::browser;
+use crate::components::args_editor::ArgsEditor;
+use crate::components::tool_call::{pretty, seconds_left};
 use crate::desk::{DecisionFailure, Desk};
 use crate::store::HttpError;
+use countersign_domain::toolcall::{RiskTier, Scope, ToolCallReview, ToolChoice};
 use countersign_domain::{DecideError, DecisionInput, MplpId};
 use leptos::html;
 use leptos::prelude::*;
 
-/// The decision form of one pending review.
+/// The decision form of one pending review (`call` when it is a tool call).
 #[component]
-pub fn DecisionForm(id: MplpId, problems: usize) -> impl IntoView {
+pub fn DecisionForm(
+    id: MplpId,
+    problems: usize,
+    #[prop(optional)] call: Option<ToolCallReview>,
+) -> impl IntoView {
     let desk = expect_context::<Desk>();
+    let tool = call.as_ref().map(ToolOptions::new);
+    let expired = match &call {
+        Some(c) => {
+            let left = seconds_left(&c.request);
+            Signal::derive(move || left.get() <= 0)
+        }
+        None => Signal::derive(|| false),
+    };
     let role = RwSignal::new(desk.settings.get_untracked().reviewer_role);
     let reason = RwSignal::new(String::new());
     let role_error = RwSignal::new(None::<String>);
@@ -59,18 +76,26 @@ pub fn DecisionForm(id: MplpId, problems: usize) -> impl IntoView {
         DecisionFailure::Queued => {}
         other => form_error.set(Some(other.to_string())),
     };
-    let submit = move |status: &'static str| {
+    let submit = move |status: &'static str, feedback: bool| {
         if busy.get_untracked() {
             return;
         }
         role_error.set(None);
         reason_error.set(None);
         form_error.set(None);
+        let tool_call = match (&tool, status, feedback) {
+            (_, "rejected", true) => Some(ToolChoice {
+                mode: "feedback".into(),
+                ..ToolChoice::default()
+            }),
+            (Some(options), "approved", _) => Some(options.choice()),
+            _ => None,
+        };
         let input = DecisionInput {
             status: status.to_owned(),
             decided_by_role: role.get_untracked(),
             reason: Some(reason.get_untracked()),
-            tool_call: None,
+            tool_call,
         };
         let key = attempt
             .get_value()
@@ -89,6 +114,13 @@ pub fn DecisionForm(id: MplpId, problems: usize) -> impl IntoView {
     };
 
     let blocked = problems > 0;
+    let is_tool = tool.is_some();
+    let approve_label = move || match tool.map(|t| t.mode.get()) {
+        Some("scope") => "Approve with scope",
+        Some("edit") => "Approve edited call",
+        Some(_) => "Approve once",
+        None => "Approve",
+    };
     view! {
         <form class="decision" aria-labelledby="decision-title" on:submit=|ev| ev.prevent_default()>
             <h2 id="decision-title">"Your decision"</h2>
@@ -106,7 +138,7 @@ pub fn DecisionForm(id: MplpId, problems: usize) -> impl IntoView {
                 <p id="role-error" class="field-error" role="alert">{move || role_error.get()}</p>
             </div>
             <div class="field">
-                <label for="reason">"Reason " <span class="subtle">"(required to reject; Ctrl+Enter rejects)"</span></label>
+                <label for="reason">{if is_tool { "Reason or feedback " } else { "Reason " }} <span class="subtle">{if is_tool { "(required to deny or send feedback; the agent sees it)" } else { "(required to reject; Ctrl+Enter rejects)" }}</span></label>
                 <textarea
                     id="reason"
                     rows="3"
@@ -116,7 +148,7 @@ pub fn DecisionForm(id: MplpId, problems: usize) -> impl IntoView {
                     on:keydown=move |ev| {
                         if ev.key() == "Enter" && (ev.ctrl_key() || ev.meta_key()) {
                             ev.prevent_default();
-                            submit("rejected");
+                            submit("rejected", false);
                         }
                     }
                     aria-invalid=move || reason_error.with(Option::is_some).to_string()
@@ -124,6 +156,10 @@ pub fn DecisionForm(id: MplpId, problems: usize) -> impl IntoView {
                 ></textarea>
                 <p id="reason-error" class="field-error" role="alert">{move || reason_error.get()}</p>
             </div>
+            {tool.map(|options| view! { <ToolChoiceFields options /> })}
+            {move || expired.get().then(|| view! {
+                <p class="notice notice-danger">"This request has expired: it can no longer be approved (it is denied by default)."</p>
+            })}
             {blocked.then(|| view! {
                 <p id="approval-blocked" class="notice notice-danger">
                     {format!(
@@ -139,14 +175,132 @@ pub fn DecisionForm(id: MplpId, problems: usize) -> impl IntoView {
                     id="approve"
                     type="button"
                     class="button-approve"
-                    disabled=move || blocked || busy.get()
+                    disabled=move || blocked || busy.get() || expired.get()
                     aria-describedby=blocked.then_some("approval-blocked")
                     aria-keyshortcuts="a"
-                    on:click=move |_| submit("approved")
-                >"Approve"</button>
-                <button id="reject" type="button" class="button-reject" aria-keyshortcuts="r" disabled=move || busy.get() on:click=move |_| submit("rejected")>"Reject"</button>
-                <button id="cancel" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| submit("cancelled")>"Cancel request"</button>
+                    on:click=move |_| submit("approved", false)
+                >{approve_label}</button>
+                <button id="reject" type="button" class="button-reject" aria-keyshortcuts="r" disabled=move || busy.get() on:click=move |_| submit("rejected", false)>{if is_tool { "Deny" } else { "Reject" }}</button>
+                {is_tool.then(|| view! {
+                    <button id="feedback" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| submit("rejected", true)>"Send feedback"</button>
+                })}
+                <button id="cancel" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| submit("cancelled", false)>"Cancel request"</button>
             </div>
         </form>
+    }
+}
+
+/// How an approval of a tool call reaches, as the reviewer sets it.
+#[derive(Clone, Copy)]
+struct ToolOptions {
+    mode: RwSignal<&'static str>,
+    scope: RwSignal<Scope>,
+    whole_tool: RwSignal<bool>,
+    confirm_high_risk: RwSignal<bool>,
+    args: RwSignal<String>,
+    risk: RiskTier,
+    name: StoredValue<String>,
+    original: StoredValue<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl ToolOptions {
+    fn new(call: &ToolCallReview) -> Self {
+        let parsed = call.request.tool_call().ok();
+        let original = parsed.as_ref().map(|c| c.args.clone()).unwrap_or_default();
+        ToolOptions {
+            mode: RwSignal::new("once"),
+            scope: RwSignal::new(Scope::Session),
+            whole_tool: RwSignal::new(false),
+            confirm_high_risk: RwSignal::new(false),
+            args: RwSignal::new(pretty(
+                &serde_json::Value::Object(original.clone()).to_string(),
+            )),
+            risk: call.request.risk_tier,
+            name: StoredValue::new(parsed.map(|c| c.name).unwrap_or_default()),
+            original: StoredValue::new(original),
+        }
+    }
+
+    fn choice(&self) -> ToolChoice {
+        match self.mode.get_untracked() {
+            "scope" => ToolChoice {
+                mode: "scope".into(),
+                scope: Some(self.scope.get_untracked().as_str().into()),
+                whole_tool: self.whole_tool.get_untracked(),
+                confirm_high_risk: self.confirm_high_risk.get_untracked(),
+                args: None,
+            },
+            "edit" => ToolChoice {
+                mode: "edit".into(),
+                args: Some(self.args.get_untracked()),
+                ..ToolChoice::default()
+            },
+            _ => ToolChoice {
+                mode: "once".into(),
+                ..ToolChoice::default()
+            },
+        }
+    }
+}
+
+/// The approval options of a tool call.
+#[component]
+fn ToolChoiceFields(options: ToolOptions) -> impl IntoView {
+    let mode_radio = move |value: &'static str, label: &'static str| {
+        view! {
+            <label class="choice">
+                <input type="radio" name="approve-mode" value=value
+                    prop:checked=move || options.mode.get() == value
+                    on:change=move |_| options.mode.set(value) />
+                {label}
+            </label>
+        }
+    };
+    let on_scope = move |ev| {
+        if let Ok(scope) = event_target_value(&ev).parse() {
+            options.scope.set(scope);
+        }
+    };
+    let r4 = options.risk == RiskTier::R4;
+    let r3_workspace =
+        move || options.risk == RiskTier::R3 && options.scope.get() == Scope::Workspace;
+    view! {
+        <fieldset class="field tool-options">
+            <legend>"If you approve"</legend>
+            {mode_radio("once", "Approve once (one single-use token)")}
+            {mode_radio("scope", "Approve with scope")}
+            {mode_radio("edit", "Approve with modifications")}
+        </fieldset>
+        <Show when=move || options.mode.get() == "scope">
+            <div class="field">
+                <label for="scope">"Scope"</label>
+                <select id="scope" on:change=on_scope prop:value=move || options.scope.get().as_str()>
+                    {Scope::ALL.into_iter().map(|s| {
+                        let refused = r4 && s == Scope::Workspace;
+                        view! {
+                            <option value=s.as_str() disabled=refused>
+                                {if refused { format!("{} (refused for R4)", s.label()) } else { s.label().to_owned() }}
+                            </option>
+                        }
+                    }).collect_view()}
+                </select>
+                <label class="choice">
+                    <input type="checkbox" prop:checked=move || options.whole_tool.get()
+                        on:change=move |ev| options.whole_tool.set(event_target_checked(&ev)) />
+                    "Every call of this tool, whatever its arguments"
+                </label>
+                <Show when=r3_workspace>
+                    <label class="choice notice notice-danger">
+                        <input type="checkbox" prop:checked=move || options.confirm_high_risk.get()
+                            on:change=move |ev| options.confirm_high_risk.set(event_target_checked(&ev)) />
+                        "I confirm: always allow this R3 call in this workspace, without asking again"
+                    </label>
+                </Show>
+                <p class="subtle">"Later calls within the scope are approved without asking, each with its own decision and token."</p>
+            </div>
+        </Show>
+        <Show when=move || options.mode.get() == "edit">
+            <ArgsEditor name=options.name.get_value() original=options.original.get_value() text=options.args />
+        </Show>
     }
 }

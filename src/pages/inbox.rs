@@ -1,6 +1,7 @@
 //! The inbox (`/`): reviews filtered by status, target type, requester and text,
 //! paged, with counts per status. Every filter lives in the URL.
 
+use crate::components::call_group::{similar_calls, CallGroup};
 use crate::components::status::StatusBadge;
 use crate::desk::{Desk, Entry};
 use crate::router::use_location;
@@ -263,6 +264,14 @@ pub fn Inbox() -> impl IntoView {
                 when=move || matching.with(|m| !m.is_empty())
                 fallback=move || view! { <EmptyState filters /> }
             >
+                {move || {
+                    let groups = matching.with(|m| similar_calls(m));
+                    (!groups.is_empty()).then(|| view! {
+                        <ul class="call-groups" aria-label="Similar pending calls">
+                            {groups.into_iter().map(|(name, session, members)| view! { <CallGroup name session members /> }).collect_view()}
+                        </ul>
+                    })
+                }}
                 <ol class="review-list" aria-label="Reviews">
                     <For each=visible key=|e| (e.id(), e.review.confirm.decisions().len()) let:entry>
                         <ReviewRow entry />

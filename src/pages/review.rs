@@ -5,6 +5,7 @@ use crate::components::dag::PlanGraph;
 use crate::components::decision_form::DecisionForm;
 use crate::components::history::{DecisionTimeline, EventList};
 use crate::components::status::{PlanStatusBadge, StatusBadge};
+use crate::components::tool_call::{RedeemForm, ToolCallPanel};
 use crate::desk::{Desk, Entry};
 use crate::download::download;
 use crate::exchange;
@@ -90,6 +91,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
 
             <div class="review-grid">
                 <div class="review-main-col">
+                    {review.tool_call().cloned().map(|call| view! { <ToolCallPanel call pending /> })}
                     {plan.clone().map(|plan| view! {
                         <section aria-labelledby="plan-title" class="card">
                             <h2 id="plan-title">"Plan"</h2>
@@ -133,6 +135,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                     {if pending {
                         let desk = expect_context::<crate::desk::Desk>();
                         let (id, problems) = (confirm.confirm_id, entry.problems());
+                        let call = review.tool_call().cloned();
                         let key = id.to_string();
                         view! {
                             {move || match desk.queued(&key) {
@@ -147,12 +150,17 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                                         <p class="subtle">"The server cannot be reached. This decision is kept in this browser and sent as soon as the server is back (never twice)."</p>
                                     </section>
                                 }.into_any(),
-                                None => view! { <DecisionForm id problems /> }.into_any(),
+                                None => match call.clone() {
+                                    Some(call) => view! { <DecisionForm id problems call /> }.into_any(),
+                                    None => view! { <DecisionForm id problems /> }.into_any(),
+                                },
                             }}
                         }.into_any()
                     } else {
                         let last = confirm.last_decision().cloned();
+                        let redeem = review.tool_call().cloned().map(|call| view! { <RedeemForm id=confirm.confirm_id call /> });
                         view! {
+                            {redeem}
                             <section class="card decided" role="status">
                                 <h2>"Decided"</h2>
                                 <p>

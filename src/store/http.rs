@@ -4,6 +4,7 @@
 //! Server-Sent Events.
 
 use super::connection::Connection;
+use countersign_domain::toolcall::Redemption;
 use countersign_domain::{DecisionInput, Review};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -159,6 +160,7 @@ impl HttpStore {
             "status": input.status,
             "decided_by_role": input.decided_by_role,
             "reason": input.reason.as_deref().map(str::trim).filter(|r| !r.is_empty()),
+            "tool_call": input.tool_call,
         });
         let body = match body {
             Value::Object(mut map) => {
@@ -176,6 +178,14 @@ impl HttpStore {
             )
             .await?;
         review_of(&value["review"])
+    }
+
+    /// Redeems a tool call's token on the server, which checks it and marks it used.
+    pub async fn redeem(&self, id: &str, presented: &Redemption) -> Result<Review, HttpError> {
+        let body = serde_json::to_value(presented).unwrap_or(Value::Null);
+        self.call("POST", &format!("/reviews/{id}/redeem"), Some(&body), None)
+            .await?;
+        self.review(id).await
     }
 
     /// The live event stream's address (browsers' EventSource cannot send headers).

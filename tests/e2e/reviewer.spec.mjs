@@ -37,7 +37,7 @@ async function shoot(page, name) {
 test("the inbox lists the demo reviews, oldest first, with counts and filters", async ({ page }) => {
   await page.goto("/");
   await expect(page.getByRole("heading", { level: 1, name: "Inbox" })).toBeVisible();
-  await expect(rows(page)).toHaveCount(3);
+  await expect(rows(page)).toHaveCount(7);
   await expect(rows(page).nth(0)).toContainText("Database Migration Plan");
   await expect(rows(page).nth(1)).toContainText("Ship billing v2 to production");
   await expect(rows(page).nth(1)).toContainText("1 problem");
@@ -47,7 +47,7 @@ test("the inbox lists the demo reviews, oldest first, with counts and filters", 
   const status = page.getByRole("group", { name: "Status" });
   await expect(status.getByRole("button", { name: /Approved/ })).toContainText("1");
   await status.getByRole("button", { name: /All/ }).click();
-  await expect(rows(page)).toHaveCount(4);
+  await expect(rows(page)).toHaveCount(8);
   await expect(page).toHaveURL(/status=all/);
   await page.getByRole("searchbox", { name: "Search reviews" }).fill("billing");
   await expect(rows(page)).toHaveCount(1);
@@ -110,7 +110,7 @@ test("approving with a reason persists across a reload and updates inbox, plan a
   await expect(page.getByRole("status").filter({ hasText: "Decided" })).toContainText("approved by dba_reviewer");
   await expect(page.getByRole("list", { name: "Decision history" })).toContainText("dba_reviewer");
   await page.getByRole("link", { name: "← Inbox" }).click();
-  await expect(rows(page)).toHaveCount(2);
+  await expect(rows(page)).toHaveCount(6);
   await expect(page.getByRole("list", { name: "Reviews" })).not.toContainText("Database Migration Plan");
   await expect(page.getByRole("navigation", { name: "Main" })).toContainText("2");
 });
@@ -168,7 +168,7 @@ test("importing a plan with a cycle lists the cycle and stores nothing; a valid 
 
 test("a reviewer approves with the keyboard alone", async ({ page }) => {
   await page.goto("/");
-  await expect(rows(page)).toHaveCount(3);
+  await expect(rows(page)).toHaveCount(7);
   await page.keyboard.press("?");
   await expect(page.getByRole("dialog", { name: "Keyboard shortcuts" })).toBeVisible();
   await page.keyboard.press("Escape");
@@ -183,7 +183,7 @@ test("a reviewer approves with the keyboard alone", async ({ page }) => {
   await expect(page.getByRole("status").filter({ hasText: "Decided" })).toContainText("approved by reviewer");
   await page.keyboard.press("Escape");
   await expect(page).toHaveURL(/\/$/);
-  await expect(rows(page)).toHaveCount(2);
+  await expect(rows(page)).toHaveCount(6);
   await page.keyboard.press("/");
   await expect(page.getByRole("searchbox", { name: "Search reviews" })).toBeFocused();
 });
@@ -202,11 +202,11 @@ test("every screen fits a 375 px phone without sideways scrolling", async ({ pag
 
 test("a damaged stored review is kept aside and reported; the app still starts", async ({ page }) => {
   await page.goto("/");
-  await expect(rows(page)).toHaveCount(3);
+  await expect(rows(page)).toHaveCount(7);
   await page.evaluate(() => localStorage.setItem("countersign.v1.review.broken", "{ this is not json"));
   await page.reload();
   await expect(page.getByRole("alert").filter({ hasText: "kept aside" })).toContainText("countersign.quarantine.");
-  await expect(rows(page)).toHaveCount(3);
+  await expect(rows(page)).toHaveCount(7);
   const kept = await page.evaluate(() =>
     Object.keys(localStorage).filter((k) => k.startsWith("countersign.quarantine.")).map((k) => localStorage.getItem(k)));
   expect(kept).toEqual(["{ this is not json"]);

@@ -106,12 +106,12 @@ test("a reviewer connects with a key, sees the server's reviews live, and decide
   await connect(page);
   await shoot(page, "server-settings");
   await page.goto(`${server.url}/`);
-  await expect(rows(page)).toHaveCount(3);
+  await expect(rows(page)).toHaveCount(7);
 
   // An agent submits a plan: it appears without a reload.
   const created = await api(server, server.agent, "POST", "/reviews", newPlanReview(7));
   expect(created.status).toBe(201);
-  await expect(rows(page)).toHaveCount(4);
+  await expect(rows(page)).toHaveCount(8);
   await expect(rows(page).nth(3)).toContainText("Delete stale preview environments 7");
   await shoot(page, "server-inbox");
 
@@ -180,7 +180,7 @@ test("a server that goes down is shown, and the decision typed meanwhile is kept
 test("an agent's plan appears live, the reviewer approves it in the browser, and the waiting agent prints approved", async ({ page }) => {
   await connect(page);
   await page.goto(`${server.url}/`);
-  await expect(rows(page)).toHaveCount(3);
+  await expect(rows(page)).toHaveCount(7);
   const planFile = join(dataDir, "plan.json");
   writeFileSync(planFile, JSON.stringify(newPlanReview(8).target.plan));
   const agent = spawn(binary, ["agent", "--server", server.url, "submit", planFile, "--role", "cleanup-agent", "--wait", "--timeout", "60"], {
@@ -189,7 +189,7 @@ test("an agent's plan appears live, the reviewer approves it in the browser, and
   let stdout = "";
   agent.stdout.on("data", (d) => (stdout += d));
   const exited = new Promise((resolve) => agent.on("exit", resolve));
-  await expect(rows(page)).toHaveCount(4);
+  await expect(rows(page)).toHaveCount(8);
   await page.getByRole("link", { name: /Delete stale preview environments 8/ }).click();
   await page.getByLabel(/^Reason/).fill("Idle for weeks; fine to delete.");
   await page.getByRole("button", { name: "Approve" }).click();

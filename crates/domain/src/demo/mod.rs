@@ -1,8 +1,9 @@
 //! Demo reviews, seeded by the app on first start and by `countersign serve
 //! --demo`, so a new reviewer sees real requests at once: golden flow-05's
 //! migration plan, a large credential rotation, a plan with a dependency cycle,
-//! and one already decided.
+//! one already decided, and tool calls waiting for approval.
 
+use crate::toolcall::{new_tool_call_review, ToolCallSubmission};
 use crate::{decide, DecisionInput, MplpId, Review, Timestamp};
 use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
@@ -211,7 +212,79 @@ pub fn reviews(now: DateTime<Utc>) -> Result<Vec<Review>, String> {
     let last = reviews.len() - 1;
     reviews[last] = decide(&reviews[last], &approval, decided_at, &mut ids)
         .map_err(|e| format!("the demo approval failed: {e}"))?;
+    reviews.extend(tool_calls(now)?);
     Ok(reviews)
+}
+
+/// Tool calls waiting for approval: a wire transfer (R4, with a dry run), a
+/// deletion whose summary hides a path (R3), and two similar emails in one
+/// session (R2), which the inbox groups. They expire two hours after seeding.
+fn tool_calls(now: DateTime<Utc>) -> Result<Vec<Review>, String> {
+    let expires = Timestamp::from_utc(now + Duration::hours(2)).to_string();
+    let requests = [
+        (
+            12,
+            json!({
+                "sessionId": "sess-finance-7", "runId": "run-88", "workspace": "acme-finance",
+                "requestedByRole": "payments-agent",
+                "toolCall": {"name": "wire_transfer", "args": {"amount": 25000, "currency": "EUR", "to": "ACME GmbH", "iban": "DE89370400440532013000"}},
+                "humanSummary": "Wire transfer of 25,000 EUR to ACME GmbH, IBAN DE89370400440532013000",
+                "riskTier": "R4",
+                "riskReasons": ["moves money out of the company", "cannot be recalled once settled"],
+                "sideEffects": ["debits the operating account", "ACME GmbH receives the funds within the hour"],
+                "rollbackNotes": ["a SEPA wire can be recalled only within 10 minutes, and only if the bank agrees"],
+                "suggestedAlternatives": ["Pay the invoice by card (can be disputed)", "Split into two payments of 12,500 EUR"],
+                "dryRun": "wire_transfer --dry-run: would debit 25,000.00 EUR from DE44 5001 0517 5407 3249 31; balance after: 112,430.55 EUR; payee ACME GmbH verified by name check.",
+            }),
+        ),
+        (
+            9,
+            json!({
+                "sessionId": "sess-ops-3", "runId": "run-5",
+                "requestedByRole": "ops-agent",
+                "toolCall": {"name": "delete_files", "args": {"paths": ["/srv/tmp/cache", "/etc/nginx"], "recursive": true}},
+                "humanSummary": "delete_files: clean up the temporary cache in /srv/tmp/cache",
+                "riskTier": "R3",
+                "riskReasons": ["deletes files recursively"],
+                "sideEffects": ["files under the given paths are removed"],
+                "rollbackNotes": ["restore from last night's backup (up to 24 hours of changes lost)"],
+                "diff": "- /srv/tmp/cache (1,204 files)\n- /etc/nginx (37 files)",
+            }),
+        ),
+        (
+            4,
+            json!({
+                "sessionId": "sess-support-12", "runId": "run-2",
+                "requestedByRole": "support-agent",
+                "toolCall": {"name": "send_email", "args": {"to": "ana@example.com", "template": "refund-approved"}},
+                "humanSummary": "send_email: refund-approved to ana@example.com",
+                "riskTier": "R2",
+                "riskReasons": ["writes to a customer"],
+            }),
+        ),
+        (
+            3,
+            json!({
+                "sessionId": "sess-support-12", "runId": "run-2",
+                "requestedByRole": "support-agent",
+                "toolCall": {"name": "send_email", "args": {"to": "li@example.com", "template": "refund-approved"}},
+                "humanSummary": "send_email: refund-approved to li@example.com",
+                "riskTier": "R2",
+                "riskReasons": ["writes to a customer"],
+            }),
+        ),
+    ];
+    let mut ids = sequential_ids(0x2000);
+    requests
+        .into_iter()
+        .map(|(minutes_ago, mut body)| {
+            body["expiresAt"] = json!(expires);
+            let submission = ToolCallSubmission::deserialize(&body)
+                .map_err(|e| format!("the demo tool calls are damaged: {e}"))?;
+            new_tool_call_review(submission, now - Duration::minutes(minutes_ago), &mut ids)
+                .map_err(|issues| format!("the demo tool calls are invalid: {issues:?}"))
+        })
+        .collect()
 }
 
 /// Deterministic ids for the demo's own decisions, so reseeding gives the same URLs.

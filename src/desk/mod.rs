@@ -2,6 +2,8 @@
 //! store (local storage, or a server with live updates), the settings and what
 //! went wrong loading them. Provided as context.
 
+mod tools;
+
 use crate::browser;
 use crate::settings::Settings;
 use crate::store::{outbox, Connection, HttpError, HttpStore, LocalStore, SetAside, StoreError};
@@ -34,6 +36,10 @@ impl Entry {
                 .map(|p| p.objective.as_str())
                 .unwrap_or_default(),
             review.confirm.reason.as_deref().unwrap_or_default(),
+            review
+                .tool_call()
+                .map(|c| c.request.tool_call_canonical.as_str())
+                .unwrap_or_default(),
             review.confirm.requested_by_role.as_str(),
             &review.confirm.confirm_id.to_string(),
         ]
@@ -58,6 +64,10 @@ impl Entry {
 
     /// What is asked, in a few words.
     pub fn title(&self) -> String {
+        if let Some(call) = self.review.tool_call() {
+            let name = call.request.tool_call().map(|c| c.name).unwrap_or_default();
+            return format!("{name}: {}", call.request.human_summary);
+        }
         match (self.review.plan(), self.review.confirm.target_type) {
             (Some(plan), _) => plan.title.clone(),
             (None, TargetType::Other) => self
@@ -347,6 +357,7 @@ impl Desk {
                 "imports go to this browser's storage; on a server, agents submit reviews through the API. Disconnect in Settings to import here".into(),
             ));
         }
+        let reviews = self.apply_grants(reviews);
         for review in &reviews {
             self.persist(review)?;
         }

@@ -1,0 +1,103 @@
+//! Similar pending tool calls (same tool, same session) decided with one
+//! action: each call still gets its own decision and, when approved, its own
+//! single-use token.
+
+use crate::desk::{Desk, Entry};
+use countersign_domain::model::ConfirmStatus;
+use countersign_domain::toolcall::ToolChoice;
+use countersign_domain::DecisionInput;
+use leptos::prelude::*;
+use std::sync::Arc;
+
+/// Pending tool calls grouped by (tool, session), groups of two or more only,
+/// in the order of their oldest call. O(n log n).
+pub fn similar_calls(entries: &[Arc<Entry>]) -> Vec<(String, String, Vec<Arc<Entry>>)> {
+    let mut groups: Vec<(String, String, Vec<Arc<Entry>>)> = Vec::new();
+    for entry in entries {
+        let Some(call) = entry.review.tool_call() else {
+            continue;
+        };
+        if entry.status() != ConfirmStatus::Pending {
+            continue;
+        }
+        let name = call.request.tool_call().map(|c| c.name).unwrap_or_default();
+        let session = call.request.session_id.clone();
+        match groups
+            .iter_mut()
+            .find(|(n, s, _)| *n == name && *s == session)
+        {
+            Some((_, _, members)) => members.push(entry.clone()),
+            None => groups.push((name, session, vec![entry.clone()])),
+        }
+    }
+    groups.retain(|(_, _, members)| members.len() > 1);
+    groups
+}
+
+/// One group with its two actions.
+#[component]
+pub fn CallGroup(name: String, session: String, members: Vec<Arc<Entry>>) -> impl IntoView {
+    let desk = expect_context::<Desk>();
+    let reason = RwSignal::new(String::new());
+    let result = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let ids: Vec<_> = members.iter().map(|e| e.id()).collect();
+    let count = ids.len();
+    let decide_all = move |status: &'static str| {
+        if busy.get_untracked() {
+            return;
+        }
+        let ids = ids.clone();
+        busy.set(true);
+        leptos::task::spawn_local(async move {
+            let input = DecisionInput {
+                status: status.to_owned(),
+                decided_by_role: desk.settings.get_untracked().reviewer_role,
+                reason: Some(reason.get_untracked()),
+                tool_call: (status == "approved").then(|| ToolChoice {
+                    mode: "once".into(),
+                    ..ToolChoice::default()
+                }),
+            };
+            let (mut done, mut failed) = (0, Vec::new());
+            for id in ids {
+                let key = crate::browser::new_id().to_string();
+                match desk.decide(id, &input, &key).await {
+                    Ok(_) => done += 1,
+                    Err(e) => failed.push(e.to_string()),
+                }
+            }
+            busy.set(false);
+            result.set(Some(match failed.first() {
+                None => format!(
+                    "{done} call(s) {status}, each with its own decision{}.",
+                    if status == "approved" {
+                        " and token"
+                    } else {
+                        ""
+                    }
+                ),
+                Some(first) => format!("{done} {status}; {} refused: {first}", failed.len()),
+            }));
+        });
+    };
+    let label = format!("{count} similar calls: {name} in session {session}");
+    view! {
+        <li class="call-group card" aria-label=label.clone()>
+            <p><strong>{format!("{count} × ")}<code>{name.clone()}</code></strong> {format!(" in session {session}")}</p>
+            <ul class="plain-list">
+                {members.iter().map(|e| view! { <li><a href=format!("/reviews/{}", e.id())>{e.title()}</a></li> }).collect_view()}
+            </ul>
+            <div class="actions">
+                <button type="button" class="button-approve" disabled=move || busy.get()
+                    on:click={let d = decide_all.clone(); move |_| d("approved")}>{format!("Approve each once ({count})")}</button>
+                <label class="visually-hidden" for=format!("group-reason-{name}-{session}")>"Reason to deny the group"</label>
+                <input id=format!("group-reason-{name}-{session}") type="text" placeholder="Reason to deny"
+                    prop:value=move || reason.get() on:input=move |ev| reason.set(event_target_value(&ev)) />
+                <button type="button" class="button-reject" disabled=move || busy.get()
+                    on:click=move |_| decide_all("rejected")>{format!("Deny each ({count})")}</button>
+            </div>
+            <p role="status" class="subtle">{move || result.get()}</p>
+        </li>
+    }
+}

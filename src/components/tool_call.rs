@@ -1,0 +1,244 @@
+//! A tool-call request as a reviewer must see it: the exact canonical call
+//! (never only the summary), the summary checked against it in this browser,
+//! the risk and why, side effects, rollback notes, the diff, alternatives, a
+//! dry run when offered, a live countdown to expiry, and once decided the
+//! outcome with its token.
+
+use crate::time;
+use countersign_domain::toolcall::{
+    check_summary, ApprovalRequest, CallHash, OutcomeKind, ToolCallReview, ToolOutcome,
+};
+use leptos::prelude::*;
+use serde_json::Value;
+
+/// The canonical call pretty-printed for reading (the canonical text itself
+/// when it does not parse).
+pub fn pretty(canonical: &str) -> String {
+    serde_json::from_str::<Value>(canonical)
+        .and_then(|v| serde_json::to_string_pretty(&v))
+        .unwrap_or_else(|_| canonical.to_owned())
+}
+
+/// Seconds left before the request expires (negative once expired), ticking.
+pub fn seconds_left(request: &ApprovalRequest) -> Signal<i64> {
+    let expires = request.expires_at.to_utc();
+    let left = move || (expires - crate::browser::now()).num_seconds();
+    let signal = RwSignal::new(left());
+    if let Ok(handle) = set_interval_with_handle(
+        move || signal.set(left()),
+        std::time::Duration::from_secs(1),
+    ) {
+        on_cleanup(move || handle.clear());
+    }
+    signal.into()
+}
+
+/// "4 min 05 s" for a positive number of seconds.
+fn duration(seconds: i64) -> String {
+    match seconds {
+        s if s >= 3600 => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
+        s if s >= 60 => format!("{} min {:02} s", s / 60, s % 60),
+        s => format!("{s} s"),
+    }
+}
+
+/// The request panel.
+#[component]
+pub fn ToolCallPanel(call: ToolCallReview, pending: bool) -> impl IntoView {
+    let request = call.request.clone();
+    let parsed = request.tool_call();
+    let name = parsed.as_ref().map(|c| c.name.clone()).unwrap_or_default();
+    let summary = parsed
+        .as_ref()
+        .map(|c| check_summary(&request.human_summary, c))
+        .ok();
+    let hash_ok = CallHash::of_canonical(&request.tool_call_canonical) == request.tool_call_hash;
+    let left = seconds_left(&request);
+    let show_dry_run = RwSignal::new(false);
+    let tier = request.risk_tier.to_string();
+    let list = |title: &'static str, items: Vec<String>| {
+        (!items.is_empty()).then(|| {
+            view! {
+                <h3>{title}</h3>
+                <ul class="plain-list">{items.into_iter().map(|i| view! { <li>{i}</li> }).collect_view()}</ul>
+            }
+        })
+    };
+    view! {
+        <section class="card tool-call" aria-labelledby="call-title">
+            <h2 id="call-title">"Tool call " <code>{name}</code></h2>
+            <p class="tool-risk">
+                <span class=format!("risk risk-{}", tier.to_lowercase())>{format!("Risk {tier}")}</span>
+                " "
+                {request.risk_reasons.join("; ")}
+            </p>
+            {pending.then(|| view! {
+                <p class="countdown" role="timer" aria-live="off">
+                    {move || match left.get() {
+                        s if s > 0 => format!("Expires in {} (at {}): after that it is denied by default.", duration(s), time::exact(&request.expires_at)),
+                        _ => format!("Expired at {}: it can no longer be approved.", time::exact(&request.expires_at)),
+                    }}
+                </p>
+            })}
+            <h3>"Exact call"</h3>
+            <pre class="call-json" aria-label="Exact call (canonical JSON)"><code>{pretty(&request.tool_call_canonical)}</code></pre>
+            <p class="subtle call-hash">
+                "SHA-256 " <code>{request.tool_call_hash.to_string()}</code>
+                {if hash_ok { " ✓ recomputed in this browser" } else { " ✕ does NOT match the call" }}
+            </p>
+            <h3>"Agent’s summary"</h3>
+            <blockquote class="summary">{request.human_summary.clone()}</blockquote>
+            {match summary {
+                Some(check) if check.matches() => view! {
+                    <p class="summary-check summary-ok">"✓ Checked: the summary names the tool and every argument value of the exact call."</p>
+                }.into_any(),
+                Some(check) => view! {
+                    <div class="summary-check summary-bad" role="alert">
+                        <p><strong>"✕ The summary does NOT match the exact call."</strong> " Decide on the call above, not on the summary."</p>
+                        <ul>
+                            {(!check.names_tool).then(|| view! { <li>"It does not name the tool."</li> })}
+                            {check.unmentioned.into_iter().map(|u| view! {
+                                <li>"It does not mention " <code>{u.path}</code> " = " <code>{u.value}</code></li>
+                            }).collect_view()}
+                        </ul>
+                    </div>
+                }.into_any(),
+                None => view! { <p class="summary-check summary-bad" role="alert">"✕ The call cannot be read, so the summary cannot be checked."</p> }.into_any(),
+            }}
+            {list("Predicted side effects", request.side_effects.clone())}
+            {list("Rollback and safety notes", request.rollback_notes.clone())}
+            {request.diff.clone().map(|diff| view! {
+                <h3>"Diff"</h3>
+                <pre class="diff"><code>{diff}</code></pre>
+            })}
+            {list("Suggested alternatives", request.suggested_alternatives.clone())}
+            {request.dry_run.clone().map(|report| view! {
+                <p>
+                    <button type="button" aria-expanded=move || show_dry_run.get().to_string()
+                        on:click=move |_| show_dry_run.update(|s| *s = !*s)>"Dry run"</button>
+                    " " <span class="subtle">"What the tool reports when run without effect."</span>
+                </p>
+                <Show when=move || show_dry_run.get()>
+                    <pre class="dry-run" aria-label="Dry-run report"><code>{report.clone()}</code></pre>
+                </Show>
+            })}
+            <dl class="fields">
+                <dt>"Session"</dt><dd><code>{request.session_id.clone()}</code></dd>
+                <dt>"Run"</dt><dd><code>{request.run_id.clone()}</code></dd>
+                {request.workspace.clone().map(|w| view! { <dt>"Workspace"</dt><dd><code>{w}</code></dd> })}
+                {request.client_device_id.clone().map(|d| view! { <dt>"Device"</dt><dd><code>{d}</code></dd> })}
+                <dt>"Approval id"</dt><dd><code>{request.approval_id.to_string()}</code></dd>
+            </dl>
+            {call.outcome.clone().map(|outcome| view! { <OutcomeView outcome /> })}
+        </section>
+    }
+}
+
+/// What was decided, and the token.
+#[component]
+fn OutcomeView(outcome: ToolOutcome) -> impl IntoView {
+    let kind = match outcome.kind {
+        OutcomeKind::Approved => "Approved",
+        OutcomeKind::Edited => "Approved with modifications",
+        OutcomeKind::Denied => "Denied",
+        OutcomeKind::Feedback => "Answered with feedback",
+        OutcomeKind::Cancelled => "Cancelled",
+        OutcomeKind::Expired => "Expired: denied by default",
+    };
+    let edited = (outcome.kind == OutcomeKind::Edited)
+        .then(|| outcome.approved_call.clone())
+        .flatten();
+    view! {
+        <h3>"Outcome"</h3>
+        <p><strong>{kind}</strong> {outcome.message.clone().map(|m| format!(": “{m}”"))}</p>
+        {edited.map(|call| view! {
+            <p class="subtle">"The approved call (the reviewer’s edit):"</p>
+            <pre class="call-json" aria-label="Approved call"><code>{pretty(&call)}</code></pre>
+            <p class="subtle">"Hash of the call as asked: " <code>{outcome.original_hash.to_string()}</code></p>
+        })}
+        {outcome.grant.clone().map(|g| view! {
+            <p>{format!("Grant {} ", g.grant_id)} <strong>{g.scope.label()}</strong>
+               {if g.call_hash.is_none() { " for every call of this tool" } else { " for this exact call" }}</p>
+        })}
+        {outcome.approved_by_grant.map(|g| view! { <p>{format!("Approved without asking by grant {g}.")}</p> })}
+        {outcome.token.clone().map(|t| view! {
+            <dl class="fields token" aria-label="Approval token">
+                <dt>"Token"</dt><dd><code>{t.token_id.to_string()}</code></dd>
+                <dt>"For the call with hash"</dt><dd><code>{t.tool_call_hash.to_string()}</code></dd>
+                <dt>"Expires"</dt><dd>{time::exact(&t.expires_at)}</dd>
+                <dt>"Use"</dt><dd>{match &t.used_at {
+                    Some(at) => format!("used at {}", time::exact(at)),
+                    None => "single use, not used yet".to_owned(),
+                }}</dd>
+            </dl>
+        })}
+    }
+}
+
+/// Redeems an approved call's token, as the agent would right before running
+/// it: the call about to run is checked against the token (hash, expiry, use,
+/// device) by the domain here, or by the server.
+#[component]
+pub fn RedeemForm(id: countersign_domain::MplpId, call: ToolCallReview) -> impl IntoView {
+    let desk = expect_context::<crate::desk::Desk>();
+    let Some(outcome) = call.outcome.clone() else {
+        return ().into_any();
+    };
+    let Some(token) = outcome.token.clone() else {
+        return ().into_any();
+    };
+    let approved = outcome
+        .approved_call
+        .clone()
+        .unwrap_or_else(|| call.request.tool_call_canonical.clone());
+    let text = RwSignal::new(pretty(&approved));
+    let device = RwSignal::new(call.request.client_device_id.clone().unwrap_or_default());
+    let result = RwSignal::new(None::<Result<(), String>>);
+    let used = token.used_at.is_some();
+    let redeem = move |_| {
+        let presented = text.with_untracked(|t| {
+            serde_json::from_str::<countersign_domain::toolcall::ToolCall>(t)
+                .map_err(|e| format!("the call is not {{\"name\", \"args\"}} JSON: {e}"))
+                .and_then(|c| c.hash().map_err(|e| e.to_string()))
+        });
+        let hash = match presented {
+            Ok(hash) => hash,
+            Err(e) => return result.set(Some(Err(e))),
+        };
+        let redemption = countersign_domain::toolcall::Redemption {
+            token_id: token.token_id,
+            approval_id: Some(token.approval_id),
+            tool_call_hash: hash,
+            client_device_id: Some(device.get_untracked()).filter(|d| !d.is_empty()),
+        };
+        leptos::task::spawn_local(async move {
+            result.set(Some(desk.redeem(id, &redemption).await));
+        });
+    };
+    view! {
+        <section class="card" aria-labelledby="redeem-title">
+            <h2 id="redeem-title">"Redeem the token"</h2>
+            <p class="subtle">
+                {if used { "This token was used; redeeming again is refused." } else { "What the agent does right before running the call: the call must be exactly the approved one." }}
+            </p>
+            <div class="field">
+                <label for="redeem-call">"Call about to run"</label>
+                <textarea id="redeem-call" class="code" rows="6" spellcheck="false"
+                    prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+            </div>
+            <div class="field">
+                <label for="redeem-device">"Device"</label>
+                <input id="redeem-device" type="text" prop:value=move || device.get()
+                    on:input=move |ev| device.set(event_target_value(&ev)) />
+            </div>
+            <div class="actions"><button type="button" on:click=redeem>"Redeem"</button></div>
+            <p role="status" class=move || match result.get() { Some(Err(_)) => "field-error", _ => "subtle" }>
+                {move || result.get().map(|r| match r {
+                    Ok(()) => "Redeemed: the call may run now, once.".to_owned(),
+                    Err(e) => format!("Refused: {e}"),
+                })}
+            </p>
+        </section>
+    }
+    .into_any()
+}
