@@ -61,7 +61,9 @@ const stats = (xs) => {
   return `median ${s[Math.floor(s.length / 2)].toFixed(1)} ms (min ${s[0].toFixed(1)}, max ${s[s.length - 1].toFixed(1)})`;
 };
 
-for (const count of [100, 1000, 10000]) {
+// ONLY=toolcalls measures the tool-call editor alone.
+const only = process.env.ONLY;
+for (const count of only ? [] : [100, 1000, 10000]) {
   const reviews = Array.from({ length: count }, (_, n) => review(n + 1, 3));
   const load = [], search = [], heap = [];
   for (let run = 0; run < 5; run++) {
@@ -91,7 +93,7 @@ for (const count of [100, 1000, 10000]) {
 
 const plan = [review(424242, 1000)];
 const drawn = [];
-for (let run = 0; run < 5; run++) {
+for (let run = 0; run < (only ? 0 : 5); run++) {
   const context = await seeded(plan);
   const page = await context.newPage();
   await page.goto(`${base}/reviews/${plan[0].confirm.confirm_id}`);
@@ -103,6 +105,60 @@ for (let run = 0; run < 5; run++) {
   }
   await context.close();
 }
-console.log(`review page, 1,000-step plan: drawn ${stats(drawn)} after the wasm starts`);
+if (!only) console.log(`review page, 1,000-step plan: drawn ${stats(drawn)} after the wasm starts`);
+
+// Tool calls: the modified-arguments editor re-parses, re-canonicalizes and
+// re-hashes on every keystroke (measure countersign:args-preview, plus the
+// whole keystroke until its effects ran); opening it on a 1 MB call measures
+// canonicalizing and hashing 1 MB in the browser.
+const canonical = (v) =>
+  Array.isArray(v) ? `[${v.map(canonical).join(",")}]`
+    : v && typeof v === "object" ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(",")}}`
+      : JSON.stringify(v);
+const { createHash } = await import("node:crypto");
+function toolCallReview(n, bytes) {
+  const args = {};
+  for (let i = 0; args && JSON.stringify(args).length < bytes; i++) args[`field_${i}`] = `value ${i} `.padEnd(90, "x");
+  const text = canonical({ name: "bulk_update", args });
+  const approvalId = id("eeeeeeee", n), at = new Date();
+  return {
+    confirm: { meta, confirm_id: id("ffffffff", n), target_type: "other", target_id: approvalId, status: "pending",
+      requested_by_role: "bulk-agent", requested_at: at.toISOString(), reason: "bulk update" },
+    target: { tool_call: { request: {
+      approvalId, sessionId: "bench", runId: "r", toolCallCanonical: text, toolCallHash: createHash("sha256").update(text).digest("hex"),
+      humanSummary: "bulk_update", riskTier: "R2", requestedAt: at.toISOString(), expiresAt: new Date(at.getTime() + 3600000).toISOString(),
+    } } },
+  };
+}
+for (const [label, bytes, keystrokes] of [["10 KB", 10_000, 20], ["1 MB", 1_000_000, 0]]) {
+  const call = toolCallReview(bytes, bytes);
+  const opened = [], hashed = [], previews = [], frames = [];
+  for (let run = 0; run < 3; run++) {
+    const context = await seeded([call]);
+    const page = await context.newPage();
+    await page.goto(`${base}/reviews/${call.confirm.confirm_id}`);
+    await page.getByLabel("Approve with modifications").check();
+    await page.waitForFunction(() => performance.getEntriesByName("countersign:args-preview").length > 0, null, { timeout: 60000 });
+    opened.push(await page.evaluate(() => performance.getEntriesByName("countersign:args-preview")[0].duration));
+    hashed.push(await page.evaluate(() => performance.getEntriesByName("countersign:canonical-hash")[0].duration));
+    if (run === 0) console.log(`  ${label}: of which canonicalize ${(await page.evaluate(() => performance.getEntriesByName("countersign:canonical")[0].duration)).toFixed(1)} ms`);
+    for (let k = 0; k < keystrokes; k++) {
+      frames.push(await page.evaluate(async (k) => {
+        const editor = document.getElementById("edited-args");
+        const at = editor.value.indexOf("value 1 ") + 8;
+        const t0 = performance.now();
+        editor.value = editor.value.slice(0, at) + String.fromCharCode(97 + (k % 26)) + editor.value.slice(at);
+        editor.dispatchEvent(new Event("input", { bubbles: true }));
+        await new Promise((r) => setTimeout(r, 0));
+        return performance.now() - t0;
+      }, k));
+    }
+    const all = await page.evaluate(() => performance.getEntriesByName("countersign:args-preview").map((e) => e.duration));
+    previews.push(...all.slice(1));
+    await context.close();
+  }
+  const typing = keystrokes ? `; per keystroke: preview ${stats(previews)}, handled and redrawn ${stats(frames)}` : "";
+  console.log(`tool call ${label}: canonicalize + hash ${stats(hashed)}; with parse and diff on opening the editor ${stats(opened)}${typing}`);
+}
 await browser.close();
 server.kill();

@@ -29,9 +29,10 @@ pub struct Preview {
     pub diff: Vec<DiffLine>,
 }
 
-/// Parses and canonicalizes edited arguments of tool `name`. O(n) plus the
-/// diff, which is O(changed lines²) after common leading and trailing lines.
-pub fn preview(name: &str, original: &Map<String, Value>, text: &str) -> Result<Preview, String> {
+/// Parses and canonicalizes edited arguments of tool `name` and diffs them
+/// against `original` (pretty-printed). O(n) plus the diff, which is
+/// O(changed lines²) after common leading and trailing lines.
+pub fn preview(name: &str, original: &str, text: &str) -> Result<Preview, String> {
     let value: Value = serde_json::from_str(text)
         .map_err(|e| format!("Line {}, column {}: {e}", e.line(), e.column()))?;
     let Value::Object(args) = value else {
@@ -41,15 +42,17 @@ pub fn preview(name: &str, original: &Map<String, Value>, text: &str) -> Result<
         name: name.to_owned(),
         args,
     };
-    let canonical = call.canonical().map_err(|e| e.to_string())?;
-    let pretty = |args: &Map<String, Value>| {
-        serde_json::to_string_pretty(&Value::Object(args.clone())).unwrap_or_default()
-    };
-    let diff = diff_lines(&pretty(original), &pretty(&call.args));
+    let (canonical, hash) = crate::browser::timed("countersign:canonical-hash", || {
+        let canonical = crate::browser::timed("countersign:canonical", || call.canonical())
+            .map_err(|e| e.to_string())?;
+        let hash = CallHash::of_canonical(&canonical);
+        Ok::<_, String>((canonical, hash))
+    })?;
+    let edited = serde_json::to_string_pretty(&call.args).unwrap_or_default();
     Ok(Preview {
-        hash: CallHash::of_canonical(&canonical),
+        diff: diff_lines(original, &edited),
         canonical,
-        diff,
+        hash,
     })
 }
 
@@ -108,6 +111,41 @@ fn lcs_diff(a: &[&str], b: &[&str]) -> Vec<DiffLine> {
     out
 }
 
+/// Lines to show: every change with three lines of context around it, and
+/// one line saying how many unchanged lines are left out between. O(lines).
+fn hunks(diff: &[DiffLine]) -> Vec<(&'static str, String)> {
+    const CONTEXT: usize = 3;
+    let changed: Vec<usize> = (0..diff.len())
+        .filter(|&i| !matches!(diff[i], DiffLine::Same(_)))
+        .collect();
+    let near = |i: usize| {
+        let at = changed.partition_point(|&c| c + CONTEXT < i);
+        changed.get(at).is_some_and(|&c| c <= i + CONTEXT)
+    };
+    let mut out = Vec::new();
+    let mut skipped = 0;
+    for (i, line) in diff.iter().enumerate() {
+        let shown = match line {
+            DiffLine::Same(l) if near(i) => ("diff-same", format!("  {l}\n")),
+            DiffLine::Same(_) => {
+                skipped += 1;
+                continue;
+            }
+            DiffLine::Removed(l) => ("diff-removed", format!("- {l}\n")),
+            DiffLine::Added(l) => ("diff-added", format!("+ {l}\n")),
+        };
+        if skipped > 0 {
+            out.push(("diff-skip", format!("  … {skipped} unchanged line(s)\n")));
+            skipped = 0;
+        }
+        out.push(shown);
+    }
+    if skipped > 0 {
+        out.push(("diff-skip", format!("  … {skipped} unchanged line(s)\n")));
+    }
+    out
+}
+
 /// The editor: a textarea with the preview under it. `text` holds what the
 /// reviewer typed; the preview is recomputed on every keystroke.
 #[component]
@@ -116,6 +154,7 @@ pub fn ArgsEditor(
     original: Map<String, Value>,
     text: RwSignal<String>,
 ) -> impl IntoView {
+    let original = serde_json::to_string_pretty(&original).unwrap_or_default();
     let result = Memo::new(move |_| {
         crate::browser::timed("countersign:args-preview", || {
             text.with(|t| preview(&name, &original, t))
@@ -129,7 +168,7 @@ pub fn ArgsEditor(
                 class="code"
                 rows="10"
                 spellcheck="false"
-                prop:value=move || text.get()
+                prop:value=text.get_untracked()
                 on:input=move |ev| text.set(event_target_value(&ev))
                 aria-invalid=move || result.with(Result::is_err).to_string()
                 aria-describedby="args-error args-hash"
@@ -143,11 +182,7 @@ pub fn ArgsEditor(
                 view! {
                     <p class="subtle">{if changed == 0 { "No change from the call as asked.".to_owned() } else { format!("{changed} line(s) differ from the call as asked:") }}</p>
                     <pre class="diff" aria-label="Changes from the call as asked"><code>
-                        {p.diff.iter().map(|line| match line {
-                            DiffLine::Same(l) => view! { <span class="diff-same">{format!("  {l}\n")}</span> },
-                            DiffLine::Removed(l) => view! { <span class="diff-removed">{format!("- {l}\n")}</span> },
-                            DiffLine::Added(l) => view! { <span class="diff-added">{format!("+ {l}\n")}</span> },
-                        }).collect_view()}
+                        {hunks(&p.diff).into_iter().map(|(class, text)| view! { <span class=class>{text}</span> }).collect_view()}
                     </code></pre>
                 }
             }))}
@@ -163,9 +198,9 @@ mod tests {
 
     #[wasm_bindgen_test]
     fn a_changed_value_is_one_removed_and_one_added_line() {
-        let original = json!({"amount": 5000, "to": "ACME"});
-        let original = original.as_object().unwrap();
-        let p = preview("pay", original, r#"{"to": "ACME", "amount": 500}"#).unwrap();
+        let original =
+            serde_json::to_string_pretty(&json!({"amount": 5000, "to": "ACME"})).unwrap();
+        let p = preview("pay", &original, r#"{"to": "ACME", "amount": 500}"#).unwrap();
         assert_eq!(
             p.canonical,
             r#"{"args":{"amount":500,"to":"ACME"},"name":"pay"}"#
@@ -187,11 +222,20 @@ mod tests {
 
     #[wasm_bindgen_test]
     fn invalid_json_says_where() {
-        let original = Map::new();
-        let err = preview("pay", &original, "{\n  \"a\": }").unwrap_err();
+        let err = preview("pay", "{}", "{\n  \"a\": }").unwrap_err();
         assert!(err.starts_with("Line 2, column"), "{err}");
-        assert!(preview("pay", &original, "[1]")
-            .unwrap_err()
-            .contains("object"));
+        assert!(preview("pay", "{}", "[1]").unwrap_err().contains("object"));
+    }
+
+    #[wasm_bindgen_test]
+    fn long_unchanged_runs_are_left_out() {
+        let before: String = (0..20).map(|i| format!("line {i}\n")).collect();
+        let after = before.replace("line 10\n", "line ten\n");
+        let shown = hunks(&diff_lines(&before, &after));
+        let texts: Vec<&str> = shown.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(texts.first(), Some(&"  … 7 unchanged line(s)\n"));
+        assert!(texts.contains(&"- line 10\n") && texts.contains(&"+ line ten\n"));
+        assert_eq!(texts.last(), Some(&"  … 6 unchanged line(s)\n"));
+        assert_eq!(shown.len(), 1 + 3 + 2 + 3 + 1);
     }
 }
