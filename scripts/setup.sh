@@ -4,19 +4,24 @@
 # pinned versions, npm packages (binaryen's wasm-opt, Playwright), and, with
 # --browser, Debian's chromium and chromedriver. Source it or run it; it prints
 # what it does. With --postgres, Debian's PostgreSQL for the server's tests.
+# With --udspy, a Python virtual environment (.venv-udspy) with the udspy agent
+# library from PyPI, for the udspy bridge's browser test.
 # Versions: ../shared/TOOLCHAIN.md.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 WASM_BINDGEN_VERSION=0.2.130
 TRUNK_VERSION=0.21.14
+UDSPY_VERSION=0.1.8
 want_browser=false
 want_postgres=false
+want_udspy=false
 for flag in "$@"; do
   case "$flag" in
     --browser) want_browser=true ;;
     --postgres) want_postgres=true ;;
-    *) echo "usage: setup.sh [--browser] [--postgres]" >&2; exit 2 ;;
+    --udspy) want_udspy=true ;;
+    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy]" >&2; exit 2 ;;
   esac
 done
 apt_install() {
@@ -69,6 +74,19 @@ if $want_postgres; then
   step "PostgreSQL server and psql (Debian), for the server's PostgreSQL tests"
   if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v psql >/dev/null; then
     apt_install postgresql postgresql-client
+  else
+    echo "present"
+  fi
+fi
+
+if $want_udspy; then
+  step "udspy $UDSPY_VERSION (PyPI) in .venv-udspy"
+  if ! .venv-udspy/bin/python -c "import udspy, sys; sys.exit(udspy.__version__ != '$UDSPY_VERSION')" 2>/dev/null; then
+    if ! python3 -m venv .venv-udspy 2>/dev/null; then
+      apt_install python3-venv
+      python3 -m venv .venv-udspy
+    fi
+    .venv-udspy/bin/pip install --quiet "udspy==$UDSPY_VERSION"
   else
     echo "present"
   fi

@@ -112,7 +112,7 @@ test("approving with a reason persists across a reload and updates inbox, plan a
   await page.getByRole("link", { name: "← Inbox" }).click();
   await expect(rows(page)).toHaveCount(6);
   await expect(page.getByRole("list", { name: "Reviews" })).not.toContainText("Database Migration Plan");
-  await expect(page.getByRole("navigation", { name: "Main" })).toContainText("2");
+  await expect(page.getByRole("navigation", { name: "Main" })).toContainText("6");
 });
 
 test("rejecting without a reason shows the error next to the field and saves nothing", async ({ page }) => {
@@ -278,7 +278,8 @@ test("export writes MPLP documents and learning samples", async ({ page }) => {
   await page.goto("/import");
   const [reviews] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export all reviews" }).click()]);
   const docs = JSON.parse(await (await reviews.createReadStream()).toArray().then((c) => Buffer.concat(c).toString()));
-  expect(docs.filter((d) => d.confirm_id)).toHaveLength(4);
+  expect(docs.filter((d) => d.confirm_id)).toHaveLength(8);
+  expect(docs.filter((d) => d.target_type === "other")).toHaveLength(4);
   expect(docs.filter((d) => d.plan_id && d.steps)).toHaveLength(4);
   expect(docs.every((d) => d.meta?.protocol_version === "1.0.0")).toBe(true);
   const [samples] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export learning samples" }).click()]);

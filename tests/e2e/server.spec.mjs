@@ -112,7 +112,7 @@ test("a reviewer connects with a key, sees the server's reviews live, and decide
   const created = await api(server, server.agent, "POST", "/reviews", newPlanReview(7));
   expect(created.status).toBe(201);
   await expect(rows(page)).toHaveCount(8);
-  await expect(rows(page).nth(3)).toContainText("Delete stale preview environments 7");
+  await expect(rows(page).nth(7)).toContainText("Delete stale preview environments 7");
   await shoot(page, "server-inbox");
 
   // Approving on the page is recorded on the server.
@@ -246,4 +246,48 @@ test("a decision made while the server is down is queued and delivered exactly o
   await page.reload();
   await expect(page.getByRole("status").filter({ hasText: "rejected by reviewer" })).toBeVisible();
   expect((await api(server, key, "GET", `/reviews/${ROTATION}`)).body.review.confirm.decisions).toHaveLength(1);
+});
+
+test("a udspy agent's confirmation is decided in the browser: approved, edited, rejected", async ({ page }) => {
+  const python = process.env.UDSPY_PYTHON ?? ".venv-udspy/bin/python";
+  await connect(page);
+  await page.goto(`${server.url}/?type=other`);
+  const run = (path) => {
+    const agent = spawn(python, ["examples/udspy/agent.py", server.url, path], {
+      env: { ...process.env, COUNTERSIGN_KEY: server.agent, PYTHONPATH: "examples/udspy" },
+    });
+    let stdout = "", stderr = "";
+    agent.stdout.on("data", (d) => (stdout += d));
+    agent.stderr.on("data", (d) => (stderr += d));
+    return new Promise((resolve) => agent.on("exit", (code) => resolve({ code, stdout, stderr })));
+  };
+  const open = async (name) => {
+    await page.goto(`${server.url}/?type=other`);
+    await page.getByRole("link", { name }).click();
+    await expect(page.getByRole("heading", { name: "Tool call archive_file" })).toBeVisible();
+  };
+  const result = async (exited) => {
+    const { code, stdout, stderr } = await exited;
+    expect(code, stderr).toBe(0);
+    return JSON.parse(stdout.trim().split("\n").pop());
+  };
+
+  const approved = run("/data/report-a.txt");
+  await open(/report-a\.txt/);
+  await page.getByRole("button", { name: "Approve once" }).click();
+  expect(await result(approved)).toMatchObject({ status: "approved", ran: [{ path: "/data/report-a.txt", keep_days: 30 }] });
+
+  const edited = run("/data/report-b.txt");
+  await open(/report-b\.txt/);
+  await page.getByLabel("Approve with modifications").check();
+  await page.getByLabel(/Arguments to approve/).fill('{"path": "/archive/report-b.txt", "keep_days": 7}');
+  await page.getByRole("button", { name: "Approve edited call" }).click();
+  expect(await result(edited)).toMatchObject({ status: "edited", ran: [{ path: "/archive/report-b.txt", keep_days: 7 }] });
+
+  const rejected = run("/data/report-c.txt");
+  await open(/report-c\.txt/);
+  await page.getByLabel(/^Reason or feedback/).fill("Keep it online until the audit");
+  await page.getByRole("button", { name: "Deny" }).click();
+  expect(await result(rejected)).toMatchObject({ status: "rejected", reason: "Keep it online until the audit", ran: [] });
+  await shoot(page, "udspy-rejected");
 });
