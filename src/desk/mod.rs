@@ -65,8 +65,14 @@ impl Entry {
     /// What is asked, in a few words.
     pub fn title(&self) -> String {
         if let Some(call) = self.review.tool_call() {
+            // The exact tool name first (the summary is the agent's words).
             let name = call.request.tool_call().map(|c| c.name).unwrap_or_default();
-            return format!("{name}: {}", call.request.human_summary);
+            let summary = call.request.human_summary.trim();
+            let summary = summary
+                .strip_prefix(name.as_str())
+                .map(|rest| rest.trim_start_matches([':', ' ']))
+                .unwrap_or(summary);
+            return format!("{name}: {summary}");
         }
         match (self.review.plan(), self.review.confirm.target_type) {
             (Some(plan), _) => plan.title.clone(),
@@ -77,6 +83,14 @@ impl Entry {
                 .clone()
                 .unwrap_or_else(|| "Request".into()),
             (None, kind) => format!("{kind} {}", self.review.confirm.target_id),
+        }
+    }
+
+    /// What kind of request, for its tag: `tool call R3`, or the target type.
+    pub fn kind_label(&self) -> String {
+        match self.review.tool_call() {
+            Some(call) => format!("tool call {}", call.request.risk_tier),
+            None => self.review.confirm.target_type.to_string(),
         }
     }
 

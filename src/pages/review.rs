@@ -80,7 +80,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                 <h1 id="review-title">{entry.title()}</h1>
                 <p class="review-meta">
                     <StatusBadge status=confirm.status />
-                    <span class="tag">{confirm.target_type.as_str()}</span>
+                    <span class="tag">{entry.kind_label()}</span>
                     <span>"asked by " <strong>{confirm.requested_by_role.clone()}</strong></span>
                     <time datetime=confirm.requested_at.to_string() title=time::exact(&confirm.requested_at)>
                         {time::ago(&confirm.requested_at, now)}
