@@ -6,6 +6,7 @@
 //! - [`lifecycle`]: which status may follow which.
 //! - [`review`]: `decide`, `resubmit` and learning samples.
 //! - [`toolcall`]: tool-call approvals: canonical JSON, hashes, grants, tokens.
+//! - [`langgraph`]: LangGraph interrupts as reviews, and the values that resume them.
 //! - [`demo`]: the demo reviews the app and `countersign serve --demo` seed.
 //!
 //! Pure Rust: no I/O, no clock, no randomness (callers pass time and ids).
@@ -14,6 +15,7 @@ pub mod demo;
 pub mod graph;
 mod id;
 mod issue;
+pub mod langgraph;
 pub mod layout;
 pub mod lifecycle;
 pub mod model;

@@ -1,0 +1,201 @@
+//! LangGraph interrupts: both shapes, lists, several interrupts per thread,
+//! values in neither shape, and the resume values. The thread JSON follows what
+//! `langgraph dev` (langgraph-api 0.16) returns from `POST /threads/search`.
+
+use chrono::{TimeZone, Utc};
+use countersign_domain::langgraph::{
+    pending_interrupts, resume_run, resume_value, Answer, Shape, RAW_INTERRUPT,
+};
+use countersign_domain::model::ConfirmStatus;
+use countersign_domain::MplpId;
+use serde_json::{json, Value};
+
+fn thread(interrupts: Value) -> Value {
+    json!({
+        "thread_id": "01a2050c-b98d-7647-a20f-b172a63c47ff",
+        "updated_at": "2026-11-22T20:57:30.589071+00:00",
+        "status": "interrupted",
+        "interrupts": interrupts,
+    })
+}
+
+fn ids() -> impl FnMut() -> MplpId {
+    let mut n = 0u32;
+    move || {
+        n += 1;
+        MplpId::parse(&format!("00000000-0000-4000-8000-{n:012x}")).unwrap()
+    }
+}
+
+fn human(action: &str, edit: bool) -> Value {
+    json!({
+        "action_request": {"action": action, "args": {"to": "a@example.com"}},
+        "config": {"allow_accept": true, "allow_edit": edit, "allow_respond": true, "allow_ignore": true},
+        "description": "Send **the** email",
+    })
+}
+
+#[test]
+fn a_human_interrupt_becomes_one_valid_tool_call_review() {
+    let t = thread(json!({"task-1": [{"id": "int-1", "value": human("send_email", true)}]}));
+    let pending = pending_interrupts(&t);
+    assert_eq!(pending.len(), 1);
+    let p = &pending[0];
+    assert_eq!((p.name.as_str(), p.index), ("send_email", 0));
+    assert_eq!(p.shape, Shape::HumanInterrupt { list: false });
+    assert_eq!(
+        p.allowed,
+        vec![
+            Answer::Accept,
+            Answer::Edit,
+            Answer::Respond,
+            Answer::Ignore
+        ]
+    );
+    let now = Utc.with_ymd_and_hms(2026, 11, 22, 21, 0, 0).unwrap();
+    let review = p.to_review(now, &mut ids()).unwrap();
+    assert!(review.validate().is_empty(), "{:?}", review.validate());
+    assert_eq!(review.confirm.status, ConfirmStatus::Pending);
+    let request = &review.tool_call().unwrap().request;
+    assert_eq!(
+        request.tool_call_canonical,
+        r#"{"args":{"to":"a@example.com"},"name":"send_email"}"#
+    );
+    assert_eq!(request.human_summary, "Send **the** email");
+    assert_eq!(request.session_id, "01a2050c-b98d-7647-a20f-b172a63c47ff");
+    // The same interrupt maps to the same review on every poll.
+    assert_eq!(pending_interrupts(&t)[0].approval_id(), p.approval_id());
+    assert_eq!(review.confirm.target_id, p.approval_id());
+
+    assert_eq!(
+        resume_value(
+            &p.shape,
+            vec![p.answer(Answer::Accept, None, None).unwrap()]
+        ),
+        json!({"type": "accept", "args": null})
+    );
+    let edited = json!({"to": "b@example.com"});
+    assert_eq!(
+        p.answer(Answer::Edit, edited.as_object(), None).unwrap(),
+        json!({"type": "edit", "args": {"action": "send_email", "args": {"to": "b@example.com"}}})
+    );
+    assert_eq!(
+        p.answer(Answer::Respond, None, Some("use the template"))
+            .unwrap(),
+        json!({"type": "response", "args": "use the template"})
+    );
+    assert_eq!(
+        p.answer(Answer::Approve, None, None),
+        None,
+        "not this shape's answer"
+    );
+}
+
+#[test]
+fn a_list_of_human_interrupts_gives_one_review_each_and_a_list_answer() {
+    let t = thread(
+        json!({"task-1": [{"id": "int-1", "value": [human("send_email", false), human("archive", true)]}]}),
+    );
+    let pending = pending_interrupts(&t);
+    assert_eq!(pending.len(), 2);
+    assert_eq!(pending[1].index, 1);
+    assert_ne!(pending[0].approval_id(), pending[1].approval_id());
+    assert_eq!(
+        pending[0].answer(Answer::Edit, None, None),
+        None,
+        "edit not allowed"
+    );
+    let answers = vec![
+        pending[0].answer(Answer::Ignore, None, None).unwrap(),
+        pending[1].answer(Answer::Accept, None, None).unwrap(),
+    ];
+    assert_eq!(
+        resume_value(&pending[0].shape, answers),
+        json!([{"type": "ignore", "args": null}, {"type": "accept", "args": null}])
+    );
+}
+
+#[test]
+fn the_middleware_shape_is_answered_with_decisions_in_order() {
+    let value = json!({
+        "action_requests": [
+            {"name": "write_file", "args": {"path": "a.txt"}, "description": "Write a.txt"},
+            {"name": "run_sql", "args": {"query": "DELETE FROM t"}, "description": "Run SQL"},
+        ],
+        "review_configs": [
+            {"action_name": "write_file", "allowed_decisions": ["approve", "edit", "reject"]},
+            {"action_name": "run_sql", "allowed_decisions": ["approve", "reject"]},
+        ],
+    });
+    let t = thread(json!({"task-1": [{"id": "int-9", "value": value}]}));
+    let pending = pending_interrupts(&t);
+    assert_eq!(pending.len(), 2);
+    assert_eq!(pending[0].shape, Shape::Middleware { count: 2 });
+    assert_eq!(pending[1].allowed, vec![Answer::Approve, Answer::Reject]);
+    assert_eq!(pending[1].answer(Answer::EditAction, None, None), None);
+    let edited = json!({"path": "b.txt"});
+    let answers = vec![
+        pending[0]
+            .answer(Answer::EditAction, edited.as_object(), None)
+            .unwrap(),
+        pending[1]
+            .answer(Answer::Reject, None, Some("never DELETE without WHERE"))
+            .unwrap(),
+    ];
+    assert_eq!(
+        resume_value(&pending[0].shape, answers),
+        json!({"decisions": [
+            {"type": "edit", "edited_action": {"name": "write_file", "args": {"path": "b.txt"}}},
+            {"type": "reject", "message": "never DELETE without WHERE"},
+        ]})
+    );
+}
+
+#[test]
+fn a_thread_with_two_interrupts_lists_both_and_resumes_them_by_id() {
+    let t = thread(json!({
+        "task-1": [{"id": "int-1", "value": human("send_email", true)}],
+        "task-2": [{"id": "int-2", "value": human("archive", true)}],
+    }));
+    let pending = pending_interrupts(&t);
+    assert_eq!(
+        pending
+            .iter()
+            .map(|p| p.interrupt_id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["int-1", "int-2"]
+    );
+    let accept = json!({"type": "accept", "args": null});
+    assert_eq!(
+        resume_run("agent", vec![("int-2".into(), accept.clone())], true),
+        json!({"assistant_id": "agent", "command": {"resume": {"int-2": accept}}})
+    );
+    assert_eq!(
+        resume_run("agent", vec![("int-1".into(), accept.clone())], false),
+        json!({"assistant_id": "agent", "command": {"resume": accept}})
+    );
+}
+
+#[test]
+fn a_value_in_neither_shape_is_kept_as_raw_json_with_a_note() {
+    let t = thread(json!({"task-1": [
+        {"id": "int-1", "value": "Should I continue?"},
+        {"id": "int-2", "value": {"action_requests": [{"args": {}}]}},
+    ]}));
+    let pending = pending_interrupts(&t);
+    assert_eq!(pending.len(), 2, "nothing is dropped");
+    for p in &pending {
+        assert_eq!(p.name, RAW_INTERRUPT);
+        assert!(matches!(&p.shape, Shape::Unrecognized { note } if note.contains("raw JSON")));
+    }
+    assert_eq!(pending[0].args["value"], "Should I continue?");
+    let now = Utc.with_ymd_and_hms(2026, 11, 22, 21, 0, 0).unwrap();
+    let review = pending[0].to_review(now, &mut ids()).unwrap();
+    assert!(review.validate().is_empty());
+    assert!(review
+        .tool_call()
+        .unwrap()
+        .request
+        .human_summary
+        .contains("unknown shape"));
+}
