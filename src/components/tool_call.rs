@@ -177,7 +177,8 @@ fn OutcomeView(outcome: ToolOutcome) -> impl IntoView {
 
 /// Redeems an approved call's token, as the agent would right before running
 /// it: the call about to run is checked against the token (hash, expiry, use,
-/// device) by the domain here, or by the server.
+/// device) by the domain, in this browser. Local storage only: on a server the
+/// agent redeems its own token.
 #[component]
 pub fn RedeemForm(id: countersign_domain::MplpId, call: ToolCallReview) -> impl IntoView {
     let desk = expect_context::<crate::desk::Desk>();
@@ -211,9 +212,7 @@ pub fn RedeemForm(id: countersign_domain::MplpId, call: ToolCallReview) -> impl 
             tool_call_hash: hash,
             client_device_id: Some(device.get_untracked()).filter(|d| !d.is_empty()),
         };
-        leptos::task::spawn_local(async move {
-            result.set(Some(desk.redeem(id, &redemption).await));
-        });
+        result.set(Some(desk.redeem(id, &redemption)));
     };
     view! {
         <section class="card" aria-labelledby="redeem-title">

@@ -10,30 +10,25 @@ use leptos::prelude::*;
 use std::sync::Arc;
 
 impl Desk {
-    /// Redeems the token of a tool-call review for the call about to run: the
-    /// domain's checks here (local storage) or the server's. Returns the reason
-    /// when a check fails; nothing changes then.
-    pub async fn redeem(&self, id: MplpId, presented: &Redemption) -> Result<(), String> {
+    /// Redeems the token of a tool-call review for the call about to run, with
+    /// the domain's checks, in local storage (on a server only the agent that
+    /// asked may redeem, with its agent key). Returns the failed check; nothing
+    /// changes then.
+    pub fn redeem(&self, id: MplpId, presented: &Redemption) -> Result<(), String> {
+        if self.server.with_value(Option::is_some) {
+            return Err("on a server, only the agent that asked redeems its token".into());
+        }
         let current = self
             .entry(&id.to_string())
             .ok_or_else(|| "this review is no longer here".to_owned())?;
-        let next = match self.server.get_value() {
-            Some(server) => server
-                .redeem(&id.to_string(), presented)
-                .await
-                .map_err(|e| e.to_string())?,
-            None => {
-                let next = redeem(
-                    &current.review,
-                    presented,
-                    browser::now(),
-                    &mut browser::new_id,
-                )
-                .map_err(|e| format!("{} ({})", e, e.code()))?;
-                self.persist(&next).map_err(|e| e.to_string())?;
-                next
-            }
-        };
+        let next = redeem(
+            &current.review,
+            presented,
+            browser::now(),
+            &mut browser::new_id,
+        )
+        .map_err(|e| format!("{} ({})", e, e.code()))?;
+        self.persist(&next).map_err(|e| e.to_string())?;
         self.replace(next);
         Ok(())
     }

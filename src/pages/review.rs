@@ -158,9 +158,13 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                         }.into_any()
                     } else {
                         let last = confirm.last_decision().cloned();
-                        let redeem = review.tool_call().cloned().map(|call| view! { <RedeemForm id=confirm.confirm_id call /> });
+                        let local = expect_context::<crate::desk::Desk>().server().is_none();
+                        let redeem = review
+                            .tool_call()
+                            .filter(|_| local)
+                            .cloned()
+                            .map(|call| view! { <RedeemForm id=confirm.confirm_id call /> });
                         view! {
-                            {redeem}
                             <section class="card decided" role="status">
                                 <h2>"Decided"</h2>
                                 <p>
@@ -171,6 +175,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                                     <p class="subtle">"The requester can resubmit a revised request; it will appear as pending again."</p>
                                 })}
                             </section>
+                            {redeem}
                         }.into_any()
                     }}
                     <section class="card" aria-labelledby="request-title">

@@ -4,7 +4,6 @@
 //! Server-Sent Events.
 
 use super::connection::Connection;
-use countersign_domain::toolcall::Redemption;
 use countersign_domain::{DecisionInput, Review};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -178,14 +177,6 @@ impl HttpStore {
             )
             .await?;
         review_of(&value["review"])
-    }
-
-    /// Redeems a tool call's token on the server, which checks it and marks it used.
-    pub async fn redeem(&self, id: &str, presented: &Redemption) -> Result<Review, HttpError> {
-        let body = serde_json::to_value(presented).unwrap_or(Value::Null);
-        self.call("POST", &format!("/reviews/{id}/redeem"), Some(&body), None)
-            .await?;
-        self.review(id).await
     }
 
     /// The live event stream's address (browsers' EventSource cannot send headers).
