@@ -12,6 +12,9 @@ use serde_json::{json, Value};
 /// Golden flow-05's request as the agent submitted it.
 const FLOW_05: &str = include_str!("reviews.json");
 
+/// The demo tool-call requests, each with how many minutes ago it was asked.
+const TOOL_CALLS: &str = include_str!("tool_calls.json");
+
 /// A demo id: a fixed UUID v4 per number, so demo reviews keep their URLs.
 fn demo_id(n: u32) -> String {
     format!("c0ffee00-0000-4000-8000-{n:012x}")
@@ -221,63 +224,14 @@ pub fn reviews(now: DateTime<Utc>) -> Result<Vec<Review>, String> {
 /// session (R2), which the inbox groups. They expire two hours after seeding.
 fn tool_calls(now: DateTime<Utc>) -> Result<Vec<Review>, String> {
     let expires = Timestamp::from_utc(now + Duration::hours(2)).to_string();
-    let requests = [
-        (
-            12,
-            json!({
-                "sessionId": "sess-finance-7", "runId": "run-88", "workspace": "acme-finance",
-                "requestedByRole": "payments-agent",
-                "toolCall": {"name": "wire_transfer", "args": {"amount": 25000, "currency": "EUR", "to": "ACME GmbH", "iban": "DE89370400440532013000"}},
-                "humanSummary": "Wire transfer of 25,000 EUR to ACME GmbH, IBAN DE89370400440532013000",
-                "riskTier": "R4",
-                "riskReasons": ["moves money out of the company", "cannot be recalled once settled"],
-                "sideEffects": ["debits the operating account", "ACME GmbH receives the funds within the hour"],
-                "rollbackNotes": ["a SEPA wire can be recalled only within 10 minutes, and only if the bank agrees"],
-                "suggestedAlternatives": ["Pay the invoice by card (can be disputed)", "Split into two payments of 12,500 EUR"],
-                "dryRun": "wire_transfer --dry-run: would debit 25,000.00 EUR from DE44 5001 0517 5407 3249 31; balance after: 112,430.55 EUR; payee ACME GmbH verified by name check.",
-            }),
-        ),
-        (
-            9,
-            json!({
-                "sessionId": "sess-ops-3", "runId": "run-5",
-                "requestedByRole": "ops-agent",
-                "toolCall": {"name": "delete_files", "args": {"paths": ["/srv/tmp/cache", "/etc/nginx"], "recursive": true}},
-                "humanSummary": "delete_files: clean up the temporary cache in /srv/tmp/cache",
-                "riskTier": "R3",
-                "riskReasons": ["deletes files recursively"],
-                "sideEffects": ["files under the given paths are removed"],
-                "rollbackNotes": ["restore from last night's backup (up to 24 hours of changes lost)"],
-                "diff": "- /srv/tmp/cache (1,204 files)\n- /etc/nginx (37 files)",
-            }),
-        ),
-        (
-            4,
-            json!({
-                "sessionId": "sess-support-12", "runId": "run-2",
-                "requestedByRole": "support-agent",
-                "toolCall": {"name": "send_email", "args": {"to": "ana@example.com", "template": "refund-approved"}},
-                "humanSummary": "send_email: refund-approved to ana@example.com",
-                "riskTier": "R2",
-                "riskReasons": ["writes to a customer"],
-            }),
-        ),
-        (
-            3,
-            json!({
-                "sessionId": "sess-support-12", "runId": "run-2",
-                "requestedByRole": "support-agent",
-                "toolCall": {"name": "send_email", "args": {"to": "li@example.com", "template": "refund-approved"}},
-                "humanSummary": "send_email: refund-approved to li@example.com",
-                "riskTier": "R2",
-                "riskReasons": ["writes to a customer"],
-            }),
-        ),
-    ];
+    let requests: Vec<Value> = serde_json::from_str(TOOL_CALLS)
+        .map_err(|e| format!("the demo tool calls are damaged: {e}"))?;
     let mut ids = sequential_ids(0x2000);
     requests
         .into_iter()
-        .map(|(minutes_ago, mut body)| {
+        .map(|item| {
+            let minutes_ago = item["minutesAgo"].as_i64().unwrap_or(0);
+            let mut body = item["request"].clone();
             body["expiresAt"] = json!(expires);
             let submission = ToolCallSubmission::deserialize(&body)
                 .map_err(|e| format!("the demo tool calls are damaged: {e}"))?;
