@@ -9,7 +9,12 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use web_sys::{EventSource, MessageEvent};
 
-const CHANGE_EVENTS: [&str; 3] = ["review.created", "review.decided", "review.resubmitted"];
+const CHANGE_EVENTS: [&str; 4] = [
+    "review.created",
+    "review.decided",
+    "review.resubmitted",
+    "review.redeemed",
+];
 const POLL_MS: i32 = 10_000;
 
 thread_local! {

@@ -167,3 +167,52 @@ fn two_instances_share_one_database_without_double_decisions() {
     let outcome = waiter.join().unwrap();
     assert_eq!(outcome.body["outcome"], "APPROVED", "{}", outcome.text);
 }
+
+#[test]
+fn tool_calls_grants_expiry_and_tokens_work_on_postgresql() {
+    let Some(url) = fresh_database("countersign_tools") else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start_on(data.path(), Some(&url), &[]);
+    let agent = server.client(&server.agent);
+    let reviewer = server.client(&server.reviewer);
+    let ask = |args: serde_json::Value, expires: Option<String>| {
+        let mut body = json!({
+            "requestedByRole": "pg-agent", "sessionId": "s", "runId": "r",
+            "toolCall": {"name": "rotate_key", "args": args},
+            "humanSummary": "rotate_key", "riskTier": "R2",
+        });
+        if let Some(at) = expires {
+            body["expiresAt"] = json!(at);
+        }
+        let reply = agent.post("/tool-calls", &body);
+        assert_eq!(reply.status, 201, "{}", reply.text);
+        reply.body["outcome"].clone()
+    };
+    // A session grant approves the same call again, with its own token, once.
+    let first = ask(json!({"key": "k1"}), None);
+    let id = first["confirm_id"].as_str().unwrap();
+    let granted = reviewer.decide(id, "pg-grant", &json!({"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "scope", "scope": "session"}}));
+    assert_eq!(granted.status, 200, "{}", granted.text);
+    let again = ask(json!({"key": "k1"}), None);
+    assert_eq!(again["outcome"], "APPROVED");
+    let token = again["token"]["tokenId"].clone();
+    let path = format!("/reviews/{}/redeem", again["confirm_id"].as_str().unwrap());
+    let call = json!({"tokenId": token, "toolCall": {"name": "rotate_key", "args": {"key": "k1"}}});
+    assert_eq!(agent.post(&path, &call).status, 200);
+    assert_eq!(agent.post(&path, &call).code(), "token_used");
+    // The server closes an expired request by itself.
+    let soon = chrono::Utc::now() + chrono::Duration::seconds(1);
+    let expiring = ask(
+        json!({"key": "k2"}),
+        Some(soon.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let closed = reviewer.get(&format!(
+        "/reviews/{}",
+        expiring["confirm_id"].as_str().unwrap()
+    ));
+    assert_eq!(closed.body["review"]["confirm"]["status"], "cancelled");
+    assert_eq!(closed.body["outcome"]["kind"], "expired");
+}
