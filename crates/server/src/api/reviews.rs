@@ -325,17 +325,20 @@ pub async fn post_decision(
             }
             Err(refused) => return Err(refusal(refused)),
         };
-        // Serialized once: stored as the first result and sent as it is.
-        let response = json!({"review": next, "outcome": Outcome::of(&next)}).to_string();
+        // Serialized once: stored as the review, as the first result, and sent as it is.
+        let doc = serde_json::to_string(&next).map_err(ApiError::internal)?;
+        let outcome = serde_json::to_string(&Outcome::of(&next)).map_err(ApiError::internal)?;
+        let response = format!(r#"{{"review":{doc},"outcome":{outcome}}}"#);
         let first = IdempotentResult {
             request: request.clone(),
             response: response.clone(),
         };
         match state
             .db
-            .replace_review(
+            .replace_serialized_review(
                 stored.version,
                 &next,
+                doc,
                 ChangeKind::Decided,
                 Some((&caller.0.id, &idem_key, &first)),
             )

@@ -9,7 +9,6 @@ use countersign_domain::model::TargetType;
 use countersign_domain::toolcall::ScopeGrant;
 use countersign_domain::Review;
 use serde::Serialize;
-use serde_json::Value;
 use sqlx::Row;
 
 /// A review as stored, with its version for compare-and-swap.
@@ -155,6 +154,11 @@ struct Columns {
 
 impl Columns {
     fn of(review: &Review) -> Columns {
+        Columns::with_doc(review, serde_json::to_string(review).unwrap_or_default())
+    }
+
+    /// The columns of a review already serialized as `doc`.
+    fn with_doc(review: &Review, doc: String) -> Columns {
         let confirm = &review.confirm;
         let plan = review.plan();
         let request = review.tool_call().map(|c| &c.request);
@@ -180,7 +184,7 @@ impl Columns {
             requester: confirm.requested_by_role.clone(),
             requested_at: stored_time(confirm.requested_at.to_utc()),
             search,
-            doc: serde_json::to_string(review).unwrap_or_default(),
+            doc,
             expires_at: request.map(|r| stored_time(r.expires_at.to_utc())),
             approval_id: request.map(|r| r.approval_id.to_string()),
         }
@@ -193,9 +197,7 @@ pub fn known_target_type(name: &str) -> bool {
 }
 
 fn parse_doc(id: &str, doc: &str) -> Result<Review, DbError> {
-    let value: Value =
-        serde_json::from_str(doc).map_err(|e| DbError::Damaged(format!("review {id}: {e}")))?;
-    serde_json::from_value(value).map_err(|e| DbError::Damaged(format!("review {id}: {e}")))
+    serde_json::from_str(doc).map_err(|e| DbError::Damaged(format!("review {id}: {e}")))
 }
 
 impl Db {
@@ -468,9 +470,29 @@ impl Db {
         kind: ChangeKind,
         idempotency: Option<(&str, &str, &IdempotentResult)>,
     ) -> Result<i64, ChangeError> {
+        self.replace_serialized_review(
+            version,
+            next,
+            serde_json::to_string(next).unwrap_or_default(),
+            kind,
+            idempotency,
+        )
+        .await
+    }
+
+    /// [`Db::replace_review`] for a review the caller already serialized as
+    /// `doc` (a decision sends the same text back, so it is written once).
+    pub async fn replace_serialized_review(
+        &self,
+        version: i64,
+        next: &Review,
+        doc: String,
+        kind: ChangeKind,
+        idempotency: Option<(&str, &str, &IdempotentResult)>,
+    ) -> Result<i64, ChangeError> {
         let change = Replacement {
             version,
-            row: Columns::of(next),
+            row: Columns::with_doc(next, doc),
             kind,
             idempotency: idempotency
                 .map(|(key, idem, result)| (key.to_owned(), idem.to_owned(), result.clone())),
