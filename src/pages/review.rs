@@ -171,7 +171,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                                     <StatusBadge status=confirm.status />
                                     {last.map(|d| format!(" by {} · {}", d.decided_by_role, time::exact(&d.decided_at)))}
                                 </p>
-                                {(confirm.status == ConfirmStatus::Rejected).then(|| view! {
+                                {(confirm.status == ConfirmStatus::Rejected && review.tool_call().is_none()).then(|| view! {
                                     <p class="subtle">"The requester can resubmit a revised request; it will appear as pending again."</p>
                                 })}
                             </section>
