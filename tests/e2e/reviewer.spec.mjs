@@ -2,37 +2,20 @@
 // review page with the plan DAG, decisions saved to local storage, import,
 // keyboard-only use, phone width, damaged and full storage.
 import { expect, test } from "@playwright/test";
+import { failOnScriptErrors, shoot } from "./support.mjs";
 
-const shots = "tests/e2e/output/screenshots";
 const MIGRATION = "/reviews/550e8400-e29b-41d4-a716-446655440520";
 const BILLING = "/reviews/c0ffee00-0000-4000-8000-000000000003";
 const ROTATION = "/reviews/c0ffee00-0000-4000-8000-000000000001";
 const AUDIT = "/reviews/c0ffee00-0000-4000-8000-000000000005";
 
-test.beforeEach(async ({ page }) => {
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
-  page.errors = errors;
-});
-
-test.afterEach(async ({ page }) => {
-  expect(page.errors, "no script errors or panics").toEqual([]);
-});
+failOnScriptErrors();
 
 const rows = (page) => page.getByRole("list", { name: "Reviews" }).getByRole("listitem");
 const reviewKeys = (page) =>
   page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("countersign.v1.review.")).length);
 const storedStatus = (page, id) =>
   page.evaluate((id) => JSON.parse(localStorage.getItem(`countersign.v1.review.${id}`)).confirm.status, id);
-
-async function shoot(page, name) {
-  for (const [label, viewport] of [["desktop", { width: 1280, height: 900 }], ["phone", { width: 375, height: 800 }]]) {
-    await page.setViewportSize(viewport);
-    await page.screenshot({ path: `${shots}/${name}-${label}.png`, fullPage: true });
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
 
 test("the inbox lists the demo reviews, oldest first, with counts and filters", async ({ page }) => {
   await page.goto("/");

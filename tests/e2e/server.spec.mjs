@@ -3,13 +3,13 @@
 // and a server that goes down. The server is the debug binary the server tests
 // built (COUNTERSIGN_BIN overrides), serving dist/ itself.
 import { expect, test } from "@playwright/test";
+import { shoot } from "./support.mjs";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 
-const shots = "tests/e2e/output/screenshots";
 const binary = process.env.COUNTERSIGN_BIN ?? "target/debug/countersign";
 const ROTATION = "c0ffee00-0000-4000-8000-000000000001";
 const MIGRATION = "550e8400-e29b-41d4-a716-446655440520";
@@ -47,14 +47,6 @@ async function api(server, key, method, path, body, headers = {}) {
     body: body ? JSON.stringify(body) : undefined,
   });
   return { status: response.status, body: await response.json() };
-}
-
-async function shoot(page, name) {
-  for (const [label, viewport] of [["desktop", { width: 1280, height: 900 }], ["phone", { width: 375, height: 800 }]]) {
-    await page.setViewportSize(viewport);
-    await page.screenshot({ path: `${shots}/${name}-${label}.png`, fullPage: true });
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
 }
 
 const rows = (page) => page.getByRole("list", { name: "Reviews" }).getByRole("listitem");

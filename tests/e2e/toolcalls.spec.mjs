@@ -4,29 +4,12 @@
 // request that cannot be approved, and a group decision with a token per call.
 import { createHash } from "node:crypto";
 import { expect, test } from "@playwright/test";
+import { failOnScriptErrors, shoot } from "./support.mjs";
 
-const shots = "tests/e2e/output/screenshots";
 const WIRE = "/reviews/c0ffee00-0000-4000-8000-000000002002";
 const DELETE = "/reviews/c0ffee00-0000-4000-8000-000000002004";
 
-test.beforeEach(async ({ page }) => {
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
-  page.errors = errors;
-});
-
-test.afterEach(async ({ page }) => {
-  expect(page.errors, "no script errors or panics").toEqual([]);
-});
-
-async function shoot(page, name) {
-  for (const [label, viewport] of [["desktop", { width: 1280, height: 900 }], ["phone", { width: 375, height: 800 }]]) {
-    await page.setViewportSize(viewport);
-    await page.screenshot({ path: `${shots}/${name}-${label}.png`, fullPage: true });
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
+failOnScriptErrors();
 
 // RFC 8785 for the plain values these tests use (strings, integers, objects).
 const canonical = (v) =>

@@ -143,25 +143,7 @@ pub fn request(
         print_error(status, &body);
         return ExitCode::from(1);
     }
-    let id = body["outcome"]["confirm_id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let outcome = match wait {
-        Some(timeout) if body["outcome"]["outcome"] == "TOOL_BLOCKED_PENDING_APPROVAL" => {
-            eprintln!("asked for approval ({id}); a reviewer must decide it");
-            match wait_for(connection, &id, timeout) {
-                Ok(o) => o,
-                Err(e) => {
-                    eprintln!("{e}");
-                    return ExitCode::from(2);
-                }
-            }
-        }
-        _ => body["outcome"].clone(),
-    };
-    print_outcome(&outcome);
-    exit_for(&outcome)
+    finish(connection, &body["outcome"], wait)
 }
 
 /// `agent redeem ID --token T --call FILE [--device D]`.
@@ -290,20 +272,25 @@ pub fn submit(
         print_error(status, &body);
         return ExitCode::from(1);
     }
-    let id = body["outcome"]["confirm_id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    eprintln!("submitted review {id}; a reviewer must decide it");
+    finish(connection, &body["outcome"], wait)
+}
+
+/// Prints the outcome of a created review, first waiting (up to `wait`) while it
+/// is pending; the exit code says what it came to.
+fn finish(connection: &Connection, created: &Value, wait: Option<Duration>) -> ExitCode {
+    let id = created["confirm_id"].as_str().unwrap_or_default();
     let outcome = match wait {
-        Some(timeout) => match wait_for(connection, &id, timeout) {
-            Ok(o) => o,
-            Err(e) => {
-                eprintln!("{e}");
-                return ExitCode::from(2);
+        Some(timeout) if created["outcome"] == "TOOL_BLOCKED_PENDING_APPROVAL" => {
+            eprintln!("asked for approval ({id}); a reviewer must decide it");
+            match wait_for(connection, id, timeout) {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(2);
+                }
             }
-        },
-        None => body["outcome"].clone(),
+        }
+        _ => created.clone(),
     };
     print_outcome(&outcome);
     exit_for(&outcome)

@@ -56,6 +56,15 @@ impl ApiError {
         }
     }
 
+    /// 503: a review kept changing under a compare-and-swap; the client may retry.
+    pub fn busy() -> Self {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            "the review kept changing; try again",
+        )
+    }
+
     /// Adds the precise problems.
     pub fn with_details(mut self, details: Vec<Detail>) -> Self {
         self.details = details;

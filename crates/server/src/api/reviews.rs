@@ -366,11 +366,7 @@ pub async fn post_decision(
             Err(ChangeError::Db(e)) => return Err(e.into()),
         }
     }
-    Err(ApiError::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "busy",
-        "the review kept changing; try again",
-    ))
+    Err(ApiError::busy())
 }
 
 fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {

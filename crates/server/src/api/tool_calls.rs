@@ -161,11 +161,7 @@ pub async fn redeem_token(
             Err(ChangeError::Db(e)) => return Err(e.into()),
         }
     }
-    Err(ApiError::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "busy",
-        "the review kept changing; try again",
-    ))
+    Err(ApiError::busy())
 }
 
 /// `{"tokenId", "toolCall" | "toolCallHash", "clientDeviceId"?, "approvalId"?}`:
