@@ -211,25 +211,7 @@ impl Db {
         let row = Columns::of(review);
         let now = stored_time(chrono::Utc::now());
         let mut tx = self.pool().begin().await?;
-        let inserted = sqlx::query(
-            "INSERT INTO reviews (id, status, target_type, requester, requested_at, search, doc, version, created_by, updated_at, expires_at, approval_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
-        )
-        .bind(&row.id)
-        .bind(&row.status)
-        .bind(&row.target_type)
-        .bind(&row.requester)
-        .bind(&row.requested_at)
-        .bind(&row.search)
-        .bind(&row.doc)
-        .bind(created_by)
-        .bind(&now)
-        .bind(&row.expires_at)
-        .bind(&row.approval_id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if inserted == 0 {
+        if !insert_row(&mut tx, &row, created_by, &now).await? {
             drop(tx);
             let existing = match self.review(&row.id).await? {
                 Some(stored) => Some(stored),
@@ -260,25 +242,7 @@ impl Db {
         let mut added = 0;
         for review in reviews {
             let row = Columns::of(review);
-            let inserted = sqlx::query(
-                "INSERT INTO reviews (id, status, target_type, requester, requested_at, search, doc, version, created_by, updated_at, expires_at, approval_id)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
-            )
-            .bind(&row.id)
-            .bind(&row.status)
-            .bind(&row.target_type)
-            .bind(&row.requester)
-            .bind(&row.requested_at)
-            .bind(&row.search)
-            .bind(&row.doc)
-            .bind(created_by)
-            .bind(&now)
-            .bind(&row.expires_at)
-            .bind(&row.approval_id)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if inserted == 1 {
+            if insert_row(&mut tx, &row, created_by, &now).await? {
                 record_change(&mut tx, &row, ChangeKind::Created, &now).await?;
                 added += 1;
             }
@@ -552,6 +516,35 @@ impl Db {
             .await?;
         Ok(row.try_get::<i64, _>(0)?)
     }
+}
+
+/// Inserts a new review's row at version 1; false when its id (or its
+/// approvalId) is already taken, and then nothing is written.
+async fn insert_row(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    row: &Columns,
+    created_by: &str,
+    now: &str,
+) -> Result<bool, sqlx::Error> {
+    let inserted = sqlx::query(
+        "INSERT INTO reviews (id, status, target_type, requester, requested_at, search, doc, version, created_by, updated_at, expires_at, approval_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
+    )
+    .bind(&row.id)
+    .bind(&row.status)
+    .bind(&row.target_type)
+    .bind(&row.requester)
+    .bind(&row.requested_at)
+    .bind(&row.search)
+    .bind(&row.doc)
+    .bind(created_by)
+    .bind(now)
+    .bind(&row.expires_at)
+    .bind(&row.approval_id)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(inserted == 1)
 }
 
 async fn record_change(
