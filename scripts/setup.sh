@@ -5,7 +5,9 @@
 # --browser, Debian's chromium and chromedriver. Source it or run it; it prints
 # what it does. With --postgres, Debian's PostgreSQL for the server's tests.
 # With --udspy, a Python virtual environment (.venv-udspy) with the udspy agent
-# library from PyPI, for the udspy bridge's browser test.
+# library from PyPI, for the udspy bridge's browser test. With --langgraph, a
+# virtual environment (.venv-langgraph) with the LangGraph server from PyPI
+# (`langgraph dev`, in memory, no API keys), for the LangGraph browser test.
 # Versions: ../shared/TOOLCHAIN.md.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -13,15 +15,20 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 WASM_BINDGEN_VERSION=0.2.130
 TRUNK_VERSION=0.21.14
 UDSPY_VERSION=0.1.8
+LANGGRAPH_CLI_VERSION=0.4.40
+LANGGRAPH_API_VERSION=0.16.7
+LANGGRAPH_VERSION=1.2.22
 want_browser=false
 want_postgres=false
 want_udspy=false
+want_langgraph=false
 for flag in "$@"; do
   case "$flag" in
     --browser) want_browser=true ;;
     --postgres) want_postgres=true ;;
     --udspy) want_udspy=true ;;
-    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy]" >&2; exit 2 ;;
+    --langgraph) want_langgraph=true ;;
+    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy] [--langgraph]" >&2; exit 2 ;;
   esac
 done
 apt_install() {
@@ -32,6 +39,14 @@ apt_install() {
 }
 
 step() { printf '\n== %s\n' "$*"; }
+
+# A Python virtual environment at $1 (installs Debian's python3-venv if needed).
+make_venv() {
+  if ! python3 -m venv "$1" 2>/dev/null; then
+    apt_install python3-venv
+    python3 -m venv "$1"
+  fi
+}
 
 step "rust: wasm target and components"
 installed_targets=$(rustup target list --installed)
@@ -82,11 +97,19 @@ fi
 if $want_udspy; then
   step "udspy $UDSPY_VERSION (PyPI) in .venv-udspy"
   if ! .venv-udspy/bin/python -c "import udspy, sys; sys.exit(udspy.__version__ != '$UDSPY_VERSION')" 2>/dev/null; then
-    if ! python3 -m venv .venv-udspy 2>/dev/null; then
-      apt_install python3-venv
-      python3 -m venv .venv-udspy
-    fi
+    make_venv .venv-udspy
     .venv-udspy/bin/pip install --quiet "udspy==$UDSPY_VERSION"
+  else
+    echo "present"
+  fi
+fi
+
+if $want_langgraph; then
+  step "LangGraph server (langgraph-cli[inmem] $LANGGRAPH_CLI_VERSION, PyPI) in .venv-langgraph"
+  if [[ "$(.venv-langgraph/bin/pip show langgraph-api 2>/dev/null | sed -n 's/^Version: //p')" != "$LANGGRAPH_API_VERSION" ]] || [[ ! -x .venv-langgraph/bin/langgraph ]]; then
+    make_venv .venv-langgraph
+    .venv-langgraph/bin/pip install --quiet "langgraph-cli[inmem]==$LANGGRAPH_CLI_VERSION" \
+      "langgraph-api==$LANGGRAPH_API_VERSION" "langgraph==$LANGGRAPH_VERSION"
   else
     echo "present"
   fi

@@ -3,10 +3,11 @@
 # formatting, clippy (-D warnings) on every crate (the app for wasm32), the domain
 # tests, the server's HTTP API tests on SQLite and on a throwaway PostgreSQL, the
 # app's view-logic tests in wasm, the release wasm build with its size, and the
-# browser tests (with a real udspy agent asking through Countersign).
+# browser tests (with a real udspy agent asking through Countersign, and a real
+# LangGraph server whose interrupts are reviewed).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/setup.sh --browser --postgres --udspy
+scripts/setup.sh --browser --postgres --udspy --langgraph
 export PATH="$PWD/node_modules/.bin:$PATH"
 
 # A throwaway PostgreSQL for the server's PostgreSQL tests, stopped on exit.

@@ -56,8 +56,8 @@ fn Shell() -> impl IntoView {
                 <span class="brand-mark" aria-hidden="true">"✓"</span>
                 "Countersign"
             </a>
-            {desk.server().map(|server| view! {
-                <span class="link-state" role="status" title=server.url().to_owned() data-state=move || desk.link.with(|l| l.state())>
+            {desk.remote_url().map(|url| view! {
+                <span class="link-state" role="status" title=url data-state=move || desk.link.with(|l| l.state())>
                     {move || desk.link.with(|l| l.label())}
                 </span>
             })}

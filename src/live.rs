@@ -15,7 +15,7 @@ const CHANGE_EVENTS: [&str; 4] = [
     "review.resubmitted",
     "review.redeemed",
 ];
-const POLL_MS: i32 = 10_000;
+const POLL_SECONDS: u32 = 10;
 
 thread_local! {
     /// Whether the live stream is open now (only then is the desk "Live").
@@ -50,13 +50,13 @@ async fn refresh(desk: Desk, server: HttpStore) {
         Ok(reviews) => {
             desk.merge(reviews);
             desk.deliver_queued().await;
-            if desk.link.get_untracked() != Link::Polling {
+            if desk.link.get_untracked() != Link::Polling(POLL_SECONDS) {
                 let open = STREAM_OPEN.with(std::cell::Cell::get);
                 desk.link
                     .set(if open { Link::Live } else { Link::Reconnecting });
             }
         }
-        Err(e) if desk.link.get_untracked() != Link::Polling => {
+        Err(e) if desk.link.get_untracked() != Link::Polling(POLL_SECONDS) => {
             desk.link.set(Link::Offline(e.to_string()))
         }
         Err(e) => desk.notices.update(|n| {
@@ -121,7 +121,7 @@ fn follow(desk: Desk, server: &HttpStore) {
 }
 
 fn poll(desk: Desk, server: HttpStore) {
-    desk.link.set(Link::Polling);
+    desk.link.set(Link::Polling(POLL_SECONDS));
     let tick = Closure::<dyn Fn()>::new(move || {
         let server = server.clone();
         leptos::task::spawn_local(async move {
@@ -131,7 +131,7 @@ fn poll(desk: Desk, server: HttpStore) {
     if let Some(window) = web_sys::window() {
         let _ = window.set_interval_with_callback_and_timeout_and_arguments_0(
             tick.as_ref().unchecked_ref(),
-            POLL_MS,
+            POLL_SECONDS as i32 * 1000,
         );
     }
     tick.forget();

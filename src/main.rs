@@ -9,6 +9,7 @@ mod download;
 mod exchange;
 mod keyboard;
 mod live;
+mod markdown;
 mod pages;
 mod router;
 mod settings;

@@ -10,20 +10,81 @@ use crate::components::args_editor::ArgsEditor;
 use crate::components::tool_call::{pretty, seconds_left};
 use crate::desk::{DecisionFailure, Desk};
 use crate::store::HttpError;
+use countersign_domain::langgraph::Answer;
 use countersign_domain::toolcall::{RiskTier, Scope, ToolCallReview, ToolChoice};
 use countersign_domain::{DecideError, DecisionInput, MplpId};
 use leptos::html;
 use leptos::prelude::*;
 
-/// The decision form of one pending review (`call` when it is a tool call).
+/// Which decisions the form offers, and what their buttons say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Offer {
+    once: bool,
+    scope: bool,
+    edit: bool,
+    /// The deny / reject button's label, if offered.
+    deny: Option<&'static str>,
+    /// The feedback / respond button's label, if offered.
+    feedback: Option<&'static str>,
+    /// The cancel / ignore button's label, if offered.
+    cancel: Option<&'static str>,
+}
+
+impl Offer {
+    /// Everything Countersign offers for a plan or another request.
+    const REQUEST: Offer = Offer {
+        once: true,
+        scope: false,
+        edit: false,
+        deny: Some("Reject"),
+        feedback: None,
+        cancel: Some("Cancel request"),
+    };
+
+    /// Everything Countersign offers for a tool call.
+    const TOOL_CALL: Offer = Offer {
+        once: true,
+        scope: true,
+        edit: true,
+        deny: Some("Deny"),
+        feedback: Some("Send feedback"),
+        cancel: Some("Cancel request"),
+    };
+
+    /// Only what a LangGraph interrupt takes.
+    fn interrupt(answers: &[Answer]) -> Offer {
+        let takes = |a: Answer| answers.contains(&a);
+        Offer {
+            once: takes(Answer::Accept) || takes(Answer::Approve),
+            scope: false,
+            edit: takes(Answer::Edit) || takes(Answer::EditAction),
+            deny: takes(Answer::Reject).then_some("Reject"),
+            feedback: takes(Answer::Respond).then_some("Respond"),
+            cancel: takes(Answer::Ignore).then_some("Ignore"),
+        }
+    }
+
+    fn approves(&self) -> bool {
+        self.once || self.edit
+    }
+}
+
+/// The decision form of one pending review (`call` when it is a tool call;
+/// `answers` when it is a LangGraph interrupt, which takes only those).
 #[component]
 pub fn DecisionForm(
     id: MplpId,
     problems: usize,
     #[prop(optional)] call: Option<ToolCallReview>,
+    #[prop(optional)] answers: Option<Vec<Answer>>,
 ) -> impl IntoView {
     let desk = expect_context::<Desk>();
-    let tool = call.as_ref().map(ToolOptions::new);
+    let offer = match (&call, &answers) {
+        (_, Some(answers)) => Offer::interrupt(answers),
+        (Some(_), None) => Offer::TOOL_CALL,
+        (None, None) => Offer::REQUEST,
+    };
+    let tool = call.as_ref().map(|c| ToolOptions::new(c, offer));
     let expired = match &call {
         Some(c) => {
             let left = seconds_left(&c.request);
@@ -38,6 +99,10 @@ pub fn DecisionForm(
     let form_error = RwSignal::new(None::<String>);
     let reason_ref = NodeRef::<html::Textarea>::new();
     let busy = RwSignal::new(false);
+    let held = RwSignal::new(
+        desk.held(id)
+            .map(|waiting| DecisionFailure::Held(waiting).to_string()),
+    );
     // The last attempt and its idempotency key: the same decision sent again
     // (after a network failure) keeps the key, so it is never recorded twice.
     let attempt = StoredValue::new(None::<(DecisionInput, String)>);
@@ -74,6 +139,7 @@ pub fn DecisionForm(
         DecisionFailure::Conflict(message) => desk.notices.update(|n| n.push(message)),
         // The review page shows the queued decision instead of the form.
         DecisionFailure::Queued => {}
+        DecisionFailure::Held(_) => held.set(Some(failure.to_string())),
         other => form_error.set(Some(other.to_string())),
     };
     let submit = move |status: &'static str, feedback: bool| {
@@ -83,6 +149,7 @@ pub fn DecisionForm(
         role_error.set(None);
         reason_error.set(None);
         form_error.set(None);
+        held.set(None);
         let tool_call = match (&tool, status, feedback) {
             (_, "rejected", true) => Some(ToolChoice {
                 mode: "feedback".into(),
@@ -115,9 +182,23 @@ pub fn DecisionForm(
 
     let blocked = problems > 0;
     let is_tool = tool.is_some();
+    let answers_given = answers.is_some();
+    let reason_hint = match (offer.deny, offer.feedback) {
+        _ if !is_tool => "(required to reject; Ctrl+Enter rejects)".to_owned(),
+        (Some(deny), Some(feedback)) => format!(
+            "(required to {} or {}; the agent sees it)",
+            deny.to_lowercase(),
+            feedback.to_lowercase()
+        ),
+        (Some(one), None) | (None, Some(one)) => {
+            format!("(required to {}; the agent sees it)", one.to_lowercase())
+        }
+        (None, None) => "(kept in the history)".to_owned(),
+    };
     let approve_label = move || match tool.map(|t| t.mode.get()) {
         Some("scope") => "Approve with scope",
         Some("edit") => "Approve edited call",
+        Some(_) if answers_given => "Approve",
         Some(_) => "Approve once",
         None => "Approve",
     };
@@ -138,7 +219,7 @@ pub fn DecisionForm(
                 <p id="role-error" class="field-error" role="alert">{move || role_error.get()}</p>
             </div>
             <div class="field">
-                <label for="reason">{if is_tool { "Reason or feedback " } else { "Reason " }} <span class="subtle">{if is_tool { "(required to deny or send feedback; the agent sees it)" } else { "(required to reject; Ctrl+Enter rejects)" }}</span></label>
+                <label for="reason">{if is_tool { "Reason or feedback " } else { "Reason " }} <span class="subtle">{reason_hint}</span></label>
                 <textarea
                     id="reason"
                     rows="3"
@@ -146,7 +227,7 @@ pub fn DecisionForm(
                     prop:value=move || reason.get()
                     on:input=move |ev| reason.set(event_target_value(&ev))
                     on:keydown=move |ev| {
-                        if ev.key() == "Enter" && (ev.ctrl_key() || ev.meta_key()) {
+                        if ev.key() == "Enter" && (ev.ctrl_key() || ev.meta_key()) && offer.deny.is_some() {
                             ev.prevent_default();
                             submit("rejected", false);
                         }
@@ -170,21 +251,28 @@ pub fn DecisionForm(
             })}
             <p class="field-error" role="alert">{move || form_error.get()}</p>
             <p class="subtle" role="status">{move || busy.get().then_some("Saving your decision…")}</p>
+            <p class="notice" role="status" hidden=move || held.with(Option::is_none)>{move || held.get()}</p>
             <div class="actions">
-                <button
-                    id="approve"
-                    type="button"
-                    class="button-approve"
-                    disabled=move || blocked || busy.get() || expired.get()
-                    aria-describedby=blocked.then_some("approval-blocked")
-                    aria-keyshortcuts="a"
-                    on:click=move |_| submit("approved", false)
-                >{approve_label}</button>
-                <button id="reject" type="button" class="button-reject" aria-keyshortcuts="r" disabled=move || busy.get() on:click=move |_| submit("rejected", false)>{if is_tool { "Deny" } else { "Reject" }}</button>
-                {is_tool.then(|| view! {
-                    <button id="feedback" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| submit("rejected", true)>"Send feedback"</button>
+                {offer.approves().then(|| view! {
+                    <button
+                        id="approve"
+                        type="button"
+                        class="button-approve"
+                        disabled=move || blocked || busy.get() || expired.get()
+                        aria-describedby=blocked.then_some("approval-blocked")
+                        aria-keyshortcuts="a"
+                        on:click=move |_| submit("approved", false)
+                    >{approve_label}</button>
                 })}
-                <button id="cancel" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| submit("cancelled", false)>"Cancel request"</button>
+                {offer.deny.map(|label| view! {
+                    <button id="reject" type="button" class="button-reject" aria-keyshortcuts="r" disabled=move || busy.get() on:click=move |_| submit("rejected", false)>{label}</button>
+                })}
+                {offer.feedback.filter(|_| is_tool).map(|label| view! {
+                    <button id="feedback" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| submit("rejected", true)>{label}</button>
+                })}
+                {offer.cancel.map(|label| view! {
+                    <button id="cancel" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| submit("cancelled", false)>{label}</button>
+                })}
             </div>
         </form>
     }
@@ -199,16 +287,17 @@ struct ToolOptions {
     confirm_high_risk: RwSignal<bool>,
     args: RwSignal<String>,
     risk: RiskTier,
+    offer: Offer,
     name: StoredValue<String>,
     original: StoredValue<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl ToolOptions {
-    fn new(call: &ToolCallReview) -> Self {
+    fn new(call: &ToolCallReview, offer: Offer) -> Self {
         let parsed = call.request.tool_call().ok();
         let original = parsed.as_ref().map(|c| c.args.clone()).unwrap_or_default();
         ToolOptions {
-            mode: RwSignal::new("once"),
+            mode: RwSignal::new(if offer.once { "once" } else { "edit" }),
             scope: RwSignal::new(Scope::Session),
             whole_tool: RwSignal::new(false),
             confirm_high_risk: RwSignal::new(false),
@@ -216,6 +305,7 @@ impl ToolOptions {
                 &serde_json::Value::Object(original.clone()).to_string(),
             )),
             risk: call.request.risk_tier,
+            offer,
             name: StoredValue::new(parsed.map(|c| c.name).unwrap_or_default()),
             original: StoredValue::new(original),
         }
@@ -264,13 +354,17 @@ fn ToolChoiceFields(options: ToolOptions) -> impl IntoView {
     let r4 = options.risk == RiskTier::R4;
     let r3_workspace =
         move || options.risk == RiskTier::R3 && options.scope.get() == Scope::Workspace;
+    let offer = options.offer;
+    let interrupt = !offer.scope;
     view! {
-        <fieldset class="field tool-options">
-            <legend>"If you approve"</legend>
-            {mode_radio("once", "Approve once (one single-use token)")}
-            {mode_radio("scope", "Approve with scope")}
-            {mode_radio("edit", "Approve with modifications")}
-        </fieldset>
+        {offer.approves().then(|| view! {
+            <fieldset class="field tool-options">
+                <legend>"If you approve"</legend>
+                {offer.once.then(|| mode_radio("once", if interrupt { "Approve as asked" } else { "Approve once (one single-use token)" }))}
+                {offer.scope.then(|| mode_radio("scope", "Approve with scope"))}
+                {offer.edit.then(|| mode_radio("edit", "Approve with modifications"))}
+            </fieldset>
+        })}
         <Show when=move || options.mode.get() == "scope">
             <div class="field">
                 <label for="scope">"Scope"</label>

@@ -5,5 +5,6 @@ pub mod call_group;
 pub mod dag;
 pub mod decision_form;
 pub mod history;
+pub mod markdown;
 pub mod status;
 pub mod tool_call;

@@ -4,6 +4,7 @@
 //! dry run when offered, a live countdown to expiry, and once decided the
 //! outcome with its token.
 
+use crate::components::markdown::Markdown;
 use crate::time;
 use countersign_domain::toolcall::{
     check_summary, ApprovalRequest, CallHash, OutcomeKind, ToolCallReview, ToolOutcome,
@@ -87,7 +88,7 @@ pub fn ToolCallPanel(call: ToolCallReview, pending: bool) -> impl IntoView {
                 {if hash_ok { " ✓ recomputed in this browser" } else { " ✕ does NOT match the call" }}
             </p>
             <h3>"Agent’s summary"</h3>
-            <blockquote class="summary">{request.human_summary.clone()}</blockquote>
+            <blockquote class="summary"><Markdown text=request.human_summary.clone() /></blockquote>
             {match summary {
                 Some(check) if check.matches() => view! {
                     <p class="summary-check summary-ok">"✓ Checked: the summary names the tool and every argument value of the exact call."</p>

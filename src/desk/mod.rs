@@ -2,11 +2,17 @@
 //! store (local storage, or a server with live updates), the settings and what
 //! went wrong loading them. Provided as context.
 
+mod langgraph;
 mod tools;
+
+pub use langgraph::Interrupts;
 
 use crate::browser;
 use crate::settings::Settings;
-use crate::store::{outbox, Connection, HttpError, HttpStore, LocalStore, SetAside, StoreError};
+use crate::store::{
+    outbox, Backend, Connection, HttpError, HttpStore, LangGraphStore, LocalStore, SetAside,
+    StoreError,
+};
 use countersign_domain::demo;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
@@ -67,7 +73,8 @@ impl Entry {
         if let Some(call) = self.review.tool_call() {
             // The exact tool name first (the summary is the agent's words).
             let name = call.request.tool_call().map(|c| c.name).unwrap_or_default();
-            let summary = call.request.human_summary.trim();
+            let summary = crate::markdown::plain_text(&call.request.human_summary);
+            let summary = summary.trim();
             let summary = summary
                 .strip_prefix(name.as_str())
                 .map(|rest| rest.trim_start_matches([':', ' ']))
@@ -135,6 +142,13 @@ pub enum DecisionFailure {
     /// The review is not on this desk.
     #[error("this review is no longer here")]
     Missing,
+    /// LangGraph: the interrupt does not take this answer.
+    #[error("LangGraph cannot take this decision: {0}")]
+    NotAllowed(String),
+    /// LangGraph: the decision waits for the other actions of its interrupt
+    /// (how many), which LangGraph takes together; nothing was sent yet.
+    #[error("held: this interrupt asks about {0} more action(s), and LangGraph takes the answers together; nothing is sent until you decide them")]
+    Held(usize),
 }
 
 /// Where reviews live and how fresh they are.
@@ -148,8 +162,8 @@ pub enum Link {
     Live,
     /// Connected, but the live stream dropped: reconnecting.
     Reconnecting,
-    /// The live stream is unavailable: the inbox is refreshed every 10 seconds.
-    Polling,
+    /// The inbox is refreshed every so many seconds (no live stream).
+    Polling(u32),
     /// The server cannot be reached (the reason).
     Offline(String),
 }
@@ -162,20 +176,20 @@ impl Link {
             Link::Connecting => "connecting",
             Link::Live => "live",
             Link::Reconnecting => "reconnecting",
-            Link::Polling => "polling",
+            Link::Polling(_) => "polling",
             Link::Offline(_) => "offline",
         }
     }
 
     /// A short label for the header.
-    pub fn label(&self) -> &'static str {
+    pub fn label(&self) -> String {
         match self {
-            Link::Local => "This device",
-            Link::Connecting => "Connecting…",
-            Link::Live => "Live",
-            Link::Reconnecting => "Reconnecting…",
-            Link::Polling => "Refreshing every 10 s",
-            Link::Offline(_) => "Offline",
+            Link::Local => "This device".into(),
+            Link::Connecting => "Connecting…".into(),
+            Link::Live => "Live".into(),
+            Link::Reconnecting => "Reconnecting…".into(),
+            Link::Polling(seconds) => format!("Refreshing every {seconds} s"),
+            Link::Offline(_) => "Unreachable".into(),
         }
     }
 }
@@ -195,6 +209,7 @@ pub struct Desk {
     pub outbox: RwSignal<Vec<outbox::Queued>>,
     store: StoredValue<Option<LocalStore>>,
     server: StoredValue<Option<HttpStore>>,
+    langgraph: StoredValue<Option<Interrupts>>,
 }
 
 impl Desk {
@@ -213,7 +228,18 @@ impl Desk {
             }
         };
         let mut settings = Settings::default();
-        let reviews = if connection.is_some() {
+        let langgraph = connection
+            .as_ref()
+            .filter(|c| c.backend == Backend::LangGraph)
+            .map(|c| {
+                Interrupts::new(
+                    LangGraphStore::new(c.clone()),
+                    store.as_ref().map(LocalStore::langgraph_history),
+                )
+            });
+        let connection = connection.filter(|c| c.backend == Backend::Countersign);
+        let remote = connection.is_some() || langgraph.is_some();
+        let reviews = if remote {
             if let Some(text) = store.as_ref().and_then(LocalStore::settings_text) {
                 if let Ok(s) = serde_json::from_str::<serde_json::Value>(&text)
                     .and_then(|v| Settings::deserialize(&v))
@@ -221,7 +247,14 @@ impl Desk {
                     settings = s;
                 }
             }
-            Vec::new()
+            match &langgraph {
+                Some(source) => {
+                    let (history, set_aside) = source.load_history();
+                    notices.extend(set_aside.iter().map(describe_set_aside));
+                    history
+                }
+                None => Vec::new(),
+            }
         } else if let Some(store) = &store {
             if !store.seeded() {
                 seed(store, &mut notices);
@@ -259,23 +292,38 @@ impl Desk {
             entries: RwSignal::new(entries),
             settings: RwSignal::new(settings),
             notices: RwSignal::new(notices),
-            link: RwSignal::new(if server.is_some() {
+            link: RwSignal::new(if remote {
                 Link::Connecting
             } else {
                 Link::Local
             }),
             store: StoredValue::new(store),
             server: StoredValue::new(server.clone()),
+            langgraph: StoredValue::new(langgraph),
         };
         if let Some(server) = server {
             crate::live::connect(desk, server);
         }
+        if desk.langgraph.with_value(Option::is_some) {
+            desk.follow_langgraph();
+        }
         desk
     }
 
-    /// The server this desk is connected to, if any.
-    pub fn server(&self) -> Option<HttpStore> {
-        self.server.get_value()
+    /// Whether reviews come from a server (Countersign or LangGraph) rather
+    /// than this browser's storage.
+    pub fn remote(&self) -> bool {
+        self.server.with_value(Option::is_some) || self.langgraph.with_value(Option::is_some)
+    }
+
+    /// The address of the server reviews come from, if any.
+    pub fn remote_url(&self) -> Option<String> {
+        self.server
+            .with_value(|s| s.as_ref().map(|s| s.url().to_owned()))
+            .or_else(|| {
+                self.langgraph
+                    .with_value(|l| l.as_ref().map(|l| l.url().to_owned()))
+            })
     }
 
     /// Adds or replaces reviews from the server, keeping whichever version of
@@ -323,6 +371,9 @@ impl Desk {
         let mut ids = browser::new_id;
         let mut next = decide(&current.review, input, browser::now(), &mut ids)
             .map_err(DecisionFailure::Refused)?;
+        if self.langgraph.with_value(Option::is_some) {
+            return self.decide_interrupt(id, next).await;
+        }
         match self.server.get_value() {
             None => self.persist(&next).map_err(DecisionFailure::NotSaved)?,
             Some(server) => match server.decide(&id.to_string(), input, idempotency_key).await {
@@ -366,9 +417,9 @@ impl Desk {
     /// Adds or replaces reviews (import), saving them first. Only into local
     /// storage: on a server, agents create reviews through the API.
     pub fn add(&self, reviews: Vec<Review>) -> Result<usize, StoreError> {
-        if self.server.with_value(Option::is_some) {
+        if self.remote() {
             return Err(StoreError::WriteFailed(
-                "imports go to this browser's storage; on a server, agents submit reviews through the API. Disconnect in Settings to import here".into(),
+                "imports go to this browser's storage; on a server, agents submit reviews through its API. Disconnect in Settings to import here".into(),
             ));
         }
         let reviews = self.apply_grants(reviews);
@@ -423,6 +474,12 @@ impl Desk {
             return format!(
                 "The Countersign server at {}: decisions are signed with your reviewer key and every reviewer sees them.",
                 server.url()
+            );
+        }
+        if let Some(source) = self.langgraph.get_value() {
+            return format!(
+                "The LangGraph server at {}: every pending interrupt of its interrupted threads is a review here; a decision resumes its thread, and this browser keeps the history of what you decided.",
+                source.url()
             );
         }
         match self.store.get_value() {

@@ -15,7 +15,7 @@ impl Desk {
     /// asked may redeem, with its agent key). Returns the failed check; nothing
     /// changes then.
     pub fn redeem(&self, id: MplpId, presented: &Redemption) -> Result<(), String> {
-        if self.server.with_value(Option::is_some) {
+        if self.remote() {
             return Err("on a server, only the agent that asked redeems its token".into());
         }
         let current = self
@@ -36,7 +36,7 @@ impl Desk {
     /// Closes pending tool calls past their expiry as denied by default
     /// (local storage only: a server closes its own). Returns how many.
     pub fn close_expired(&self) -> usize {
-        if self.server.with_value(Option::is_some) {
+        if self.remote() {
             return 0;
         }
         let now = browser::now();

@@ -3,7 +3,7 @@
 
 use crate::components::call_group::{similar_calls, CallGroup};
 use crate::components::status::StatusBadge;
-use crate::desk::{Desk, Entry};
+use crate::desk::{Desk, Entry, Link};
 use crate::router::use_location;
 use crate::time;
 use countersign_domain::model::{ConfirmStatus, TargetType};
@@ -220,6 +220,7 @@ pub fn Inbox() -> impl IntoView {
                 <h1 id="inbox-title">"Inbox"</h1>
                 <p class="subtle">"Requests from agents waiting for a human decision."</p>
             </div>
+            <Unreachable />
             <div class="tabs" role="group" aria-label="Status">
                 {status_tab(Some(ConfirmStatus::Pending), "Pending")}
                 {status_tab(Some(ConfirmStatus::Approved), "Approved")}
@@ -293,11 +294,39 @@ pub fn Inbox() -> impl IntoView {
     }
 }
 
+/// Says so when the server cannot be reached, so an empty inbox is never
+/// mistaken for "nothing waiting".
+#[component]
+fn Unreachable() -> impl IntoView {
+    let desk = expect_context::<Desk>();
+    let server = if desk.langgraph().is_some() {
+        "The LangGraph server"
+    } else {
+        "The server"
+    };
+    move || {
+        desk.link.with(|link| match link {
+            Link::Offline(why) => Some(view! {
+                <div class="notice notice-danger" role="alert">
+                    <p><strong>{format!("{server} cannot be reached")}</strong>{format!(": {why}.")}</p>
+                    <p>"Its pending requests cannot be listed until it is back (checked again every few seconds); decisions already made stay in the history."</p>
+                </div>
+            }),
+            _ => None,
+        })
+    }
+}
+
 #[component]
 fn EmptyState(filters: Memo<Filters>) -> impl IntoView {
+    let desk = expect_context::<Desk>();
     let message = move || {
         let f = filters.get();
-        if !f.text.is_empty() || f.target_type.is_some() || f.requester.is_some() {
+        if desk.link.with(|l| matches!(l, Link::Offline(_))) {
+            "Nothing can be listed while the server cannot be reached."
+        } else if desk.link.with(|l| *l == Link::Connecting) {
+            "Loading from the server…"
+        } else if !f.text.is_empty() || f.target_type.is_some() || f.requester.is_some() {
             "No review matches these filters. Clear the search or pick “Any” to see more."
         } else if f.status == Some(ConfirmStatus::Pending) {
             "Nothing is waiting for you. New requests from agents appear here."

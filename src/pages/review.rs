@@ -6,7 +6,7 @@ use crate::components::decision_form::DecisionForm;
 use crate::components::history::{DecisionTimeline, EventList};
 use crate::components::status::{PlanStatusBadge, StatusBadge};
 use crate::components::tool_call::{RedeemForm, ToolCallPanel};
-use crate::desk::{Desk, Entry};
+use crate::desk::{Desk, Entry, Link};
 use crate::download::download;
 use crate::exchange;
 use crate::time;
@@ -21,13 +21,28 @@ pub fn ReviewPage(
     id: String,
 ) -> impl IntoView {
     let desk = expect_context::<Desk>();
+    // Re-rendered only when this review changes, not when any other does
+    // (what the reviewer typed in the form stays).
+    let entry = Memo::new({
+        let id = id.clone();
+        move |_| desk.entry(&id)
+    });
     move || {
-        match desk.entry(&id) {
-        Some(entry) => view! { <ReviewBody entry /> }.into_any(),
-        None => view! {
+        match entry.get().ok_or_else(|| desk.link.get()) {
+        Ok(entry) => view! { <ReviewBody entry /> }.into_any(),
+        Err(Link::Connecting) => view! { <p class="subtle" role="status">"Loading from the server…"</p> }.into_any(),
+        Err(Link::Offline(why)) => view! {
+            <section class="not-found" role="alert">
+                <h1>"The server cannot be reached"</h1>
+                <p>{why}</p>
+                <p><a href="/settings">"Check the connection in Settings"</a></p>
+            </section>
+        }
+        .into_any(),
+        Err(_) => view! {
             <section class="not-found">
                 <h1>"No such review"</h1>
-                <p>{format!("Nothing here has the confirm id “{id}”. It may have been removed, or the link is mistyped.")}</p>
+                <p>{format!("Nothing here has the confirm id “{id}”. It may have been decided elsewhere or removed, or the link is mistyped.")}</p>
                 <p><a href="/">"Back to the inbox"</a></p>
             </section>
         }
@@ -72,6 +87,9 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
     );
     events.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
     let pending = confirm.status == ConfirmStatus::Pending;
+    let desk = expect_context::<Desk>();
+    let answers = desk.allowed_answers(confirm.confirm_id);
+    let interrupt = desk.langgraph().is_some();
 
     view! {
         <article class="review" aria-labelledby="review-title">
@@ -91,7 +109,11 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
 
             <div class="review-grid">
                 <div class="review-main-col">
-                    {review.tool_call().cloned().map(|call| view! { <ToolCallPanel call pending /> })}
+                    {review.tool_call().cloned().map(|call| {
+                        // LangGraph interrupts do not expire: no countdown.
+                        let pending = pending && !interrupt;
+                        view! { <ToolCallPanel call pending /> }
+                    })}
                     {plan.clone().map(|plan| view! {
                         <section aria-labelledby="plan-title" class="card">
                             <h2 id="plan-title">"Plan"</h2>
@@ -133,7 +155,6 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
 
                 <aside class="review-side-col" aria-label="Decision and details">
                     {if pending {
-                        let desk = expect_context::<crate::desk::Desk>();
                         let (id, problems) = (confirm.confirm_id, entry.problems());
                         let call = review.tool_call().cloned();
                         let key = id.to_string();
@@ -150,15 +171,16 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                                         <p class="subtle">"The server cannot be reached. This decision is kept in this browser and sent as soon as the server is back (never twice)."</p>
                                     </section>
                                 }.into_any(),
-                                None => match call.clone() {
-                                    Some(call) => view! { <DecisionForm id problems call /> }.into_any(),
-                                    None => view! { <DecisionForm id problems /> }.into_any(),
+                                None => match (call.clone(), answers.clone()) {
+                                    (Some(call), Some(answers)) => view! { <DecisionForm id problems call answers /> }.into_any(),
+                                    (Some(call), None) => view! { <DecisionForm id problems call /> }.into_any(),
+                                    (None, _) => view! { <DecisionForm id problems /> }.into_any(),
                                 },
                             }}
                         }.into_any()
                     } else {
                         let last = confirm.last_decision().cloned();
-                        let local = expect_context::<crate::desk::Desk>().server().is_none();
+                        let local = !expect_context::<crate::desk::Desk>().remote();
                         let redeem = review
                             .tool_call()
                             .filter(|_| local)

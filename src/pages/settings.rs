@@ -1,9 +1,10 @@
 //! Settings (`/settings`): reviewer role, theme, storage in use (this
-//! browser, or a Countersign server with a reviewer key), demo data.
+//! browser, a Countersign server with a reviewer key, or a LangGraph server
+//! whose interrupts are reviewed here), demo data.
 
 use crate::desk::{Desk, Link};
 use crate::settings::{Settings, Theme};
-use crate::store::{Connection, HttpStore};
+use crate::store::{Backend, Connection, HttpStore, LangGraphStore};
 use leptos::prelude::*;
 
 fn reload() {
@@ -62,28 +63,47 @@ pub fn SettingsPage() -> impl IntoView {
             }));
         }
     };
-    let connected = desk.server().is_some();
+    let connected = desk.remote();
     let origin = web_sys::window()
         .and_then(|w| w.location().origin().ok())
         .unwrap_or_default();
-    let server_url = RwSignal::new(desk.server().map(|s| s.url().to_owned()).unwrap_or(origin));
+    let backend = RwSignal::new(if desk.langgraph().is_some() {
+        Backend::LangGraph
+    } else {
+        Backend::Countersign
+    });
+    let server_url = RwSignal::new(desk.remote_url().unwrap_or(origin));
     let server_key = RwSignal::new(String::new());
+    let assistant = RwSignal::new("agent".to_owned());
     let remember = RwSignal::new(false);
     let connection_message = RwSignal::new(None::<String>);
     let connect = move || {
         let connection = Connection {
             url: server_url.get_untracked().trim().to_owned(),
             key: server_key.get_untracked().trim().to_owned(),
+            backend: backend.get_untracked(),
+            assistant: assistant.get_untracked().trim().to_owned(),
         };
-        if connection.url.is_empty() || connection.key.is_empty() {
-            connection_message.set(Some(
-                "Give the server's address and your reviewer key.".into(),
-            ));
+        let missing = match connection.backend {
+            Backend::Countersign if connection.url.is_empty() || connection.key.is_empty() => {
+                Some("Give the server's address and your reviewer key.")
+            }
+            Backend::LangGraph if connection.url.is_empty() || connection.assistant.is_empty() => {
+                Some("Give the LangGraph server's address and the assistant or graph id that resumes its threads.")
+            }
+            _ => None,
+        };
+        if let Some(missing) = missing {
+            connection_message.set(Some(missing.into()));
             return;
         }
         connection_message.set(Some("Checking the server…".into()));
         leptos::task::spawn_local(async move {
-            match HttpStore::new(connection.clone()).check().await {
+            let checked = match connection.backend {
+                Backend::Countersign => HttpStore::new(connection.clone()).check().await,
+                Backend::LangGraph => LangGraphStore::new(connection.clone()).check().await,
+            };
+            match checked {
                 Ok(()) => match connection.save(remember.get_untracked()) {
                     Ok(()) => reload(),
                     Err(e) => connection_message.set(Some(e)),
@@ -130,16 +150,31 @@ pub fn SettingsPage() -> impl IntoView {
                 }}
             </div>
             <form class="card" aria-labelledby="server-title" on:submit=move |ev| { ev.prevent_default(); connect(); }>
-                <h2 id="server-title">{if connected { "Change server" } else { "Connect to a Countersign server" }}</h2>
+                <h2 id="server-title">{if connected { "Change server" } else { "Connect to a server" }}</h2>
                 <p class="subtle">"Review the requests agents send to a shared server. Your key is kept for this tab only unless you ask to remember it."</p>
+                <div class="field">
+                    <label for="server-kind">"Kind of server"</label>
+                    <select id="server-kind" prop:value=move || if backend.get() == Backend::LangGraph { "langgraph" } else { "countersign" }
+                        on:change=move |ev| backend.set(if event_target_value(&ev) == "langgraph" { Backend::LangGraph } else { Backend::Countersign })>
+                        <option value="countersign">"Countersign server"</option>
+                        <option value="langgraph">"LangGraph server (its agents’ interrupts)"</option>
+                    </select>
+                </div>
                 <div class="field">
                     <label for="server-url">"Server address"</label>
                     <input id="server-url" type="url" autocomplete="url" prop:value=move || server_url.get() on:input=move |ev| server_url.set(event_target_value(&ev)) />
                 </div>
                 <div class="field">
-                    <label for="server-key">"Reviewer key"</label>
+                    <label for="server-key">{move || if backend.get() == Backend::LangGraph { "API key (x-api-key, optional)" } else { "Reviewer key" }}</label>
                     <input id="server-key" type="password" autocomplete="off" prop:value=move || server_key.get() on:input=move |ev| server_key.set(event_target_value(&ev)) />
                 </div>
+                <Show when=move || backend.get() == Backend::LangGraph>
+                    <div class="field">
+                        <label for="assistant">"Assistant or graph id"</label>
+                        <p class="subtle">"The assistant that resumes a thread after your decision."</p>
+                        <input id="assistant" type="text" autocomplete="off" prop:value=move || assistant.get() on:input=move |ev| assistant.set(event_target_value(&ev)) />
+                    </div>
+                </Show>
                 <div class="field field-inline">
                     <input id="remember" type="checkbox" prop:checked=move || remember.get() on:change=move |ev| remember.set(event_target_checked(&ev)) />
                     <label for="remember">"Remember on this device"</label>

@@ -1,4 +1,5 @@
-//! Which Countersign server the app talks to, if any. Kept in session storage
+//! Which backend the app talks to, if any: a Countersign server, or a
+//! LangGraph server whose interrupted threads are reviewed here. Kept in session storage
 //! (gone when the tab closes) unless the reviewer asks to remember it on this
 //! device (local storage).
 
@@ -6,13 +7,30 @@ use serde::{Deserialize, Serialize};
 
 const KEY: &str = "countersign.v1.connection";
 
-/// A backend and the reviewer key to use with it.
+/// Which kind of server a connection is to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// A server speaking Countersign's HTTP API.
+    #[default]
+    Countersign,
+    /// A LangGraph server (Agent Protocol API): its interrupts are the reviews.
+    LangGraph,
+}
+
+/// A backend and the key to use with it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Connection {
     /// Base address, e.g. `https://review.example.com` (no `/api/v1`).
     pub url: String,
-    /// The reviewer API key.
+    /// The reviewer API key (Countersign), or the optional `x-api-key` (LangGraph).
     pub key: String,
+    /// The kind of server.
+    #[serde(default)]
+    pub backend: Backend,
+    /// LangGraph: the assistant or graph id that resumes threads.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub assistant: String,
 }
 
 fn storages() -> [Option<web_sys::Storage>; 2] {

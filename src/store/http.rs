@@ -4,11 +4,10 @@
 //! Server-Sent Events.
 
 use super::connection::Connection;
+use super::fetch::fetch_json;
 use countersign_domain::{DecisionInput, Review};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 
 /// Why a call to the backend failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -58,36 +57,13 @@ impl HttpStore {
         idempotency_key: Option<&str>,
     ) -> Result<Value, HttpError> {
         let url = format!("{}/api/v1{path}", self.connection.base());
-        let unreachable = |_| HttpError::Unreachable(self.connection.base().to_owned());
-        let headers = web_sys::Headers::new().map_err(unreachable)?;
         let bearer = format!("Bearer {}", self.connection.key);
-        headers.set("Authorization", &bearer).map_err(unreachable)?;
+        let mut headers = vec![("Authorization", bearer.as_str())];
         if let Some(key) = idempotency_key {
-            headers.set("Idempotency-Key", key).map_err(unreachable)?;
+            headers.push(("Idempotency-Key", key));
         }
-        let init = web_sys::RequestInit::new();
-        init.set_method(method);
-        if let Some(body) = body {
-            headers
-                .set("Content-Type", "application/json")
-                .map_err(unreachable)?;
-            init.set_body(&JsValue::from_str(&body.to_string()));
-        }
-        init.set_headers(&headers);
-        let request = web_sys::Request::new_with_str_and_init(&url, &init).map_err(unreachable)?;
-        let window = web_sys::window().ok_or_else(|| HttpError::Unreachable("no window".into()))?;
-        let response: web_sys::Response = JsFuture::from(window.fetch_with_request(&request))
-            .await
-            .map_err(unreachable)?
-            .unchecked_into();
-        let text = JsFuture::from(response.text().map_err(unreachable)?)
-            .await
-            .map_err(unreachable)?
-            .as_string()
-            .unwrap_or_default();
-        let status = response.status();
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| HttpError::Garbled(format!("{status} {url}: {e}")))?;
+        let (status, value) =
+            fetch_json(method, &url, &headers, body, self.connection.base()).await?;
         if (200..300).contains(&status) {
             return Ok(value);
         }

@@ -8,6 +8,8 @@ use serde::Deserialize;
 use wasm_bindgen::JsCast;
 
 const REVIEW_PREFIX: &str = "countersign.v1.review.";
+/// Decided LangGraph interrupts: their history, kept apart from this device's own reviews.
+const LANGGRAPH_PREFIX: &str = "countersign.v1.langgraph.review.";
 const SETTINGS_KEY: &str = "countersign.v1.settings";
 const SEEDED_KEY: &str = "countersign.v1.seeded";
 const QUARANTINE_PREFIX: &str = "countersign.quarantine.";
@@ -25,6 +27,8 @@ pub struct LoadOutcome {
 #[derive(Clone)]
 pub struct LocalStore {
     storage: web_sys::Storage,
+    /// The key prefix of the reviews this store holds.
+    prefix: &'static str,
 }
 
 impl LocalStore {
@@ -33,11 +37,23 @@ impl LocalStore {
         let window =
             web_sys::window().ok_or_else(|| StoreError::Unavailable("no window".into()))?;
         match window.local_storage() {
-            Ok(Some(storage)) => Ok(LocalStore { storage }),
+            Ok(Some(storage)) => Ok(LocalStore {
+                storage,
+                prefix: REVIEW_PREFIX,
+            }),
             Ok(None) => Err(StoreError::Unavailable(
                 "local storage is turned off".into(),
             )),
             Err(e) => Err(StoreError::Unavailable(describe(&e))),
+        }
+    }
+
+    /// The same storage, holding the decided reviews of LangGraph interrupts
+    /// (under their own prefix, so they never mix with this device's reviews).
+    pub fn langgraph_history(&self) -> Self {
+        LocalStore {
+            storage: self.storage.clone(),
+            prefix: LANGGRAPH_PREFIX,
         }
     }
 
@@ -52,11 +68,11 @@ impl LocalStore {
                 let pair = js_sys::Array::from(&pair);
                 Some((pair.get(0).as_string()?, pair.get(1).as_string()?))
             })
-            .filter(|(key, _)| key.starts_with(REVIEW_PREFIX))
+            .filter(|(key, _)| key.starts_with(self.prefix))
             .collect();
         crate::browser::mark("countersign:read");
         for (key, text) in texts {
-            match parse_review(&key, &text) {
+            match parse_review(self.prefix, &key, &text) {
                 Ok(review) => outcome.reviews.push(review),
                 Err(reason) => outcome.set_aside.push(self.set_aside(&key, &text, reason)),
             }
@@ -69,7 +85,7 @@ impl LocalStore {
         let text = serde_json::to_value(review)
             .map_err(|e| StoreError::WriteFailed(e.to_string()))?
             .to_string();
-        self.write(&review_key(&review.confirm.confirm_id), &text)
+        self.write(&review_key(self.prefix, &review.confirm.confirm_id), &text)
     }
 
     /// Saves many reviews; stops at the first failure and says how many were saved.
@@ -84,7 +100,7 @@ impl LocalStore {
     pub fn clear_reviews(&self) {
         let keys: Vec<String> = (0..self.storage.length().unwrap_or(0))
             .filter_map(|i| self.storage.key(i).ok().flatten())
-            .filter(|k| k.starts_with(REVIEW_PREFIX))
+            .filter(|k| k.starts_with(self.prefix))
             .collect();
         for key in keys {
             let _ = self.storage.remove_item(&key);
@@ -157,16 +173,16 @@ impl LocalStore {
     }
 }
 
-fn review_key(id: &MplpId) -> String {
-    format!("{REVIEW_PREFIX}{id}")
+fn review_key(prefix: &str, id: &MplpId) -> String {
+    format!("{prefix}{id}")
 }
 
 /// Parses a stored review and checks it is stored under its own id.
-fn parse_review(key: &str, text: &str) -> Result<Review, String> {
+fn parse_review(prefix: &str, key: &str, text: &str) -> Result<Review, String> {
     let not_review = |e: serde_json::Error| format!("not a Countersign review: {e}");
     let value: serde_json::Value = serde_json::from_str(text).map_err(not_review)?;
     let review = Review::deserialize(&value).map_err(not_review)?;
-    if review_key(&review.confirm.confirm_id) != key {
+    if review_key(prefix, &review.confirm.confirm_id) != key {
         return Err(format!(
             "stored under {key} but its confirm_id is {}",
             review.confirm.confirm_id

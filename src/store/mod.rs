@@ -1,13 +1,17 @@
 //! Where reviews and settings live: the browser's local storage (the embedded
-//! default, no backend needed) or a Countersign-compatible server over HTTP.
+//! default, no backend needed), a Countersign-compatible server over HTTP, or
+//! a LangGraph server whose interrupts are reviewed here.
 
 mod connection;
+mod fetch;
 mod http;
+mod langgraph;
 mod local;
 pub mod outbox;
 
-pub use connection::Connection;
+pub use connection::{Backend, Connection};
 pub use http::{review_of, HttpError, HttpStore};
+pub use langgraph::LangGraphStore;
 pub use local::LocalStore;
 
 /// Why the store could not do what was asked.

@@ -13,8 +13,10 @@
 //!
 //! A value in neither shape is kept as raw JSON with a note, never dropped.
 
-use crate::toolcall::{new_tool_call_review, RiskTier, ToolCallSubmission};
-use crate::{IdSource, Issue, MplpId, Review, Timestamp};
+use crate::toolcall::{
+    new_tool_call_review, OutcomeKind, RiskTier, ToolCallSubmission, ToolOutcome,
+};
+use crate::{Issue, MplpId, Review, Timestamp};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
@@ -39,6 +41,20 @@ pub enum Answer {
     EditAction,
     /// Middleware: do not run, with a message for the agent.
     Reject,
+}
+
+impl Answer {
+    /// The answer's name in its protocol (`accept`, `edit`, `response`, ...).
+    pub fn verb(self) -> &'static str {
+        match self {
+            Answer::Accept => "accept",
+            Answer::Edit | Answer::EditAction => "edit",
+            Answer::Respond => "response",
+            Answer::Ignore => "ignore",
+            Answer::Approve => "approve",
+            Answer::Reject => "reject",
+        }
+    }
 }
 
 /// Which shape an interrupt came in.
@@ -230,21 +246,28 @@ impl PendingInterrupt {
     /// A stable id for this action (the same on every poll), so the review of an
     /// interrupt keeps its URL and history. A UUID v4 layout over SHA-256.
     pub fn approval_id(&self) -> MplpId {
+        self.stable_id("approval")
+    }
+
+    /// An id derived from this action and `what`: the same on every poll.
+    fn stable_id(&self, what: &str) -> MplpId {
         let digest = Sha256::digest(
-            format!("{}\n{}\n{}", self.thread_id, self.interrupt_id, self.index).as_bytes(),
+            format!(
+                "{}\n{}\n{}\n{what}",
+                self.thread_id, self.interrupt_id, self.index
+            )
+            .as_bytes(),
         );
         let mut bytes = [0u8; 16];
         bytes.copy_from_slice(&digest[..16]);
         MplpId::from_random_bytes(bytes)
     }
 
-    /// The interrupt as a pending tool-call review. Interrupts do not expire, so
-    /// the request is open for 30 days; the risk tier is R2 (LangGraph gives none).
-    pub fn to_review(
-        &self,
-        now: DateTime<Utc>,
-        ids: &mut impl IdSource,
-    ) -> Result<Review, Vec<Issue>> {
+    /// The interrupt as a pending tool-call review, the same on every poll (its
+    /// ids derive from the thread, interrupt and position). Interrupts do not
+    /// expire, so the request is open for 30 days from when the thread last
+    /// changed; the risk tier is R2 (LangGraph gives none).
+    pub fn to_review(&self, now: DateTime<Utc>) -> Result<Review, Vec<Issue>> {
         let requested = self
             .updated_at
             .as_deref()
@@ -277,7 +300,54 @@ impl PendingInterrupt {
             )),
             requested_by_role: "langgraph-agent".into(),
         };
-        new_tool_call_review(submission, requested, ids)
+        let mut count = 0;
+        let mut ids = || {
+            count += 1;
+            self.stable_id(&format!("id {count}"))
+        };
+        new_tool_call_review(submission, requested, &mut ids)
+    }
+
+    /// This action's part of the resume value for a recorded outcome: approved
+    /// -> accept / approve; edited -> edit with the approved call's arguments;
+    /// denied -> reject with the reason; feedback -> respond with it;
+    /// cancelled -> ignore. Says which answers the interrupt takes otherwise.
+    pub fn answer_for(&self, outcome: &ToolOutcome) -> Result<Value, String> {
+        let message = outcome.message.as_deref();
+        let (answer, edited) = match outcome.kind {
+            OutcomeKind::Approved => (self.first_allowed(&[Answer::Accept, Answer::Approve]), None),
+            OutcomeKind::Edited => {
+                let call: Value = outcome
+                    .approved_call
+                    .as_deref()
+                    .map(serde_json::from_str)
+                    .transpose()
+                    .map_err(|e| format!("the approved call is not JSON: {e}"))?
+                    .unwrap_or(Value::Null);
+                let args = call["args"].as_object().cloned();
+                (
+                    self.first_allowed(&[Answer::Edit, Answer::EditAction]),
+                    args,
+                )
+            }
+            OutcomeKind::Denied => (self.first_allowed(&[Answer::Reject]), None),
+            OutcomeKind::Feedback => (self.first_allowed(&[Answer::Respond, Answer::Reject]), None),
+            OutcomeKind::Cancelled => (self.first_allowed(&[Answer::Ignore]), None),
+            OutcomeKind::Expired => (None, None),
+        };
+        answer
+            .and_then(|a| self.answer(a, edited.as_ref(), message))
+            .ok_or_else(|| {
+                let allowed: Vec<&str> = self.allowed.iter().map(|a| a.verb()).collect();
+                format!(
+                    "this interrupt does not take that answer; it allows: {}",
+                    allowed.join(", ")
+                )
+            })
+    }
+
+    fn first_allowed(&self, answers: &[Answer]) -> Option<Answer> {
+        answers.iter().copied().find(|a| self.allowed.contains(a))
     }
 
     /// This action's part of the resume value: `edited` holds the edited
@@ -296,6 +366,10 @@ impl PendingInterrupt {
         Some(match answer {
             Answer::Accept => json!({"type": "accept", "args": null}),
             Answer::Edit => json!({"type": "edit", "args": {"action": self.name, "args": args()}}),
+            // A value in neither shape gets the reviewer's text itself.
+            Answer::Respond if matches!(self.shape, Shape::Unrecognized { .. }) => {
+                Value::String(text.unwrap_or_default().to_owned())
+            }
             Answer::Respond => json!({"type": "response", "args": text.unwrap_or_default()}),
             Answer::Ignore => json!({"type": "ignore", "args": null}),
             Answer::Approve => json!({"type": "approve"}),

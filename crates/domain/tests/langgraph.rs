@@ -4,10 +4,11 @@
 
 use chrono::{TimeZone, Utc};
 use countersign_domain::langgraph::{
-    pending_interrupts, resume_run, resume_value, Answer, Shape, RAW_INTERRUPT,
+    pending_interrupts, resume_run, resume_value, Answer, PendingInterrupt, Shape, RAW_INTERRUPT,
 };
 use countersign_domain::model::ConfirmStatus;
-use countersign_domain::MplpId;
+use countersign_domain::toolcall::ToolChoice;
+use countersign_domain::{decide, DecisionInput};
 use serde_json::{json, Value};
 
 fn thread(interrupts: Value) -> Value {
@@ -17,14 +18,6 @@ fn thread(interrupts: Value) -> Value {
         "status": "interrupted",
         "interrupts": interrupts,
     })
-}
-
-fn ids() -> impl FnMut() -> MplpId {
-    let mut n = 0u32;
-    move || {
-        n += 1;
-        MplpId::parse(&format!("00000000-0000-4000-8000-{n:012x}")).unwrap()
-    }
 }
 
 fn human(action: &str, edit: bool) -> Value {
@@ -53,7 +46,7 @@ fn a_human_interrupt_becomes_one_valid_tool_call_review() {
         ]
     );
     let now = Utc.with_ymd_and_hms(2026, 11, 22, 21, 0, 0).unwrap();
-    let review = p.to_review(now, &mut ids()).unwrap();
+    let review = p.to_review(now).unwrap();
     assert!(review.validate().is_empty(), "{:?}", review.validate());
     assert_eq!(review.confirm.status, ConfirmStatus::Pending);
     let request = &review.tool_call().unwrap().request;
@@ -66,6 +59,7 @@ fn a_human_interrupt_becomes_one_valid_tool_call_review() {
     // The same interrupt maps to the same review on every poll.
     assert_eq!(pending_interrupts(&t)[0].approval_id(), p.approval_id());
     assert_eq!(review.confirm.target_id, p.approval_id());
+    assert_eq!(p.to_review(now).unwrap(), review, "ids are stable");
 
     assert_eq!(
         resume_value(
@@ -190,7 +184,7 @@ fn a_value_in_neither_shape_is_kept_as_raw_json_with_a_note() {
     }
     assert_eq!(pending[0].args["value"], "Should I continue?");
     let now = Utc.with_ymd_and_hms(2026, 11, 22, 21, 0, 0).unwrap();
-    let review = pending[0].to_review(now, &mut ids()).unwrap();
+    let review = pending[0].to_review(now).unwrap();
     assert!(review.validate().is_empty());
     assert!(review
         .tool_call()
@@ -198,4 +192,110 @@ fn a_value_in_neither_shape_is_kept_as_raw_json_with_a_note() {
         .request
         .human_summary
         .contains("unknown shape"));
+}
+
+/// Decides the review of `p` through the domain and returns the answer sent to LangGraph.
+fn answer_after(
+    p: &PendingInterrupt,
+    status: &str,
+    reason: &str,
+    choice: Option<ToolChoice>,
+) -> Result<Value, String> {
+    let now = Utc.with_ymd_and_hms(2026, 11, 22, 21, 0, 0).unwrap();
+    let review = p.to_review(now).unwrap();
+    let input = DecisionInput {
+        status: status.into(),
+        decided_by_role: "ops-lead".into(),
+        reason: Some(reason.into()),
+        tool_call: choice,
+    };
+    let mut n = 0u32;
+    let mut ids = move || {
+        n += 1;
+        countersign_domain::MplpId::parse(&format!("00000000-0000-4000-8000-{n:012x}")).unwrap()
+    };
+    let decided = decide(&review, &input, now, &mut ids).map_err(|e| e.to_string())?;
+    let outcome = decided.tool_call().unwrap().outcome.clone().unwrap();
+    p.answer_for(&outcome)
+}
+
+fn mode(mode: &str, args: Option<&str>) -> Option<ToolChoice> {
+    Some(ToolChoice {
+        mode: mode.into(),
+        args: args.map(str::to_owned),
+        ..ToolChoice::default()
+    })
+}
+
+#[test]
+fn recorded_decisions_become_the_answers_each_shape_allows() {
+    let t = thread(json!({
+        "task-1": [{"id": "int-1", "value": [human("send_email", true)]}],
+        "task-2": [{"id": "int-2", "value": {
+            "action_requests": [{"name": "run_sql", "args": {"query": "SELECT 1"}}],
+            "review_configs": [{"action_name": "run_sql", "allowed_decisions": ["approve", "edit", "reject"]}],
+        }}],
+        "task-3": [{"id": "int-3", "value": {"question": "Which region?"}}],
+    }));
+    let pending = pending_interrupts(&t);
+    let (human, middleware, raw) = (&pending[0], &pending[1], &pending[2]);
+    assert_eq!(
+        answer_after(human, "approved", "", mode("once", None)),
+        Ok(json!({"type": "accept", "args": null}))
+    );
+    assert_eq!(
+        answer_after(
+            human,
+            "approved",
+            "",
+            mode("edit", Some(r#"{"to": "b@example.com"}"#))
+        ),
+        Ok(
+            json!({"type": "edit", "args": {"action": "send_email", "args": {"to": "b@example.com"}}})
+        )
+    );
+    assert_eq!(
+        answer_after(
+            human,
+            "rejected",
+            "use the template",
+            mode("feedback", None)
+        ),
+        Ok(json!({"type": "response", "args": "use the template"}))
+    );
+    assert_eq!(
+        answer_after(human, "cancelled", "", None),
+        Ok(json!({"type": "ignore", "args": null}))
+    );
+    let denied = answer_after(human, "rejected", "no", None).unwrap_err();
+    assert!(
+        denied.contains("accept, edit, response, ignore"),
+        "{denied}"
+    );
+
+    assert_eq!(
+        answer_after(middleware, "approved", "", mode("once", None)),
+        Ok(json!({"type": "approve"}))
+    );
+    assert_eq!(
+        answer_after(
+            middleware,
+            "approved",
+            "",
+            mode("edit", Some(r#"{"query": "SELECT 2"}"#))
+        ),
+        Ok(
+            json!({"type": "edit", "edited_action": {"name": "run_sql", "args": {"query": "SELECT 2"}}})
+        )
+    );
+    assert_eq!(
+        answer_after(middleware, "rejected", "not on production", None),
+        Ok(json!({"type": "reject", "message": "not on production"}))
+    );
+    assert!(answer_after(middleware, "cancelled", "", None).is_err());
+
+    assert_eq!(
+        answer_after(raw, "rejected", "eu", mode("feedback", None)),
+        Ok(json!("eu"))
+    );
 }
