@@ -45,7 +45,14 @@ fn duration(seconds: i64) -> String {
 
 /// The request panel.
 #[component]
-pub fn ToolCallPanel(call: ToolCallReview, pending: bool) -> impl IntoView {
+pub fn ToolCallPanel(
+    call: ToolCallReview,
+    pending: bool,
+    /// A LangGraph interrupt: it does not expire, and LangGraph runs the call
+    /// when resumed (no token is redeemed).
+    #[prop(optional)]
+    interrupt: bool,
+) -> impl IntoView {
     let request = call.request.clone();
     let parsed = request.tool_call();
     let name = parsed.as_ref().map(|c| c.name.clone()).unwrap_or_default();
@@ -73,7 +80,7 @@ pub fn ToolCallPanel(call: ToolCallReview, pending: bool) -> impl IntoView {
                 " "
                 {request.risk_reasons.join("; ")}
             </p>
-            {pending.then(|| view! {
+            {(pending && !interrupt).then(|| view! {
                 <p class="countdown" role="timer" aria-live="off">
                     {move || match left.get() {
                         s if s > 0 => format!("Expires in {} (at {}): after that it is denied by default.", duration(s), time::exact(&request.expires_at)),
@@ -130,14 +137,14 @@ pub fn ToolCallPanel(call: ToolCallReview, pending: bool) -> impl IntoView {
                 {request.client_device_id.clone().map(|d| view! { <dt>"Device"</dt><dd><code>{d}</code></dd> })}
                 <dt>"Approval id"</dt><dd><code>{request.approval_id.to_string()}</code></dd>
             </dl>
-            {call.outcome.clone().map(|outcome| view! { <OutcomeView outcome /> })}
+            {call.outcome.clone().map(|outcome| view! { <OutcomeView outcome interrupt /> })}
         </section>
     }
 }
 
 /// What was decided, and the token.
 #[component]
-fn OutcomeView(outcome: ToolOutcome) -> impl IntoView {
+fn OutcomeView(outcome: ToolOutcome, interrupt: bool) -> impl IntoView {
     let kind = match outcome.kind {
         OutcomeKind::Approved => "Approved",
         OutcomeKind::Edited => "Approved with modifications",
@@ -162,7 +169,10 @@ fn OutcomeView(outcome: ToolOutcome) -> impl IntoView {
                {if g.call_hash.is_none() { " for every call of this tool" } else { " for this exact call" }}</p>
         })}
         {outcome.approved_by_grant.map(|g| view! { <p>{format!("Approved without asking by grant {g}.")}</p> })}
-        {outcome.token.clone().map(|t| view! {
+        {interrupt.then(|| view! {
+            <p class="subtle">"LangGraph resumed the thread with this answer; the graph goes on from there (no token to redeem)."</p>
+        })}
+        {outcome.token.clone().filter(|_| !interrupt).map(|t| view! {
             <dl class="fields token" aria-label="Approval token">
                 <dt>"Token"</dt><dd><code>{t.token_id.to_string()}</code></dd>
                 <dt>"For the call with hash"</dt><dd><code>{t.tool_call_hash.to_string()}</code></dd>

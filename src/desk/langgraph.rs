@@ -25,6 +25,8 @@ pub struct Interrupts {
     store: LangGraphStore,
     /// Decided interrupts, kept in this browser.
     history: Option<LocalStore>,
+    /// Where held decisions are kept across reloads.
+    held_store: Option<LocalStore>,
     /// The pending interrupt behind each review, by confirm id.
     pending: HashMap<MplpId, PendingInterrupt>,
     /// Decisions on actions whose interrupt still waits for its other actions
@@ -33,14 +35,38 @@ pub struct Interrupts {
 }
 
 impl Interrupts {
-    /// A source for this server; `history` keeps decided interrupts.
-    pub fn new(store: LangGraphStore, history: Option<LocalStore>) -> Self {
+    /// A source for this server; `local` keeps decided interrupts and the
+    /// decisions held for their interrupt's other actions.
+    pub fn new(store: LangGraphStore, local: Option<&LocalStore>) -> Self {
+        let held_store = local.map(LocalStore::langgraph_held);
+        let held = held_store
+            .as_ref()
+            .map(|s| s.load().reviews)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| (r.confirm.confirm_id, r))
+            .collect();
         Interrupts {
             store,
-            history,
+            history: local.map(LocalStore::langgraph_history),
+            held_store,
             pending: HashMap::new(),
-            held: HashMap::new(),
+            held,
         }
+    }
+
+    /// Keeps only the held decisions whose action is still pending.
+    fn forget_held_unless(&mut self, keep: impl Fn(&MplpId) -> bool) {
+        let store = self.held_store.clone();
+        self.held.retain(|id, _| {
+            let kept = keep(id);
+            if !kept {
+                if let Some(store) = &store {
+                    store.remove(id);
+                }
+            }
+            kept
+        });
     }
 
     /// The decided interrupts kept in this browser (and what could not be read).
@@ -145,7 +171,7 @@ impl Desk {
         }
         self.langgraph.update_value(|l| {
             if let Some(l) = l {
-                l.held.retain(|id, _| pending.contains_key(id));
+                l.forget_held_unless(|id| pending.contains_key(id));
                 l.pending = pending;
             }
         });
@@ -200,6 +226,11 @@ impl Desk {
         decided_here.push((id, decided.clone()));
         let waiting = siblings(&source.pending, interrupt).count() + 1 - decided_here.len();
         if waiting > 0 {
+            let kept = source
+                .held_store
+                .as_ref()
+                .map_or(Ok(()), |store| store.save(&decided));
+            kept.map_err(DecisionFailure::NotSaved)?;
             self.langgraph.update_value(|l| {
                 if let Some(l) = l {
                     l.held.insert(id, decided);
@@ -276,7 +307,8 @@ impl Desk {
             if let Some(l) = l {
                 l.pending
                     .retain(|_, p| !(p.thread_id == thread && p.interrupt_id == interrupt_id));
-                l.held.retain(|sid, _| l.pending.contains_key(sid));
+                let pending: Vec<MplpId> = l.pending.keys().copied().collect();
+                l.forget_held_unless(|sid| pending.contains(sid));
             }
         });
         recorded.ok_or(DecisionFailure::Missing)

@@ -231,12 +231,7 @@ impl Desk {
         let langgraph = connection
             .as_ref()
             .filter(|c| c.backend == Backend::LangGraph)
-            .map(|c| {
-                Interrupts::new(
-                    LangGraphStore::new(c.clone()),
-                    store.as_ref().map(LocalStore::langgraph_history),
-                )
-            });
+            .map(|c| Interrupts::new(LangGraphStore::new(c.clone()), store.as_ref()));
         let connection = connection.filter(|c| c.backend == Backend::Countersign);
         let remote = connection.is_some() || langgraph.is_some();
         let reviews = if remote {

@@ -337,7 +337,9 @@ fn EmptyState(filters: Memo<Filters>) -> impl IntoView {
     view! {
         <div class="empty" role="status">
             <p>{message}</p>
-            <p><a href="/import">"Import MPLP JSON"</a>" to review a plan or a confirm from a file."</p>
+            {(!desk.remote()).then(|| view! {
+                <p><a href="/import">"Import MPLP JSON"</a>" to review a plan or a confirm from a file."</p>
+            })}
         </div>
     }
 }

@@ -109,11 +109,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
 
             <div class="review-grid">
                 <div class="review-main-col">
-                    {review.tool_call().cloned().map(|call| {
-                        // LangGraph interrupts do not expire: no countdown.
-                        let pending = pending && !interrupt;
-                        view! { <ToolCallPanel call pending /> }
-                    })}
+                    {review.tool_call().cloned().map(|call| view! { <ToolCallPanel call pending interrupt /> })}
                     {plan.clone().map(|plan| view! {
                         <section aria-labelledby="plan-title" class="card">
                             <h2 id="plan-title">"Plan"</h2>

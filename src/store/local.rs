@@ -10,6 +10,8 @@ use wasm_bindgen::JsCast;
 const REVIEW_PREFIX: &str = "countersign.v1.review.";
 /// Decided LangGraph interrupts: their history, kept apart from this device's own reviews.
 const LANGGRAPH_PREFIX: &str = "countersign.v1.langgraph.review.";
+/// Decisions on LangGraph actions waiting for the other actions of their interrupt.
+const LANGGRAPH_HELD_PREFIX: &str = "countersign.v1.langgraph.held.";
 const SETTINGS_KEY: &str = "countersign.v1.settings";
 const SEEDED_KEY: &str = "countersign.v1.seeded";
 const QUARANTINE_PREFIX: &str = "countersign.quarantine.";
@@ -55,6 +57,20 @@ impl LocalStore {
             storage: self.storage.clone(),
             prefix: LANGGRAPH_PREFIX,
         }
+    }
+
+    /// The same storage, holding decisions not sent to LangGraph yet because
+    /// their interrupt waits for decisions on its other actions.
+    pub fn langgraph_held(&self) -> Self {
+        LocalStore {
+            storage: self.storage.clone(),
+            prefix: LANGGRAPH_HELD_PREFIX,
+        }
+    }
+
+    /// Removes one review.
+    pub fn remove(&self, id: &MplpId) {
+        let _ = self.storage.remove_item(&review_key(self.prefix, id));
     }
 
     /// Every stored review; unusable values are moved aside and listed. O(keys).

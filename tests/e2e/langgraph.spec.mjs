@@ -249,6 +249,29 @@ test("a thread waiting on two interrupts is resumed one interrupt at a time, by 
   expect(final.status).toBe("idle");
 });
 
+test("an interrupt asking about two actions is resumed once both are decided, in order", async ({ page }) => {
+  await connect(page, server);
+  const thread = await interruptedThread(server, "batch");
+  await open(page, thread, "run_sql");
+  await page.getByLabel(/Reason or feedback/).fill("Sessions are in use.");
+  await page.getByRole("button", { name: "Reject" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "held: this interrupt asks about 1 more action" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Decided" })).toHaveCount(0);
+  await shoot(page, "langgraph-held");
+  const waiting = await call(server, "GET", `/threads/${thread}`);
+  expect(waiting.status, "nothing sent while one action is undecided").toBe("interrupted");
+  await open(page, thread, "run_sql"); // a reload keeps the held decision
+  await expect(page.getByRole("status").filter({ hasText: "held: this interrupt asks about 1 more action" })).toBeVisible();
+  await open(page, thread, "write_file");
+  await page.getByRole("button", { name: "Approve", exact: true }).click();
+  await expectDecided(page, thread, "approved");
+  expect(await answerOf(server, thread, "batch")).toEqual({
+    decisions: [{ type: "approve" }, { type: "reject", message: "Sessions are in use." }],
+  });
+  await page.goto(`/?q=${thread}&status=rejected`);
+  await expect(page.getByRole("link", { name: /run_sql:/ })).toBeVisible();
+});
+
 test("with the server stopped, a decision fails visibly, stays on screen, and nothing is recorded", async ({ page }) => {
   await connect(page, server);
   const thread = await interruptedThread(server, "human");

@@ -6,7 +6,8 @@ Start a thread with the input `{"case": ...}`:
 - "human": one interrupt in the "human interrupt" shape (a list of one);
 - "middleware": one interrupt in the human-in-the-loop middleware shape;
 - "pair": two nodes run side by side, so the thread waits on two interrupts;
-- "raw": an interrupt whose value is in neither shape.
+- "raw": an interrupt whose value is in neither shape;
+- "batch": one middleware interrupt asking about two actions at once.
 """
 
 from typing import Annotated, TypedDict
@@ -79,6 +80,22 @@ def restart_service(state: State) -> dict:
     return {"answers": {"restart_service": response}}
 
 
+def batch(state: State) -> dict:
+    response = interrupt(
+        {
+            "action_requests": [
+                {"name": "write_file", "args": {"path": "notes.txt", "text": "hello"}, "description": "Write notes.txt"},
+                {"name": "run_sql", "args": {"query": "DELETE FROM sessions"}, "description": "Clear the sessions table"},
+            ],
+            "review_configs": [
+                {"action_name": "write_file", "allowed_decisions": ["approve", "edit", "reject"]},
+                {"action_name": "run_sql", "allowed_decisions": ["approve", "reject"]},
+            ],
+        }
+    )
+    return {"answers": {"batch": response}}
+
+
 def raw(state: State) -> dict:
     response = interrupt({"question": "Which region should the backup go to?", "options": ["eu", "us"]})
     return {"answers": {"raw": response}}
@@ -90,12 +107,14 @@ def route(state: State) -> list:
         "middleware": ["wire_transfer"],
         "pair": ["delete_branch", "restart_service"],
         "raw": ["raw"],
+        "batch": ["batch"],
     }[state["case"]]
 
 
 builder = StateGraph(State)
-for node in (send_email, wire_transfer, delete_branch, restart_service, raw):
+nodes = (send_email, wire_transfer, delete_branch, restart_service, raw, batch)
+for node in nodes:
     builder.add_node(node.__name__, node)
     builder.add_edge(node.__name__, END)
-builder.add_conditional_edges(START, route, ["send_email", "wire_transfer", "delete_branch", "restart_service", "raw"])
+builder.add_conditional_edges(START, route, [node.__name__ for node in nodes])
 graph = builder.compile()
