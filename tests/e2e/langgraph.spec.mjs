@@ -141,6 +141,9 @@ test("the inbox lists every pending interrupt of both shapes, two of one thread,
   await expect(row).toContainText("Send the quarterly numbers to Ana.");
   await expect(row).not.toContainText("**");
   await shoot(page, "langgraph-inbox");
+  // A new interrupt appears without a reload.
+  await interruptedThread(server, "middleware");
+  await expect(page.getByRole("link", { name: /wire_transfer:/ })).toHaveCount(2, { timeout: 10_000 });
   await open(page, threads.human, "send_email");
   await expect(page.locator("blockquote.summary strong")).toHaveText("quarterly numbers");
   await expect(page.locator("blockquote.summary li")).toHaveCount(2);
