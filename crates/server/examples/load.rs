@@ -5,7 +5,12 @@
 //! 100,000 reviews. The server runs in this process on 127.0.0.1 over a fresh
 //! SQLite file; the clients are blocking HTTP clients on their own threads.
 //!
-//! `cargo run --release -p countersign-server --example load [-- --quick]`
+//! With `--database postgres://...` it runs on that (empty) PostgreSQL database
+//! instead. On SQLite it ends with the durable-write floor: a bare insert loop
+//! on its own SQLite file with the same settings, one transaction per insert.
+//! Last, the process's resident memory (server and load clients together).
+//!
+//! `cargo run --release -p countersign-server --example load [-- --quick] [--database URL]`
 
 use countersign_domain::Review;
 use countersign_server::db::keys::KeyKind;
@@ -135,11 +140,17 @@ end
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
     let (seconds, list_size) = if quick { (1, 2_000) } else { (5, 100_000) };
     let data = std::env::temp_dir().join(format!("countersign-load-{}", std::process::id()));
     std::fs::create_dir_all(&data).unwrap();
-    let url = format!("sqlite://{}", data.join("countersign.db").display());
+    let url = args
+        .iter()
+        .position(|a| a == "--database")
+        .and_then(|i| args.get(i + 1).cloned())
+        .unwrap_or_else(|| format!("sqlite://{}", data.join("countersign.db").display()));
+    let sqlite = url.starts_with("sqlite:");
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // Enough pending reviews for every decision the runs below can make.
     let pending = if quick { 40_000 } else { 80_000 };
@@ -185,15 +196,18 @@ fn main() {
         std::thread::sleep(Duration::from_millis(50));
     }
     println!(
-        "countersign load benchmark: SQLite file {}, {} cores",
-        data.display(),
+        "countersign load benchmark: {}, {} cores",
+        if sqlite {
+            format!("SQLite file in {}", data.display())
+        } else {
+            "PostgreSQL".to_owned()
+        },
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     let next = Arc::new(AtomicUsize::new(0));
 
     // 1. Closed loop: N clients decide as fast as the server acknowledges
     //    (group commit: more concurrent decisions share each sync).
-    let results = Arc::new(Mutex::new((Vec::new(), 0usize)));
     for clients in [16, 64] {
         let until = Instant::now() + Duration::from_secs(seconds);
         let started = Instant::now();
@@ -237,8 +251,42 @@ fn main() {
         next.fetch_add(WRK_RANGE * 2, Ordering::Relaxed);
     }
 
-    // 2. Open loop: one request every 2 ms (500/s), latency from the scheduled time.
-    let rate = 500.0;
+    // 2. Open loop at fixed rates, latency from each request's scheduled time.
+    for rate in if quick {
+        vec![500.0]
+    } else {
+        vec![500.0, 1000.0]
+    } {
+        open_loop(&next, &base, &key, rate, seconds);
+    }
+
+    // 3. Listing the first page (50, the app's page) and a filtered page over many reviews.
+    runtime.block_on(async {
+        let db = Db::open(&url).await.unwrap();
+        let mut n = pending;
+        while n < list_size {
+            let reviews: Vec<Review> = (n..(n + 10_000).min(list_size)).map(review).collect();
+            db.insert_reviews(&reviews, "bench").await.unwrap();
+            n += 10_000;
+        }
+    });
+    list(&base, &key, list_size);
+    if sqlite {
+        let floor = runtime.block_on(bare_insert_floor(&data, seconds));
+        println!(
+            "bare SQLite insert loop (WAL, synchronous=FULL, one transaction per insert): {floor:.0}/s"
+        );
+    }
+    println!(
+        "memory: resident {} MB (server and load clients in one process)",
+        resident_mb()
+    );
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+/// Decides at `rate` requests per second for `seconds` (32 client threads).
+fn open_loop(next: &Arc<AtomicUsize>, base: &str, key: &str, rate: f64, seconds: u64) {
+    let results = Arc::new(Mutex::new((Vec::<Duration>::new(), 0usize)));
     let total = (rate * seconds as f64) as usize;
     let scheduled = Arc::new(AtomicUsize::new(0));
     let start = Instant::now() + Duration::from_millis(100);
@@ -248,8 +296,8 @@ fn main() {
                 next.clone(),
                 scheduled.clone(),
                 results.clone(),
-                base.clone(),
-                key.clone(),
+                base.to_owned(),
+                key.to_owned(),
             );
             std::thread::spawn(move || {
                 let agent = client();
@@ -279,22 +327,15 @@ fn main() {
     workers.into_iter().for_each(|w| w.join().unwrap());
     let (latencies, failures) = std::mem::take(&mut *results.lock().unwrap());
     summary(
-        "decisions at 500/s, open loop",
+        &format!("decisions at {rate:.0}/s, open loop"),
         latencies,
         start.elapsed(),
         failures,
     );
+}
 
-    // 3. Listing the first page (50, the app's page) and a filtered page over many reviews.
-    runtime.block_on(async {
-        let db = Db::open(&url).await.unwrap();
-        let mut n = pending;
-        while n < list_size {
-            let reviews: Vec<Review> = (n..(n + 10_000).min(list_size)).map(review).collect();
-            db.insert_reviews(&reviews, "bench").await.unwrap();
-            n += 10_000;
-        }
-    });
+/// Lists pages over `list_size` reviews, 200 times each.
+fn list(base: &str, key: &str, list_size: usize) {
     let agent = client();
     for (label, query) in [
         ("first page", "/reviews?limit=50"),
@@ -324,5 +365,51 @@ fn main() {
             0,
         );
     }
-    let _ = std::fs::remove_dir_all(&data);
+}
+
+/// Inserts rows the size of a decided review, one durable transaction each,
+/// for `seconds` on a fresh SQLite file with the server's settings: the most
+/// durable single writes per second this disk allows.
+async fn bare_insert_floor(dir: &std::path::Path, seconds: u64) -> f64 {
+    use sqlx::{ConnectOptions, Connection, Executor};
+    let path = dir.join("floor.db");
+    let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(&path)
+        .create_if_missing(true)
+        .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+        .synchronous(sqlx::sqlite::SqliteSynchronous::Full)
+        .connect()
+        .await
+        .unwrap();
+    conn.execute("CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
+        .await
+        .unwrap();
+    let body = serde_json::to_string(&review(0)).unwrap();
+    let (started, mut count) = (Instant::now(), 0u64);
+    while started.elapsed() < Duration::from_secs(seconds) {
+        sqlx::query("INSERT INTO rows (body) VALUES (?)")
+            .bind(&body)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        count += 1;
+    }
+    let rate = count as f64 / started.elapsed().as_secs_f64();
+    conn.close().await.unwrap();
+    rate
+}
+
+/// This process's resident memory in MB (Linux), 0 elsewhere.
+fn resident_mb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))?
+                .split_whitespace()
+                .nth(1)?
+                .parse::<u64>()
+                .ok()
+        })
+        .map_or(0, |kb| kb / 1024)
 }
