@@ -1,0 +1,329 @@
+// Countersign's benchmarks, side by side with their peers in the same run:
+//   1. size of the release build (raw / gzip / brotli) beside a minimal Leptos
+//      app built with the same profile, and what each crate's code weighs;
+//   2. the inbox in headless chromium with 100, 1,000 and 10,000 stored reviews,
+//      beside a plain hand-written JavaScript page rendering the same rows;
+//   3. plan DAG layout in wasm beside dagre (npm) on the same graphs in the same
+//      page, with the edge crossings each leaves and the time to draw;
+//   4. canonical JSON + SHA-256 in wasm beside an npm RFC 8785 implementation
+//      with WebCrypto, in the same page, and natively (criterion);
+//   5. the server (crates/server/examples/load.rs) on SQLite and PostgreSQL, and
+//      a bare SQLite insert loop as the durable-write floor.
+// Each case runs several times: median and spread, and the ratio to its peer.
+// Writes BENCHMARKS.md and bench/layout-time.svg. Runs offline and stops every
+// process it starts.
+//
+// Usage: node bench/run.mjs [--quick]
+//   --quick: smallest sizes, one or two runs, nothing written (the test command
+//   runs it so the benchmarks cannot rot); the tables go to standard output.
+import { execFileSync, spawn } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, totalmem, tmpdir } from "node:os";
+import { join } from "node:path";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
+import { chromium } from "@playwright/test";
+import { crateShares } from "./wasm-names.mjs";
+
+const quick = process.argv.includes("--quick");
+const root = new URL("..", import.meta.url).pathname;
+process.chdir(root);
+process.env.PATH = `${root}node_modules/.bin:${process.env.PATH}`;
+const md = [];
+const say = (line = "") => {
+  console.log(line);
+  md.push(line);
+};
+const started = [];
+const cleanup = () => {
+  for (const child of started) {
+    try {
+      process.kill(child.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+};
+process.on("exit", cleanup);
+process.on("SIGINT", () => process.exit(130));
+
+const sh = (command, args, options = {}) => execFileSync(command, args, { stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 << 20, ...options })?.toString() ?? "";
+const sorted = (xs) => [...xs].sort((a, b) => a - b);
+const median = (xs) => sorted(xs)[Math.floor(xs.length / 2)];
+const spread = (xs, unit = "ms", digits = 1) => {
+  const s = sorted(xs);
+  return s.length > 1 ? `${median(xs).toFixed(digits)} ${unit} (${s[0].toFixed(digits)}–${s[s.length - 1].toFixed(digits)})` : `${s[0].toFixed(digits)} ${unit}`;
+};
+const ratio = (a, b) => `${(a / b).toFixed(2)}×`;
+const kb = (bytes) => (bytes / 1024).toFixed(1);
+const table = (header, rows) => {
+  say(`| ${header.join(" | ")} |`);
+  say(`|${header.map(() => "---").join("|")}|`);
+  for (const row of rows) say(`| ${row.join(" | ")} |`);
+  say();
+};
+
+// ---------------------------------------------------------------- builds
+console.log("== building: release app, bench wasm, Leptos floor");
+sh("scripts/build-app.sh", [], { stdio: ["ignore", "ignore", "inherit"] });
+sh("cargo", ["build", "-q", "-p", "countersign-bench", "--target", "wasm32-unknown-unknown", "--profile", "wasm-release"]);
+const page = "target/bench-page";
+rmSync(page, { recursive: true, force: true });
+mkdirSync(page, { recursive: true });
+sh("wasm-bindgen", ["--target", "web", "--out-dir", `${page}/pkg`, "target/wasm32-unknown-unknown/wasm-release/countersign_bench.wasm"]);
+for (const file of readdirSync("bench/page")) copyFileSync(`bench/page/${file}`, `${page}/${file}`);
+copyFileSync("node_modules/@dagrejs/dagre/dist/dagre.min.js", `${page}/dagre.min.js`);
+copyFileSync("node_modules/canonicalize/lib/canonicalize.js", `${page}/canonicalize.js`);
+sh("trunk", ["build", "--release", "--config", "Trunk.toml", "--dist", "target/bench-floor", "bench/floor/index.html"], { stdio: ["ignore", "ignore", "inherit"] });
+
+const machine = `${cpus()[0]?.model ?? "unknown CPU"}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GB RAM`;
+const chromiumVersion = sh(process.env.CHROMIUM ?? "/usr/bin/chromium", ["--version"], { stdio: ["ignore", "pipe", "ignore"] }).trim();
+say("# Benchmarks");
+say();
+say(`Produced by \`node bench/run.mjs\` on ${new Date().toISOString().slice(0, 10)}: ${machine}; ${chromiumVersion} headless.`);
+say("Every case runs several times in the same session as its peer: median (min–max), and the ratio to the peer.");
+say();
+
+// ---------------------------------------------------------------- 1. size
+const sizes = (dir) =>
+  readdirSync(dir)
+    .filter((f) => /\.(wasm|js|css|html)$/.test(f))
+    .map((f) => {
+      const body = readFileSync(join(dir, f));
+      return {
+        file: f.replace(/-[0-9a-f]{16}/, ""),
+        raw: body.length,
+        gzip: gzipSync(body, { level: 9 }).length,
+        brotli: brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
+      };
+    });
+const total = (files) => files.reduce((t, f) => ({ raw: t.raw + f.raw, gzip: t.gzip + f.gzip, brotli: t.brotli + f.brotli }), { raw: 0, gzip: 0, brotli: 0 });
+const app = sizes("dist"), floor = sizes("target/bench-floor");
+const appTotal = total(app), floorTotal = total(floor);
+say("## 1. Size of the first load (KB)");
+say();
+table(["file", "raw", "gzip", "brotli"], [
+  ...app.map((f) => [`app: ${f.file}`, kb(f.raw), kb(f.gzip), kb(f.brotli)]),
+  ["**app, first load**", kb(appTotal.raw), kb(appTotal.gzip), `**${kb(appTotal.brotli)}** (budget 250)`],
+  ...floor.map((f) => [`Leptos floor: ${f.file}`, kb(f.raw), kb(f.gzip), kb(f.brotli)]),
+  ["**Leptos floor, first load**", kb(floorTotal.raw), kb(floorTotal.gzip), `**${kb(floorTotal.brotli)}**`],
+  ["app ÷ floor", ratio(appTotal.raw, floorTotal.raw), ratio(appTotal.gzip, floorTotal.gzip), ratio(appTotal.brotli, floorTotal.brotli)],
+]);
+const shares = crateShares(readFileSync("target/wasm32-unknown-unknown/wasm-release/countersign-app.wasm"));
+say("Where the app's code goes, by crate (bytes of function bodies before wasm-opt, from the wasm's name section; the shipped wasm is smaller, the shares are what matter):");
+say();
+table(["crate", "KB", "share"], shares.slice(0, 14).map(([crate, bytes, share]) => [crate, kb(bytes), `${(share * 100).toFixed(1)} %`]));
+
+// ---------------------------------------------------------------- browser
+const freePort = () => Number(sh("node", ["-e", "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"]).trim());
+async function serve(dir) {
+  const port = freePort();
+  const child = spawn("node", ["scripts/serve-dist.mjs", dir, String(port)], { stdio: "ignore" });
+  started.push(child);
+  for (let i = 0; i < 50; i++) {
+    if (await fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok, () => false)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return `http://127.0.0.1:${port}`;
+}
+const appUrl = await serve("dist");
+const pageUrl = await serve(page);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", "--enable-precise-memory-info"],
+});
+
+// ---------------------------------------------------------------- 2. inbox
+const id = (prefix, n) => `${prefix}-0000-4000-8000-${n.toString(16).padStart(12, "0")}`;
+const meta = { protocol_version: "1.0.0", schema_version: "1.0.0" };
+function review(n) {
+  const plan = id("bbbbbbbb", n);
+  const step = (i) => id(`d${(n % 0xfffffff).toString(16).padStart(7, "0")}`, i);
+  return {
+    confirm: {
+      meta, confirm_id: id("aaaaaaaa", n), target_type: "plan", target_id: plan, status: n % 4 === 0 ? "approved" : "pending",
+      requested_by_role: `agent-${n % 7}`, requested_at: new Date(Date.UTC(2026, 10, 1) + n * 60000).toISOString(),
+      reason: `Request number ${n} to change production settings`,
+    },
+    target: { plan: {
+      meta, plan_id: plan, context_id: id("cccccccc", 1), title: `Plan ${n}: migrate shard ${n}`, objective: "Keep data safe", status: "proposed",
+      steps: [0, 1, 2].map((i) => ({ step_id: step(i), description: `Step ${i} of plan ${n}: copy shard and verify`, status: "pending", agent_role: "migrator", dependencies: i ? [step(i - 1)] : [] })),
+    } },
+  };
+}
+async function seeded(reviews) {
+  const context = await browser.newContext();
+  const entries = reviews.map((r) => [`countersign.v1.review.${r.confirm.confirm_id}`, JSON.stringify(r)]);
+  await context.addInitScript((entries) => {
+    if (localStorage.getItem("countersign.v1.seeded")) return;
+    localStorage.setItem("countersign.v1.seeded", "1");
+    for (const [k, v] of entries) {
+      try {
+        localStorage.setItem(k, v);
+      } catch {
+        break; // quota: both pages then read the same reviews that fit
+      }
+    }
+  }, entries);
+  return context;
+}
+const markAt = (p, name) => p.evaluate((name) => performance.getEntriesByName(name)[0]?.startTime ?? NaN, name);
+const keystroke = (p) => p.evaluate(async () => {
+  const input = document.getElementById("search");
+  const t0 = performance.now();
+  input.value = "shard 7";
+  input.dispatchEvent(new Event("input", { bubbles: true }));
+  await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  return performance.now() - t0;
+});
+const heap = (p) => p.evaluate(() => performance.memory.usedJSHeapSize / 2 ** 20);
+
+say("## 2. Inbox in headless chromium");
+say();
+say("From navigation to the inbox rendered and ready for input (the app: performance mark `countersign:inbox-ready`; the plain page: `plain:inbox-ready`), with N reviews in local storage. The plain page (`bench/page/plain-inbox.mjs`) is hand-written JavaScript that reads, parses and sorts the same stored reviews and renders the same 50 rows: the browser's floor. Filter: the app's status tab; search: one keystroke until the list is redrawn.");
+say();
+const inboxRows = [];
+for (const count of quick ? [100] : [100, 1000, 10000]) {
+  const reviews = Array.from({ length: count }, (_, n) => review(n + 1));
+  const m = { app: [], wasm: [], plain: [], appSearch: [], plainSearch: [], filter: [], appHeap: [], plainHeap: [] };
+  let stored = 0;
+  for (let run = 0; run < (quick ? 1 : 5); run++) {
+    let context = await seeded(reviews);
+    let p = await context.newPage();
+    await p.goto(`${appUrl}/`);
+    await p.waitForFunction(() => performance.getEntriesByName("countersign:inbox-ready").length > 0, null, { timeout: 60000 });
+    m.app.push(await markAt(p, "countersign:inbox-ready"));
+    m.wasm.push((await markAt(p, "countersign:inbox-ready")) - (await markAt(p, "countersign:start")));
+    m.appHeap.push(await heap(p));
+    stored = await p.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("countersign.v1.review.")).length);
+    m.filter.push(await p.evaluate(async () => {
+      const tab = [...document.querySelectorAll(".tabs button")].find((b) => b.textContent.startsWith("Approved"));
+      const t0 = performance.now();
+      tab.click();
+      await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+      return performance.now() - t0;
+    }));
+    await p.goto(`${appUrl}/`);
+    await p.waitForFunction(() => performance.getEntriesByName("countersign:inbox-ready").length > 0, null, { timeout: 60000 });
+    m.appSearch.push(await keystroke(p));
+    await context.close();
+    context = await seeded(reviews);
+    p = await context.newPage();
+    await p.goto(`${pageUrl}/plain-inbox.html`);
+    await p.waitForFunction(() => performance.getEntriesByName("plain:inbox-ready").length > 0, null, { timeout: 60000 });
+    m.plain.push(await markAt(p, "plain:inbox-ready"));
+    m.plainHeap.push(await heap(p));
+    m.plainSearch.push(await keystroke(p));
+    await context.close();
+  }
+  inboxRows.push([
+    `${count}${stored < count ? ` (${stored} fit in storage)` : ""}`,
+    spread(m.app), spread(m.plain), `**${ratio(median(m.app), median(m.plain))}**`, spread(m.wasm),
+    spread(m.filter), spread(m.appSearch), spread(m.plainSearch), `${spread(m.appHeap, "MB")} / ${spread(m.plainHeap, "MB")}`,
+  ]);
+}
+table(["reviews", "app: to interactive", "plain JS", "app ÷ plain (target ≤ 1.5×)", "app from wasm start", "app: filter", "app: search key", "plain: search key", "JS heap app / plain"], inboxRows);
+say("The app's JS heap excludes its wasm memory (the reviews live there); the plain page keeps everything in the JS heap.");
+say();
+
+// ---------------------------------------------------------------- 3. layout
+const bp = await (await browser.newContext()).newPage();
+await bp.goto(`${pageUrl}/index.html`);
+await bp.waitForFunction(() => document.getElementById("state").textContent === "ready", null, { timeout: 60000 });
+say("## 3. Plan DAG layout: the domain crate in wasm beside dagre");
+say();
+say("Both lay out the same plans (phases of 40 steps: chains, fan-out/fan-in around a hub, sparse random dependencies on the 25 steps before, as in the criterion bench) in the same page, alternating, top to bottom, boxes 220×76 px with the app's gaps. dagre: `@dagrejs/dagre` 3.1.3 from npm, graph construction included as for ours. Crossings: proper intersections of the straight segments of every drawn edge, counted the same way for both. Draw: an SVG path of every edge segment until the next painted frame.");
+say();
+const layoutRows = [], plot = [];
+for (const [n, runs] of quick ? [[10, 2], [100, 2]] : [[10, 9], [100, 7], [1000, 5], [5000, 3]]) {
+  const r = await bp.evaluate(([n, runs]) => window.bench.layout(n, runs), [n, runs]);
+  plot.push({ n, ours: median(r.ours), dagre: median(r.dagre) });
+  layoutRows.push([
+    `${n} steps, ${r.edges} edges`, spread(r.ours, "ms", 2), spread(r.dagre, "ms", 1), `**${(median(r.dagre) / median(r.ours)).toFixed(1)}× faster**`,
+    `${r.oursCrossings} / ${r.dagreCrossings}`, `${r.oursDraw.toFixed(1)} / ${r.dagreDraw.toFixed(1)} ms`,
+  ]);
+}
+table(["plan", "ours (wasm)", "dagre (JS)", "ours vs dagre (target ≥ 10× at 1,000)", "crossings ours / dagre", "draw ours / dagre"], layoutRows);
+
+// ---------------------------------------------------------------- 4. canonical
+say("## 4. Canonical JSON (RFC 8785) + SHA-256 of a tool call, from its text");
+say();
+say("In the same page: the domain crate in wasm (`serde_json_canonicalizer` + `sha2`, the app's profile) beside `canonicalize` 5.1.0 from npm with WebCrypto's SHA-256 (`crypto.subtle.digest`), both from the JSON text (parse included). Both give the same hash on every input (checked each run).");
+say();
+const canonicalRows = [];
+for (const [bytes, runs] of quick ? [[1000, 2]] : [[1000, 15], [100_000, 9], [1_000_000, 5]]) {
+  const r = await bp.evaluate(([b, runs]) => window.bench.canonical(b, runs), [bytes, runs]);
+  if (!r.same) throw new Error(`the two canonical hashes of ${bytes} bytes differ`);
+  canonicalRows.push([`${kb(r.bytes)} KB`, spread(r.wasm, "ms", 2), spread(r.javascript, "ms", 2), `**${ratio(median(r.wasm), median(r.javascript))}** (target ≤ 2×)`]);
+}
+await browser.close();
+let native = "";
+if (!quick) {
+  const text = sh("cargo", ["bench", "-q", "-p", "countersign-domain", "--bench", "canonical", "--", "--noplot"], { stdio: ["ignore", "pipe", "ignore"] });
+  const times = [...text.matchAll(/canonical_hash\/(\d+)\s+time:\s+\[\S+ \S+ (\S+) (\S+)/g)].map((m) => [Number(m[1]), `${m[2]} ${m[3]}`]);
+  native = Object.fromEntries(times);
+}
+table(["call", "wasm (ours)", "JavaScript (npm + WebCrypto)", "wasm ÷ JS"], canonicalRows);
+if (native) {
+  say(`Natively (criterion, \`cargo bench -p countersign-domain --bench canonical\`, median): ${Object.entries(native).map(([b, t]) => `${kb(Number(b))} KB ${t}`).join("; ")}.`);
+  say();
+}
+
+// ---------------------------------------------------------------- 5. server
+say("## 5. Server");
+say();
+say("`cargo run --release -p countersign-server --example load` (server and load clients in one process on 127.0.0.1; Debian's `wrk` when installed). Decisions are durable (SQLite WAL with `synchronous=FULL`; PostgreSQL with `fsync=on`). The floor: a bare SQLite insert loop on the same disk and settings, one transaction per insert.");
+say();
+const load = (extra) => sh("cargo", ["run", "-q", "--release", "-p", "countersign-server", "--example", "load", "--", ...(quick ? ["--quick"] : []), ...extra], { stdio: ["ignore", "pipe", "ignore"] });
+const serverRuns = [];
+for (let run = 0; run < (quick ? 1 : 2); run++) serverRuns.push(["SQLite", load([])]);
+if (!quick && existsSync("/usr/lib/postgresql")) {
+  const dir = mkdtempSync(join(tmpdir(), "countersign-bench-pg."));
+  try {
+    const url = sh("scripts/postgres.sh", ["start", dir]).trim();
+    serverRuns.push(["PostgreSQL", load(["--database", url])]);
+  } finally {
+    sh("scripts/postgres.sh", ["stop", dir]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+const pick = (text, label) => text.split("\n").find((l) => l.startsWith(label))?.slice(label.length).replace(/^[:,]\s*/, "") ?? "n/a";
+const p99 = (cell) => cell.match(/(?:p99|99%) ([\d.]+ ?ms)/)?.[1] ?? "n/a";
+const rate = (text, label) => Number(pick(text, label).match(/= (\d+)\/s|Requests\/sec: ([\d.]+)/)?.slice(1).find(Boolean) ?? NaN);
+table(["backend", "decisions, 64 client threads", "decisions, wrk 64 connections", "latency at 500/s", "list, first page", "process memory", "bare insert floor", "decisions ÷ floor (target ≥ 0.5)"], serverRuns.map(([backend, text]) => {
+  const best = Math.max(rate(text, "decisions, 64 clients"), rate(text, "decisions, wrk"));
+  const floorRate = Number(pick(text, "bare SQLite insert loop").match(/(\d+)\/s/)?.[1]);
+  return [
+    backend,
+    `${rate(text, "decisions, 64 clients").toFixed(0)}/s (p99 ${p99(pick(text, "decisions, 64 clients, closed loop"))})`,
+    `${rate(text, "decisions, wrk").toFixed(0)}/s (p99 ${p99(pick(text, "decisions, wrk 64 connections, closed loop"))})`,
+    `p50 ${pick(text, "decisions at 500/s, open loop").match(/p50 ([\d.]+ ?ms)/)?.[1]}, p99 ${p99(pick(text, "decisions at 500/s, open loop"))}`,
+    `p99 ${p99(pick(text, "list over"))}`,
+    pick(text, "memory").replace(/ \(.*\)/, ""), Number.isFinite(floorRate) ? `${floorRate}/s` : "—", Number.isFinite(floorRate) ? `**${ratio(best, floorRate)}**` : "—",
+  ];
+}));
+for (const [backend, text] of serverRuns.slice(0, quick ? 1 : serverRuns.length)) {
+  const list = text.split("\n").filter((l) => l.startsWith("list over") || l.startsWith("decisions at"));
+  say(`${backend}: ${list.join("; ")}.`);
+  say();
+}
+
+// ---------------------------------------------------------------- output
+if (quick) {
+  console.log("\n(--quick: smoke run, nothing written)");
+} else {
+  const width = 640, height = 360, pad = 56;
+  const xs = plot.map((p) => Math.log10(p.n)), ys = plot.flatMap((p) => [Math.log10(p.ours), Math.log10(p.dagre)]);
+  const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.floor(Math.min(...ys)), Math.ceil(Math.max(...ys))];
+  const X = (n) => pad + ((Math.log10(n) - x0) / (x1 - x0)) * (width - 2 * pad);
+  const Y = (ms) => height - pad - ((Math.log10(ms) - y0) / (y1 - y0)) * (height - 2 * pad);
+  const line = (key, color) => `<polyline fill="none" stroke="${color}" stroke-width="2.5" points="${plot.map((p) => `${X(p.n).toFixed(1)},${Y(p[key]).toFixed(1)}`).join(" ")}"/>` + plot.map((p) => `<circle cx="${X(p.n).toFixed(1)}" cy="${Y(p[key]).toFixed(1)}" r="4" fill="${color}"/>`).join("");
+  const ticksY = Array.from({ length: y1 - y0 + 1 }, (_, i) => 10 ** (y0 + i)).map((v) => `<line x1="${pad}" x2="${width - pad}" y1="${Y(v)}" y2="${Y(v)}" stroke="#ddd"/><text x="${pad - 8}" y="${Y(v) + 4}" text-anchor="end">${v >= 1 ? v : v.toFixed(Math.round(-Math.log10(v)))} ms</text>`).join("");
+  const ticksX = plot.map((p) => `<text x="${X(p.n)}" y="${height - pad + 20}" text-anchor="middle">${p.n}</text>`).join("");
+  writeFileSync("bench/layout-time.svg", `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/><text x="${width / 2}" y="24" text-anchor="middle" font-size="15">Plan layout time against plan size (log–log, median)</text>${ticksY}${ticksX}<text x="${width / 2}" y="${height - 12}" text-anchor="middle">steps</text>${line("dagre", "#c0392b")}${line("ours", "#1f5fbf")}<text x="${width - pad - 150}" y="${pad}" fill="#c0392b">dagre (JavaScript)</text><text x="${width - pad - 150}" y="${pad + 18}" fill="#1f5fbf">Countersign (wasm)</text></svg>\n`);
+  md.splice(md.indexOf("## 4. Canonical JSON (RFC 8785) + SHA-256 of a tool call, from its text"), 0, "![Layout time against plan size, ours and dagre's](bench/layout-time.svg)", "");
+  const reading = existsSync("bench/reading.md") ? readFileSync("bench/reading.md", "utf8") : "";
+  writeFileSync("BENCHMARKS.md", `${md.join("\n")}\n${reading}`);
+  console.log("\nwrote BENCHMARKS.md and bench/layout-time.svg");
+}
+cleanup();
+process.exit(0);
