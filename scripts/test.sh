@@ -4,7 +4,7 @@
 # tests, the server's HTTP API tests on SQLite and on a throwaway PostgreSQL, the
 # app's view-logic tests in wasm, the release wasm build with its size, and the
 # browser tests (with a real udspy agent asking through Countersign, and a real
-# LangGraph server whose interrupts are reviewed).
+# LangGraph server whose interrupts are reviewed), and a smoke run of the benchmarks.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh --browser --postgres --udspy --langgraph
@@ -24,7 +24,7 @@ cargo fmt --all --check
 
 step "clippy"
 cargo clippy -p countersign-domain -p countersign-server --all-targets -- -D warnings
-cargo clippy -p countersign-app --target wasm32-unknown-unknown --all-targets -- -D warnings
+cargo clippy -p countersign-app -p countersign-bench -p countersign-floor --target wasm32-unknown-unknown --all-targets -- -D warnings
 
 step "domain tests; server and API tests on SQLite and PostgreSQL"
 cargo test -p countersign-domain -p countersign-server
@@ -38,3 +38,6 @@ scripts/build-app.sh
 step "browser tests (headless chromium; the server tests drive target/debug/countersign)"
 cargo build -p countersign-server
 npx playwright test
+
+step "benchmarks, smoke run (bench/run.mjs --quick: smallest sizes, so the benchmarks cannot rot)"
+node bench/run.mjs --quick
