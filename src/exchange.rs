@@ -8,7 +8,6 @@ use countersign_domain::toolcall::{new_tool_call_review, ToolCallSubmission};
 use countersign_domain::{
     validate_bundle, Document, DocumentKind, Issue, IssueCode, Pointer, Review, Target,
 };
-use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -162,13 +161,14 @@ pub fn import(text: &str, known: &HashSet<String>) -> Result<ImportReport, Strin
 /// A tool-call request (the protocol's approval request, as agents send it)
 /// as a new pending review.
 fn tool_call_review(value: Value) -> Result<Review, Vec<Issue>> {
-    let submission = ToolCallSubmission::deserialize(&value).map_err(|e| {
-        vec![Issue::new(
-            &Pointer::root(),
-            IssueCode::WrongType,
-            format!("not a tool-call request: {e}"),
-        )]
-    })?;
+    let submission =
+        countersign_domain::json::typed::<ToolCallSubmission>(&value).map_err(|e| {
+            vec![Issue::new(
+                &Pointer::root(),
+                IssueCode::WrongType,
+                format!("not a tool-call request: {e}"),
+            )]
+        })?;
     new_tool_call_review(
         submission,
         crate::browser::now(),

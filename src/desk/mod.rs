@@ -17,7 +17,6 @@ use countersign_domain::demo;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
 use leptos::prelude::*;
-use serde::Deserialize;
 use std::sync::Arc;
 
 /// A review as the inbox shows it.
@@ -236,9 +235,7 @@ impl Desk {
         let remote = connection.is_some() || langgraph.is_some();
         let reviews = if remote {
             if let Some(text) = store.as_ref().and_then(LocalStore::settings_text) {
-                if let Ok(s) = serde_json::from_str::<serde_json::Value>(&text)
-                    .and_then(|v| Settings::deserialize(&v))
-                {
+                if let Ok(s) = serde_json::from_str::<Settings>(&text) {
                     settings = s;
                 }
             }
@@ -257,8 +254,7 @@ impl Desk {
             let outcome = store.load();
             notices.extend(outcome.set_aside.iter().map(describe_set_aside));
             if let Some(text) = store.settings_text() {
-                let parsed = serde_json::from_str::<serde_json::Value>(&text)
-                    .and_then(|v| Settings::deserialize(&v));
+                let parsed = serde_json::from_str::<Settings>(&text);
                 match parsed {
                     Ok(s) => settings = s,
                     Err(e) => notices.push(describe_set_aside(

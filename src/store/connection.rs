@@ -50,8 +50,7 @@ impl Connection {
     pub fn load() -> Option<Connection> {
         storages().into_iter().flatten().find_map(|storage| {
             let text = storage.get_item(KEY).ok().flatten()?;
-            let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-            Connection::deserialize(&value).ok()
+            serde_json::from_str(&text).ok()
         })
     }
 

@@ -6,7 +6,6 @@
 use super::connection::Connection;
 use super::fetch::fetch_json;
 use countersign_domain::{DecisionInput, Review};
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// Why a call to the backend failed.
@@ -165,7 +164,7 @@ impl HttpStore {
     }
 }
 
-/// A review from the server, through the one `Value` deserializer.
+/// A review from the server (typed through its text, like every stored review).
 pub fn review_of(value: &Value) -> Result<Review, HttpError> {
-    Review::deserialize(value).map_err(|e| HttpError::Garbled(format!("a review: {e}")))
+    countersign_domain::json::typed(value).map_err(|e| HttpError::Garbled(format!("a review: {e}")))
 }

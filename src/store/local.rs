@@ -4,7 +4,6 @@
 
 use super::{SetAside, StoreError};
 use countersign_domain::{MplpId, Review};
-use serde::Deserialize;
 use wasm_bindgen::JsCast;
 
 const REVIEW_PREFIX: &str = "countersign.v1.review.";
@@ -196,8 +195,7 @@ fn review_key(prefix: &str, id: &MplpId) -> String {
 /// Parses a stored review and checks it is stored under its own id.
 fn parse_review(prefix: &str, key: &str, text: &str) -> Result<Review, String> {
     let not_review = |e: serde_json::Error| format!("not a Countersign review: {e}");
-    let value: serde_json::Value = serde_json::from_str(text).map_err(not_review)?;
-    let review = Review::deserialize(&value).map_err(not_review)?;
+    let review: Review = serde_json::from_str(text).map_err(not_review)?;
     if review_key(prefix, &review.confirm.confirm_id) != key {
         return Err(format!(
             "stored under {key} but its confirm_id is {}",

@@ -44,10 +44,7 @@ pub fn all(server: &str) -> Vec<Queued> {
         .filter_map(|i| storage.key(i).ok().flatten())
         .filter(|key| key.starts_with(PREFIX))
         .filter_map(|key| storage.get_item(&key).ok().flatten())
-        .filter_map(|text| {
-            let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-            Queued::deserialize(&value).ok()
-        })
+        .filter_map(|text| serde_json::from_str::<Queued>(&text).ok())
         .filter(|q| q.server == server)
         .collect()
 }

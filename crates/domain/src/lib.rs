@@ -15,6 +15,7 @@ pub mod demo;
 pub mod graph;
 mod id;
 mod issue;
+pub mod json;
 pub mod langgraph;
 pub mod layout;
 pub mod lifecycle;

@@ -6,7 +6,6 @@
 use crate::toolcall::{new_tool_call_review, ToolCallSubmission};
 use crate::{decide, DecisionInput, MplpId, Review, Timestamp};
 use chrono::{DateTime, Duration, Utc};
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// Golden flow-05's request as the agent submitted it.
@@ -153,10 +152,7 @@ fn rotation_steps() -> Vec<Value> {
 /// Every demo review, with request times relative to `now`.
 pub fn reviews(now: DateTime<Utc>) -> Result<Vec<Review>, String> {
     let damaged = |e: serde_json::Error| format!("the demo reviews are damaged: {e}");
-    // Everything is read through `serde_json::Value`, so the wasm carries one
-    // copy of each type's deserializer instead of one per input kind.
-    let flow_05: Value = serde_json::from_str(FLOW_05).map_err(damaged)?;
-    let mut reviews = Vec::<Review>::deserialize(&flow_05).map_err(damaged)?;
+    let mut reviews: Vec<Review> = serde_json::from_str(FLOW_05).map_err(damaged)?;
     let requests = [
         Request {
             confirm: 1,
@@ -201,7 +197,7 @@ pub fn reviews(now: DateTime<Utc>) -> Result<Vec<Review>, String> {
         },
     ];
     for request in &requests {
-        reviews.push(Review::deserialize(&request.to_json(now)).map_err(damaged)?);
+        reviews.push(crate::json::typed(&request.to_json(now)).map_err(damaged)?);
     }
     // The audit plan was approved yesterday.
     let mut ids = sequential_ids(0x1000);
@@ -233,7 +229,7 @@ fn tool_calls(now: DateTime<Utc>) -> Result<Vec<Review>, String> {
             let minutes_ago = item["minutesAgo"].as_i64().unwrap_or(0);
             let mut body = item["request"].clone();
             body["expiresAt"] = json!(expires);
-            let submission = ToolCallSubmission::deserialize(&body)
+            let submission = crate::json::typed::<ToolCallSubmission>(&body)
                 .map_err(|e| format!("the demo tool calls are damaged: {e}"))?;
             new_tool_call_review(submission, now - Duration::minutes(minutes_ago), &mut ids)
                 .map_err(|issues| format!("the demo tool calls are invalid: {issues:?}"))

@@ -128,7 +128,7 @@ impl ApprovalRequest {
                     )),
                     Ok(_) => {}
                 }
-                if let Err(e) = ToolCall::deserialize(&value) {
+                if let Err(e) = crate::json::typed::<ToolCall>(&value) {
                     issues.push(Issue::new(
                         &canonical_path,
                         IssueCode::WrongType,
@@ -254,7 +254,7 @@ impl ToolCallSubmission {
         }
         let requested_by_role = requested_by_role.as_str();
         let call_path = root.child("toolCall");
-        let call = ToolCall::deserialize(&self.tool_call).map_err(|e| {
+        let call: ToolCall = crate::json::typed(&self.tool_call).map_err(|e| {
             vec![Issue::new(
                 &call_path,
                 IssueCode::WrongType,

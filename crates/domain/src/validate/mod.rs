@@ -110,10 +110,10 @@ impl Document {
             return Err(Report { kind, issues });
         }
         let typed = match kind {
-            DocumentKind::Confirm => Confirm::deserialize(value).map(Document::Confirm),
-            DocumentKind::Plan => Plan::deserialize(value).map(Document::Plan),
-            DocumentKind::Context => Context::deserialize(value).map(Document::Context),
-            DocumentKind::Trace => Trace::deserialize(value).map(Document::Trace),
+            DocumentKind::Confirm => crate::json::typed(value).map(Document::Confirm),
+            DocumentKind::Plan => crate::json::typed(value).map(Document::Plan),
+            DocumentKind::Context => crate::json::typed(value).map(Document::Context),
+            DocumentKind::Trace => crate::json::typed(value).map(Document::Trace),
             DocumentKind::Unknown => unreachable_kind(),
         };
         typed.map_err(|e| Report {
