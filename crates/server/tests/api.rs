@@ -673,52 +673,6 @@ fn live_events_announce_created_decided_and_resumed_changes() {
 }
 
 #[test]
-fn concurrent_decisions_record_exactly_one() {
-    let data = tempfile::tempdir().unwrap();
-    let server = Server::start(data.path(), &[]);
-    assert_eq!(
-        server
-            .client(&server.agent)
-            .post("/reviews", &review(8, 2, false))
-            .status,
-        201
-    );
-    let id = confirm_id(8);
-    let replies: Vec<Reply> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..8)
-            .map(|i| {
-                let client = server.client(&server.reviewer);
-                let id = id.clone();
-                scope.spawn(move || client.decide(&id, &format!("race-{i}"), &json!({"status": if i % 2 == 0 { "approved" } else { "cancelled" }, "decided_by_role": "reviewer", "reason": format!("racer {i}")})))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let winners = replies.iter().filter(|r| r.status == 200).count();
-    let losers = replies
-        .iter()
-        .filter(|r| r.status == 409 && r.code() == "already_decided")
-        .count();
-    assert_eq!(
-        (winners, losers),
-        (1, 7),
-        "{:?}",
-        replies.iter().map(|r| r.status).collect::<Vec<_>>()
-    );
-    let stored = server
-        .client(&server.reviewer)
-        .get(&format!("/reviews/{id}"));
-    assert_eq!(
-        stored.body["review"]["confirm"]["decisions"]
-            .as_array()
-            .unwrap()
-            .len(),
-        1
-    );
-    println!("8 concurrent decisions: {winners} recorded, {losers} refused with 409");
-}
-
-#[test]
 fn an_acknowledged_decision_survives_a_crash() {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path(), &[]);

@@ -6,30 +6,7 @@
 mod support;
 
 use serde_json::json;
-use support::{confirm_id, review, Client, Server};
-
-/// A fresh database on the test server, or None when none is configured.
-fn fresh_database(name: &str) -> Option<String> {
-    let Ok(admin) = std::env::var("COUNTERSIGN_TEST_POSTGRES") else {
-        assert!(
-            std::env::var("COUNTERSIGN_REQUIRE_POSTGRES").is_err(),
-            "COUNTERSIGN_REQUIRE_POSTGRES is set but COUNTERSIGN_TEST_POSTGRES is not"
-        );
-        eprintln!("skipped: set COUNTERSIGN_TEST_POSTGRES to run the PostgreSQL tests");
-        return None;
-    };
-    let psql = |sql: &str| {
-        let status = std::process::Command::new("psql")
-            .args([admin.as_str(), "-q", "-c", sql])
-            .status()
-            .expect("psql runs");
-        assert!(status.success(), "psql failed: {sql}");
-    };
-    psql(&format!("DROP DATABASE IF EXISTS {name}"));
-    psql(&format!("CREATE DATABASE {name}"));
-    let base = admin.rsplit_once('/').unwrap().0;
-    Some(format!("{base}/{name}"))
-}
+use support::{confirm_id, fresh_database, review, Client, Server};
 
 fn reviewer_key(server: &Server) -> String {
     let (code, out, err) = server.keys(&["add", "--kind", "reviewer", "--role", "reviewer"]);

@@ -32,7 +32,7 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts `countersign serve --demo` on a fresh SQLite file (or `COUNTERSIGN_TEST_DATABASE`).
+    /// Starts `countersign serve --demo` on a fresh SQLite file in `data`.
     pub fn start(data: &Path, extra: &[&str]) -> Server {
         Server::start_on(data, None, extra)
     }
@@ -175,6 +175,7 @@ fn agent() -> ureq::Agent {
 
 impl Client {
     /// Sends a request. `body` is sent as `content_type` (JSON unless told).
+    /// Panics when no response comes (see `try_send`).
     pub fn send(
         &self,
         method: &str,
@@ -182,6 +183,18 @@ impl Client {
         body: Option<(&str, &[u8])>,
         headers: &[(&str, &str)],
     ) -> Reply {
+        self.try_send(method, path, body, headers)
+            .unwrap_or_else(|e| panic!("{method} {}{path}: {e}", self.base))
+    }
+
+    /// Sends a request; Err when no response comes (e.g. the server died).
+    pub fn try_send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<(&str, &[u8])>,
+        headers: &[(&str, &str)],
+    ) -> Result<Reply, String> {
         let url = format!("{}{path}", self.base);
         let mut request = ureq::http::Request::builder().method(method).uri(&url);
         if let Some(key) = &self.key {
@@ -200,7 +213,7 @@ impl Client {
             }
             None => agent().run(request.body(()).unwrap()),
         };
-        let mut response = response.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+        let mut response = response.map_err(|e| e.to_string())?;
         let status = response.status().as_u16();
         let headers = response
             .headers()
@@ -209,12 +222,12 @@ impl Client {
             .collect();
         let text = response.body_mut().read_to_string().unwrap_or_default();
         let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Reply {
+        Ok(Reply {
             status,
             body,
             text,
             headers,
-        }
+        })
     }
 
     pub fn get(&self, path: &str) -> Reply {
@@ -239,6 +252,32 @@ impl Client {
             &[("Idempotency-Key", idem)],
         )
     }
+}
+
+/// A fresh database on the PostgreSQL test server, or None when none is
+/// configured (`COUNTERSIGN_TEST_POSTGRES`, an admin address such as
+/// `scripts/postgres.sh start DIR` prints; the test command sets it together
+/// with `COUNTERSIGN_REQUIRE_POSTGRES=1`, so there it is never skipped).
+pub fn fresh_database(name: &str) -> Option<String> {
+    let Ok(admin) = std::env::var("COUNTERSIGN_TEST_POSTGRES") else {
+        assert!(
+            std::env::var("COUNTERSIGN_REQUIRE_POSTGRES").is_err(),
+            "COUNTERSIGN_REQUIRE_POSTGRES is set but COUNTERSIGN_TEST_POSTGRES is not"
+        );
+        eprintln!("skipped: set COUNTERSIGN_TEST_POSTGRES to run the PostgreSQL tests");
+        return None;
+    };
+    let psql = |sql: &str| {
+        let status = Command::new("psql")
+            .args([admin.as_str(), "-q", "-c", sql])
+            .status()
+            .expect("psql runs");
+        assert!(status.success(), "psql failed: {sql}");
+    };
+    psql(&format!("DROP DATABASE IF EXISTS {name}"));
+    psql(&format!("CREATE DATABASE {name}"));
+    let base = admin.rsplit_once('/').unwrap().0;
+    Some(format!("{base}/{name}"))
 }
 
 /// A valid plan with `steps` chained steps (and a cycle when asked).

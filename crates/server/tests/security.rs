@@ -1,0 +1,409 @@
+//! Who may do what, and what holds under races and crashes (SECURITY.md):
+//! the whole authorization table of the API, 64 decisions racing on one
+//! review, a token redeemed by many at the same instant, and the server killed
+//! with SIGKILL in the middle of a decision load, on SQLite and PostgreSQL.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Barrier;
+use support::{confirm_id, fresh_database, review, Client, Reply, Server};
+
+/// Who calls, in the order of the table's columns.
+const CALLERS: [&str; 6] = [
+    "no key",
+    "revoked key",
+    "agent (owner)",
+    "other agent",
+    "reviewer, other role",
+    "reviewer, role",
+];
+
+/// Every endpoint and the status each caller gets; the owner is the agent that
+/// created the review, the role is the one the decision signs as.
+const TABLE: [(&str, [u16; 6]); 11] = [
+    ("GET /health", [200, 200, 200, 200, 200, 200]),
+    ("GET /openapi.json", [200, 200, 200, 200, 200, 200]),
+    ("POST /reviews", [401, 401, 201, 201, 403, 403]),
+    ("GET /reviews", [401, 401, 403, 403, 200, 200]),
+    ("GET /reviews/{id}", [401, 401, 200, 404, 200, 200]),
+    ("GET /reviews/{id}/outcome", [401, 401, 200, 404, 200, 200]),
+    (
+        "POST /reviews/{id}/decisions",
+        [401, 401, 403, 403, 403, 200],
+    ),
+    (
+        "POST /reviews/{id}/resubmit",
+        [401, 401, 200, 404, 403, 403],
+    ),
+    ("POST /tool-calls", [401, 401, 201, 201, 403, 403]),
+    ("POST /reviews/{id}/redeem", [401, 401, 200, 404, 403, 403]),
+    ("GET /events", [401, 401, 403, 403, 200, 200]),
+];
+
+const ROLE: &str = "security_officer";
+
+/// Adds a key with `countersign keys add`; returns (secret, key id).
+fn add_key(server: &Server, args: &[&str]) -> (String, String) {
+    let (code, out, err) = server.keys(&[&["add"], args].concat());
+    assert_eq!(code, 0, "{err}");
+    let mut lines = out.lines();
+    let secret = lines.next().unwrap().to_owned();
+    let id = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap()
+        .to_owned();
+    (secret, id)
+}
+
+/// The status of opening the event stream (read no further than the headers).
+fn open_events(server: &Server, key: Option<&str>) -> u16 {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(std::time::Duration::from_secs(20)))
+        .build()
+        .into();
+    let mut request = agent.get(format!("{}/api/v1/events", server.url));
+    if let Some(key) = key {
+        request = request.header("Authorization", format!("Bearer {key}"));
+    }
+    request.call().unwrap().status().as_u16()
+}
+
+/// A tool call as an agent asks it.
+fn tool_call(n: usize) -> Value {
+    json!({
+        "requestedByRole": "payments-agent",
+        "sessionId": "sess-1",
+        "runId": format!("run-{n}"),
+        "clientDeviceId": "laptop-7",
+        "toolCall": {"name": "wire_transfer", "args": {"amount": n, "to": "ACME GmbH"}},
+        "humanSummary": format!("Wire {n} EUR to ACME GmbH"),
+        "riskTier": "R2",
+    })
+}
+
+fn decision(status: &str, reason: &str) -> Value {
+    json!({"status": status, "decided_by_role": ROLE, "reason": reason})
+}
+
+/// Sends one cell of the table: fresh state made by the owner (and a reviewer
+/// where the endpoint needs a decided review), then the call as `caller`.
+fn call(
+    endpoint: &str,
+    caller: &Client,
+    owner: &Client,
+    reviewer: &Client,
+    server: &Server,
+    n: usize,
+) -> u16 {
+    let n32 = n as u32;
+    let fresh_review = || {
+        let created = owner.post("/reviews", &review(n32, 2, false));
+        assert_eq!(created.status, 201, "{}", created.text);
+        confirm_id(n32)
+    };
+    let approved_call = || {
+        let asked = owner.post("/tool-calls", &tool_call(n));
+        assert_eq!(asked.status, 201, "{}", asked.text);
+        let id = asked.body["outcome"]["confirm_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let decided = reviewer.decide(&id, &format!("ok-{n}"), &decision("approved", "fine"));
+        assert_eq!(decided.status, 200, "{}", decided.text);
+        let token = decided.body["outcome"]["token"]["tokenId"].clone();
+        (id, token)
+    };
+    match endpoint {
+        "GET /health" => caller.get("/health").status,
+        "GET /openapi.json" => caller.get("/openapi.json").status,
+        "POST /reviews" => caller.post("/reviews", &review(n32, 2, false)).status,
+        "GET /reviews" => caller.get("/reviews").status,
+        "GET /reviews/{id}" => caller.get(&format!("/reviews/{}", fresh_review())).status,
+        "GET /reviews/{id}/outcome" => {
+            caller
+                .get(&format!("/reviews/{}/outcome", fresh_review()))
+                .status
+        }
+        "POST /reviews/{id}/decisions" => {
+            caller
+                .decide(
+                    &fresh_review(),
+                    &format!("cell-{n}"),
+                    &decision("approved", "ok"),
+                )
+                .status
+        }
+        "POST /reviews/{id}/resubmit" => {
+            let id = fresh_review();
+            let rejected = reviewer.decide(&id, &format!("no-{n}"), &decision("rejected", "no"));
+            assert_eq!(rejected.status, 200, "{}", rejected.text);
+            caller
+                .post(
+                    &format!("/reviews/{id}/resubmit"),
+                    &json!({"by_role": "deploy-agent"}),
+                )
+                .status
+        }
+        "POST /tool-calls" => caller.post("/tool-calls", &tool_call(n)).status,
+        "POST /reviews/{id}/redeem" => {
+            let (id, token) = approved_call();
+            caller
+                .post(
+                    &format!("/reviews/{id}/redeem"),
+                    &json!({"tokenId": token, "toolCall": {"name": "wire_transfer", "args": {"amount": n, "to": "ACME GmbH"}}, "clientDeviceId": "laptop-7"}),
+                )
+                .status
+        }
+        "GET /events" => open_events(server, caller.key.as_deref()),
+        other => panic!("no cell for {other}"),
+    }
+}
+
+#[test]
+fn the_authorization_table_holds_for_every_endpoint_and_caller() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let (owner, _) = add_key(&server, &["--kind", "agent", "--label", "owner"]);
+    let (other_agent, _) = add_key(&server, &["--kind", "agent", "--label", "other"]);
+    let (other_role, _) = add_key(&server, &["--kind", "reviewer", "--role", "dba"]);
+    let (with_role, _) = add_key(&server, &["--kind", "reviewer", "--role", ROLE]);
+    let (revoked, revoked_id) = add_key(&server, &["--kind", "reviewer", "--role", ROLE]);
+    assert_eq!(server.keys(&["revoke", &revoked_id]).0, 0);
+    let callers = [
+        server.anonymous(),
+        server.client(&revoked),
+        server.client(&owner),
+        server.client(&other_agent),
+        server.client(&other_role),
+        server.client(&with_role),
+    ];
+    let owner = server.client(&owner);
+    let reviewer = server.client(&with_role);
+    let mut n = 100;
+    let mut wrong = Vec::new();
+    println!("| endpoint | {} |", CALLERS.join(" | "));
+    for (endpoint, expected) in TABLE {
+        let mut row = Vec::new();
+        for (column, caller) in callers.iter().enumerate() {
+            n += 1;
+            let got = call(endpoint, caller, &owner, &reviewer, &server, n);
+            row.push(got.to_string());
+            if got != expected[column] {
+                wrong.push(format!(
+                    "{endpoint} as {}: {got}, expected {}",
+                    CALLERS[column], expected[column]
+                ));
+            }
+        }
+        println!("| {endpoint} | {} |", row.join(" | "));
+    }
+    assert!(wrong.is_empty(), "cells that differ:\n{}", wrong.join("\n"));
+    println!(
+        "authorization: {} cells checked, 0 differ",
+        TABLE.len() * CALLERS.len()
+    );
+}
+
+/// 64 reviewers' decisions released at once on one review: exactly one is
+/// recorded, every other is refused with 409 naming it.
+fn sixty_four_decisions_on_one_review(server: &Server) {
+    let agent = server.client(&server.agent);
+    assert_eq!(agent.post("/reviews", &review(64, 2, false)).status, 201);
+    let id = confirm_id(64);
+    let start = Barrier::new(64);
+    let replies: Vec<Reply> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..64)
+            .map(|i| {
+                let client = server.client(&server.reviewer);
+                let (id, start) = (&id, &start);
+                scope.spawn(move || {
+                    let status = ["approved", "rejected", "cancelled"][i % 3];
+                    let body = json!({"status": status, "decided_by_role": "reviewer", "reason": format!("racer {i}")});
+                    start.wait();
+                    client.decide(id, &format!("race-{i}"), &body)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let winners = replies.iter().filter(|r| r.status == 200).count();
+    let refused = replies
+        .iter()
+        .filter(|r| r.status == 409 && r.code() == "already_decided")
+        .count();
+    let stored = server
+        .client(&server.reviewer)
+        .get(&format!("/reviews/{id}"));
+    let decisions = stored.body["review"]["confirm"]["decisions"]
+        .as_array()
+        .unwrap()
+        .len();
+    println!("64 concurrent decisions: {winners} recorded, {refused} refused with 409, {decisions} stored");
+    assert_eq!((winners, refused, decisions), (1, 63, 1));
+}
+
+/// One approved tool call's token redeemed by 32 requests released at once:
+/// accepted once, every other refused as used.
+fn one_token_redeemed_at_once(server: &Server) {
+    let agent = server.client(&server.agent);
+    let asked = agent.post("/tool-calls", &tool_call(7));
+    assert_eq!(asked.status, 201, "{}", asked.text);
+    let id = asked.body["outcome"]["confirm_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let decided = server.client(&server.reviewer).decide(
+        &id,
+        "approve-7",
+        &json!({"status": "approved", "decided_by_role": "reviewer"}),
+    );
+    assert_eq!(decided.status, 200, "{}", decided.text);
+    let body = json!({
+        "tokenId": decided.body["outcome"]["token"]["tokenId"],
+        "toolCall": {"name": "wire_transfer", "args": {"amount": 7, "to": "ACME GmbH"}},
+        "clientDeviceId": "laptop-7",
+    });
+    let start = Barrier::new(32);
+    let replies: Vec<Reply> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..32)
+            .map(|_| {
+                let (client, body, start, id) = (agent.clone(), &body, &start, &id);
+                scope.spawn(move || {
+                    start.wait();
+                    client.post(&format!("/reviews/{id}/redeem"), body)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let accepted = replies.iter().filter(|r| r.status == 200).count();
+    let used = replies.iter().filter(|r| r.code() == "token_used").count();
+    println!("one token redeemed by 32 at once: {accepted} accepted, {used} refused as used");
+    assert_eq!((accepted, used), (1, 31));
+}
+
+/// The server is killed (SIGKILL) while 16 reviewers decide 300 reviews; after
+/// the restart every acknowledged decision is there, no review holds a
+/// half-written or second decision, and a retry with the same idempotency key
+/// either returns the stored decision or records it now.
+fn killed_in_the_middle_of_a_decision_load(data: &std::path::Path, database: Option<&str>) {
+    const REVIEWS: usize = 300;
+    let server = Server::start_on(data, database, &[]);
+    let (key, _) = add_key(&server, &["--kind", "reviewer", "--role", ROLE]);
+    let agent = server.client(&server.agent);
+    for n in 0..REVIEWS as u32 {
+        assert_eq!(
+            agent.post("/reviews", &review(1000 + n, 2, false)).status,
+            201
+        );
+    }
+    let body = |n: usize| {
+        decision(
+            ["approved", "rejected"][n % 2],
+            &format!("decision {n} under load"),
+        )
+    };
+    let next = AtomicUsize::new(0);
+    let acknowledged = std::sync::Mutex::new(Vec::new());
+    let client = server.client(&key);
+    std::thread::scope(|scope| {
+        for _ in 0..16 {
+            scope.spawn(|| loop {
+                let n = next.fetch_add(1, Ordering::SeqCst);
+                if n >= REVIEWS {
+                    return;
+                }
+                let id = confirm_id(1000 + n as u32);
+                let sent = client.try_send(
+                    "POST",
+                    &format!("/reviews/{id}/decisions"),
+                    Some(("application/json", body(n).to_string().as_bytes())),
+                    &[("Idempotency-Key", &format!("load-{n}"))],
+                );
+                match sent {
+                    Ok(reply) if reply.status == 200 => acknowledged.lock().unwrap().push(n),
+                    Ok(reply) => panic!("decision {n}: {} {}", reply.status, reply.text),
+                    Err(_) => return, // the server is gone
+                }
+            });
+        }
+        // Kill it once a third of the decisions are acknowledged.
+        while acknowledged.lock().unwrap().len() < REVIEWS / 3 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        server.crash();
+    });
+    let acknowledged = acknowledged.into_inner().unwrap();
+    let restarted = Server::start_on(data, database, &[]);
+    let client = restarted.client(&key);
+    let (mut stored, mut half_written, mut lost) = (0, 0, 0);
+    for n in 0..REVIEWS {
+        let id = confirm_id(1000 + n as u32);
+        let confirm = client.get(&format!("/reviews/{id}")).body["review"]["confirm"].clone();
+        let decisions = confirm["decisions"].as_array().cloned().unwrap_or_default();
+        let consistent = match decisions.as_slice() {
+            [] => confirm["status"] == "pending",
+            [only] => {
+                only["status"] == confirm["status"]
+                    && only["reason"] == body(n)["reason"]
+                    && only["decided_by_role"] == ROLE
+            }
+            _ => false,
+        };
+        if !consistent {
+            half_written += 1;
+        } else if decisions.len() == 1 {
+            stored += 1;
+        } else if acknowledged.contains(&n) {
+            lost += 1;
+        }
+        // The agent's retry of the same request: the stored result, or recorded now.
+        let retry = client.decide(&id, &format!("load-{n}"), &body(n));
+        assert_eq!(retry.status, 200, "retry of decision {n}: {}", retry.text);
+        assert_eq!(
+            retry.body["review"]["confirm"]["decisions"]
+                .as_array()
+                .map(Vec::len),
+            Some(1),
+            "retry of decision {n}"
+        );
+    }
+    println!(
+        "SIGKILL during {REVIEWS} decisions ({}): {} acknowledged before the kill, {stored} stored after the restart, {lost} acknowledged but lost, {half_written} half-written; every retry answered with exactly one decision",
+        database.map_or("SQLite", |_| "PostgreSQL"),
+        acknowledged.len()
+    );
+    assert_eq!((lost, half_written), (0, 0));
+    assert!(stored >= acknowledged.len());
+}
+
+#[test]
+fn sqlite_holds_races_and_a_crash() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    sixty_four_decisions_on_one_review(&server);
+    one_token_redeemed_at_once(&server);
+    drop(server);
+    let data = tempfile::tempdir().unwrap();
+    killed_in_the_middle_of_a_decision_load(data.path(), None);
+}
+
+#[test]
+fn postgresql_holds_races_and_a_crash() {
+    let Some(url) = fresh_database("countersign_races") else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start_on(data.path(), Some(&url), &[]);
+    sixty_four_decisions_on_one_review(&server);
+    one_token_redeemed_at_once(&server);
+    drop(server);
+    let Some(url) = fresh_database("countersign_crash") else {
+        return;
+    };
+    killed_in_the_middle_of_a_decision_load(data.path(), Some(&url));
+}
