@@ -11,6 +11,7 @@ mod keyboard;
 mod live;
 mod markdown;
 mod pages;
+mod reveal;
 mod router;
 mod settings;
 mod store;

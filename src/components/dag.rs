@@ -153,7 +153,7 @@ fn StepDetails(plan: Arc<Plan>, drawing: Arc<Drawing>, index: usize) -> impl Int
                 <dt>"Status"</dt>
                 <dd>{format!("{} {}", step_icon(step.status), step_label(step.status))}{blocked.then_some(" (blocked by a failed dependency)")}</dd>
                 <dt>"Agent role"</dt>
-                <dd>{step.agent_role.clone().unwrap_or_else(|| "none".into())}</dd>
+                <dd>{step.agent_role.as_deref().map_or_else(|| "none".into(), crate::reveal::label)}</dd>
                 <dt>"Step id"</dt>
                 <dd><code>{step.step_id.to_string()}</code></dd>
                 <dt>"On the critical path"</dt>
@@ -196,7 +196,10 @@ fn nodes_markup(plan: &Plan, drawing: &Drawing) -> String {
         let place = drawing.layout.nodes[i];
         let blocked = drawing.blocked.get(i).copied().unwrap_or(false);
         let critical = drawing.layout.critical_path.contains(&i);
-        let role = step.agent_role.clone().unwrap_or_else(|| "no role".into());
+        let role = step
+            .agent_role
+            .as_deref()
+            .map_or_else(|| "no role".into(), crate::reveal::label);
         let label = format!(
             "Step {}: {}. Status {}{}. Role {}.",
             i + 1,

@@ -18,7 +18,7 @@ pub fn DecisionTimeline(confirm: Confirm) -> impl IntoView {
                 <li class=format!("timeline-item decision-{}", d.status.as_str())>
                     <p class="timeline-head">
                         <strong>{d.status.as_str()}</strong>
-                        " by " <span class="role">{d.decided_by_role.clone()}</span>
+                        " by " <span class="role">{crate::reveal::label(&d.decided_by_role)}</span>
                         " · "
                         <time datetime=d.decided_at.to_string() title=time::exact(&d.decided_at)>{time::ago(&d.decided_at, now)}</time>
                     </p>

@@ -74,7 +74,7 @@ pub fn ToolCallPanel(
     };
     view! {
         <section class="card tool-call" aria-labelledby="call-title">
-            <h2 id="call-title">"Tool call " <code>{name}</code></h2>
+            <h2 id="call-title">"Tool call " <code>{crate::reveal::label(&name)}</code></h2>
             <p class="tool-risk">
                 <span class=format!("risk risk-{}", tier.to_lowercase())>{format!("Risk {tier}")}</span>
                 " "
@@ -89,7 +89,7 @@ pub fn ToolCallPanel(
                 </p>
             })}
             <h3>"Exact call"</h3>
-            <pre class="call-json" aria-label="Exact call (canonical JSON)"><code>{pretty(&request.tool_call_canonical)}</code></pre>
+            <pre class="call-json" aria-label="Exact call (canonical JSON)"><code>{crate::reveal::json(&pretty(&request.tool_call_canonical))}</code></pre>
             <p class="subtle call-hash">
                 "SHA-256 " <code>{request.tool_call_hash.to_string()}</code>
                 {if hash_ok { " ✓ recomputed in this browser" } else { " ✕ does NOT match the call" }}
@@ -106,7 +106,7 @@ pub fn ToolCallPanel(
                         <ul>
                             {(!check.names_tool).then(|| view! { <li>"It does not name the tool."</li> })}
                             {check.unmentioned.into_iter().map(|u| view! {
-                                <li>"It does not mention " <code>{u.path}</code> " = " <code>{u.value}</code></li>
+                                <li>"It does not mention " <code>{crate::reveal::label(&u.path)}</code> " = " <code>{crate::reveal::label(&u.value)}</code></li>
                             }).collect_view()}
                         </ul>
                     </div>
@@ -131,10 +131,10 @@ pub fn ToolCallPanel(
                 </Show>
             })}
             <dl class="fields">
-                <dt>"Session"</dt><dd><code>{request.session_id.clone()}</code></dd>
-                <dt>"Run"</dt><dd><code>{request.run_id.clone()}</code></dd>
-                {request.workspace.clone().map(|w| view! { <dt>"Workspace"</dt><dd><code>{w}</code></dd> })}
-                {request.client_device_id.clone().map(|d| view! { <dt>"Device"</dt><dd><code>{d}</code></dd> })}
+                <dt>"Session"</dt><dd><code>{crate::reveal::label(&request.session_id)}</code></dd>
+                <dt>"Run"</dt><dd><code>{crate::reveal::label(&request.run_id)}</code></dd>
+                {request.workspace.as_deref().map(|w| view! { <dt>"Workspace"</dt><dd><code>{crate::reveal::label(w)}</code></dd> })}
+                {request.client_device_id.as_deref().map(|d| view! { <dt>"Device"</dt><dd><code>{crate::reveal::label(d)}</code></dd> })}
                 <dt>"Approval id"</dt><dd><code>{request.approval_id.to_string()}</code></dd>
             </dl>
             {call.outcome.clone().map(|outcome| view! { <OutcomeView outcome interrupt /> })}
@@ -161,7 +161,7 @@ fn OutcomeView(outcome: ToolOutcome, interrupt: bool) -> impl IntoView {
         <p><strong>{kind}</strong> {outcome.message.clone().map(|m| format!(": “{m}”"))}</p>
         {edited.map(|call| view! {
             <p class="subtle">"The approved call (the reviewer’s edit):"</p>
-            <pre class="call-json" aria-label="Approved call"><code>{pretty(&call)}</code></pre>
+            <pre class="call-json" aria-label="Approved call"><code>{crate::reveal::json(&pretty(&call))}</code></pre>
             <p class="subtle">"Hash of the call as asked: " <code>{outcome.original_hash.to_string()}</code></p>
         })}
         {outcome.grant.clone().map(|g| view! {

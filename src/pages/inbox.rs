@@ -383,7 +383,7 @@ fn ReviewRow(entry: Arc<Entry>) -> impl IntoView {
                 </span>
                 <span class="review-meta">
                     <StatusBadge status=confirm.status />
-                    <span>"by " <strong>{confirm.requested_by_role.clone()}</strong></span>
+                    <span>"by " <strong>{crate::reveal::label(&confirm.requested_by_role)}</strong></span>
                     <time datetime=confirm.requested_at.to_string() title=time::exact(&confirm.requested_at)>
                         {time::ago(&confirm.requested_at, now)}
                     </time>

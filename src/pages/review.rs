@@ -99,7 +99,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                 <p class="review-meta">
                     <StatusBadge status=confirm.status />
                     <span class="tag">{entry.kind_label()}</span>
-                    <span>"asked by " <strong>{confirm.requested_by_role.clone()}</strong></span>
+                    <span>"asked by " <strong>{crate::reveal::label(&confirm.requested_by_role)}</strong></span>
                     <time datetime=confirm.requested_at.to_string() title=time::exact(&confirm.requested_at)>
                         {time::ago(&confirm.requested_at, now)}
                     </time>
@@ -161,7 +161,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                                         <h2>"Queued on this device"</h2>
                                         <p>
                                             <strong>{queued.input.status.clone()}</strong>
-                                            {format!(" as {}", queued.input.decided_by_role)}
+                                            {format!(" as {}", crate::reveal::label(&queued.input.decided_by_role))}
                                             {queued.input.reason.clone().filter(|r| !r.trim().is_empty()).map(|r| format!(": “{r}”"))}
                                         </p>
                                         <p class="subtle">"The server cannot be reached. This decision is kept in this browser and sent as soon as the server is back (never twice)."</p>
@@ -187,7 +187,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                                 <h2>"Decided"</h2>
                                 <p>
                                     <StatusBadge status=confirm.status />
-                                    {last.map(|d| format!(" by {} · {}", d.decided_by_role, time::exact(&d.decided_at)))}
+                                    {last.map(|d| format!(" by {} · {}", crate::reveal::label(&d.decided_by_role), time::exact(&d.decided_at)))}
                                 </p>
                                 {(confirm.status == ConfirmStatus::Rejected && review.tool_call().is_none()).then(|| view! {
                                     <p class="subtle">"The requester can resubmit a revised request; it will appear as pending again."</p>
@@ -201,7 +201,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                         <dl class="fields">
                             <dt>"Confirm id"</dt><dd><code>{confirm.confirm_id.to_string()}</code></dd>
                             <dt>"Target"</dt><dd>{confirm.target_type.as_str()} " " <code>{confirm.target_id.to_string()}</code></dd>
-                            <dt>"Requested by"</dt><dd>{confirm.requested_by_role.clone()}</dd>
+                            <dt>"Requested by"</dt><dd>{crate::reveal::label(&confirm.requested_by_role)}</dd>
                             <dt>"Requested at"</dt><dd>{time::exact(&confirm.requested_at)}</dd>
                             <dt>"Protocol"</dt><dd>{format!("MPLP {} (schema {})", confirm.meta.protocol_version, confirm.meta.schema_version)}</dd>
                         </dl>

@@ -217,29 +217,6 @@ test("a full storage quota is a clear error and the decision stays on screen", a
   expect(await storedStatus(page, "550e8400-e29b-41d4-a716-446655440520")).toBe("pending");
 });
 
-test("hostile text in a plan is shown literally and never runs", async ({ page }) => {
-  await page.goto("/import");
-  const id = (n) => `bbbbbbbb-0000-4000-8000-${String(n).padStart(12, "0")}`;
-  const meta = { protocol_version: "1.0.0", schema_version: "1.0.0" };
-  const payload = `<img src=x onerror="window.__pwned=1">"'&`;
-  const docs = [
-    { meta, confirm_id: id(1), target_type: "plan", target_id: id(2), status: "pending", requested_by_role: "<b>agent</b>", requested_at: "2026-11-20T10:00:00Z", reason: payload },
-    { meta, plan_id: id(2), context_id: id(3), title: `<script>window.__pwned=2</script>`, objective: payload, status: "proposed",
-      steps: [{ step_id: id(10), description: payload, status: "pending", agent_role: `"><svg onload="window.__pwned=3">` }] },
-  ];
-  await page.getByLabel("Or paste JSON").fill(JSON.stringify(docs));
-  await page.getByRole("button", { name: "Check and import" }).click();
-  await expect(page.getByText("Imported 1 review.")).toBeVisible();
-  await page.goto(`/reviews/${id(1)}`);
-  const step = page.getByRole("button", { name: /^Step 1:/ });
-  await expect(step).toHaveAttribute("aria-label", `Step 1: ${payload}. Status pending. Role "><svg onload="window.__pwned=3">.`);
-  await expect(page.getByRole("heading", { level: 1 })).toHaveText("<script>window.__pwned=2</script>");
-  await step.click();
-  await expect(page.getByRole("region", { name: "Step details" })).toContainText(payload);
-  expect(await page.evaluate(() => window.__pwned)).toBeUndefined();
-  expect(await page.locator("img, [onerror], [onload]").count()).toBe(0);
-});
-
 test("settings: the reviewer role signs decisions and the theme applies", async ({ page }) => {
   await page.goto("/settings");
   await page.getByLabel("Reviewer role").fill("security_officer");

@@ -97,6 +97,12 @@ test("a reviewer connects with a key, sees the server's reviews live, and decide
   await expect(page.getByText(/Not connected: this API key is unknown or revoked/)).toBeVisible();
   await connect(page);
   await shoot(page, "server-settings");
+  // The key stays with this tab: not in local storage unless the reviewer asks to remember it.
+  const kept = await page.evaluate((key) => ({
+    local: Object.values(localStorage).some((v) => v.includes(key)),
+    session: Object.values(sessionStorage).some((v) => v.includes(key)),
+  }), server.reviewer);
+  expect(kept).toEqual({ local: false, session: true });
   await page.goto(`${server.url}/`);
   await expect(rows(page)).toHaveCount(7);
 

@@ -9,6 +9,7 @@
 pub mod agent;
 pub mod api;
 pub mod db;
+mod headers;
 pub mod keys;
 pub mod serve;
 pub mod validate;

@@ -45,11 +45,23 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     let state = AppState::new(db);
     tokio::spawn(api::expire_tool_calls(state.clone()));
     let mut app = api::router(state, options.max_body);
+    let mut policy = None;
     if let Some(dir) = &options.app_dir {
-        app = app.merge(static_app(dir)?);
+        let (files, index) = static_app(dir)?;
+        app = app.merge(files);
+        policy = crate::headers::app_policy(&String::from_utf8_lossy(&index));
+        if policy.is_none() {
+            eprintln!(
+                "countersign: warning: {} has no Content-Security-Policy; build it with ./scripts/build-app.sh",
+                dir.display()
+            );
+        }
     }
     let mut app = app
         .layer(middleware::from_fn(cache_headers))
+        .layer(middleware::from_fn(move |request, next| {
+            crate::headers::add(policy.clone(), request, next)
+        }))
         .layer(CompressionLayer::new());
     if !options.cors_origins.is_empty() {
         app = app.layer(cors(&options.cors_origins)?);
@@ -103,7 +115,8 @@ async fn seed_demo(db: &Db) -> Result<(String, String), String> {
 
 /// The built app: files as they are, and `index.html` for every other path
 /// without a file extension (the app's own routes, e.g. `/reviews/<id>`).
-fn static_app(dir: &Path) -> Result<Router, String> {
+/// Also returns `index.html` itself.
+fn static_app(dir: &Path) -> Result<(Router, axum::body::Bytes), String> {
     let index = std::fs::read(dir.join("index.html")).map_err(|e| {
         format!(
             "no built app in {} ({e}); build it with ./scripts/build-app.sh or leave out --app-dir",
@@ -111,6 +124,7 @@ fn static_app(dir: &Path) -> Result<Router, String> {
         )
     })?;
     let index = axum::body::Bytes::from(index);
+    let page = index.clone();
     let fallback = move |request: Request| {
         let index = index.clone();
         async move {
@@ -132,7 +146,7 @@ fn static_app(dir: &Path) -> Result<Router, String> {
         let respond = fallback.clone();
         async move { Ok::<_, std::convert::Infallible>(respond(request).await) }
     }));
-    Ok(Router::new().fallback_service(files))
+    Ok((Router::new().fallback_service(files), page))
 }
 
 /// API answers are never cached; trunk's hashed files are cached for a year;

@@ -814,13 +814,16 @@ fn agent_submit_waits_for_the_reviewers_decision() {
 }
 
 #[test]
-fn serves_the_built_app_with_spa_fallback_caching_compression_and_cors() {
+fn serves_the_built_app_with_spa_fallback_caching_compression_cors_and_security_headers() {
     let data = tempfile::tempdir().unwrap();
     let dist = data.path().join("dist");
     std::fs::create_dir_all(&dist).unwrap();
     std::fs::write(
         dist.join("index.html"),
-        "<!doctype html><title>Countersign</title>".repeat(20),
+        format!(
+            r#"<!doctype html><head><meta http-equiv="Content-Security-Policy" content="default-src 'self'; script-src 'self' 'wasm-unsafe-eval'" /><title>Countersign</title></head>{}"#,
+            "<p>Countersign</p>".repeat(20)
+        ),
     )
     .unwrap();
     std::fs::write(
@@ -846,6 +849,25 @@ fn serves_the_built_app_with_spa_fallback_caching_compression_and_cors() {
     assert_eq!(route.status, 200);
     assert!(route.text.contains("<title>Countersign</title>"));
     assert_eq!(route.header("cache-control"), Some("no-cache"));
+    // The build's policy as a header, with framing forbidden; the other headers.
+    assert_eq!(
+        route.header("content-security-policy"),
+        Some("default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; frame-ancestors 'none'")
+    );
+    for reply in [&route, &site.get("/api/v1/health")] {
+        assert_eq!(reply.header("x-content-type-options"), Some("nosniff"));
+        assert_eq!(reply.header("x-frame-options"), Some("DENY"));
+        assert_eq!(reply.header("referrer-policy"), Some("no-referrer"));
+        assert_eq!(
+            reply.header("cross-origin-opener-policy"),
+            Some("same-origin")
+        );
+        assert!(reply.header("permissions-policy").is_some());
+    }
+    assert_eq!(
+        site.get("/api/v1/health").header("content-security-policy"),
+        Some("default-src 'none'; frame-ancestors 'none'")
+    );
     let asset = site.send(
         "GET",
         "/countersign-app-0123456789abcdef.js",

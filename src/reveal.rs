@@ -1,0 +1,66 @@
+//! Makes invisible and direction-changing characters visible, so a role, an
+//! id or a tool call's arguments cannot look like something they are not
+//! (`agent\u{202E}live` would otherwise read as "agentevil").
+
+/// Whether a character is invisible or reorders the text around it: controls,
+/// bidi embeddings, overrides, isolates and marks, zero-width characters,
+/// fillers that render as blanks, and tag characters.
+fn is_hidden(c: char) -> bool {
+    matches!(c,
+        '\u{0}'..='\u{8}' | '\u{b}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
+        | '\u{ad}' | '\u{34f}' | '\u{61c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+        | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}'
+        | '\u{ffa0}' | '\u{fff0}'..='\u{fffb}' | '\u{e0000}'..='\u{e0fff}')
+}
+
+/// A label with each hidden character written as `[U+XXXX]`.
+pub fn label(text: &str) -> String {
+    replace(text, |c| format!("[U+{:04X}]", u32::from(c)))
+}
+
+/// JSON text with each hidden character written as its JSON escape
+/// (`\u202e`): the same JSON value, readable.
+pub fn json(text: &str) -> String {
+    replace(text, |c| {
+        let mut units = [0u16; 2];
+        c.encode_utf16(&mut units)
+            .iter()
+            .map(|u| format!("\\u{u:04x}"))
+            .collect()
+    })
+}
+
+fn replace(text: &str, mark: impl Fn(char) -> String) -> String {
+    if !text.chars().any(is_hidden) {
+        return text.to_owned();
+    }
+    text.chars()
+        .map(|c| if is_hidden(c) { mark(c) } else { c.to_string() })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    #[wasm_bindgen_test]
+    fn hidden_characters_become_visible() {
+        assert_eq!(
+            label("agent\u{202e}live\u{200b}"),
+            "agent[U+202E]live[U+200B]"
+        );
+        assert_eq!(label("plain rôle"), "plain rôle");
+        assert_eq!(
+            json("{\"to\":\"ac\u{200d}me\"}"),
+            "{\"to\":\"ac\\u200dme\"}"
+        );
+        assert_eq!(json("\u{e0041}"), "\\udb40\\udc41");
+        let escaped: serde_json::Value = serde_json::from_str(&json("\"a\u{2066}b\"")).unwrap();
+        assert_eq!(
+            escaped, "a\u{2066}b",
+            "the JSON still reads as the same value"
+        );
+    }
+}
