@@ -8,6 +8,7 @@
 # library from PyPI, for the udspy bridge's browser test. With --langgraph, a
 # virtual environment (.venv-langgraph) with the LangGraph server from PyPI
 # (`langgraph dev`, in memory, no API keys), for the LangGraph browser test.
+# With --fuzz, a nightly toolchain and cargo-fuzz, for scripts/fuzz.sh.
 # Versions: ../shared/TOOLCHAIN.md.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -18,17 +19,20 @@ UDSPY_VERSION=0.1.8
 LANGGRAPH_CLI_VERSION=0.4.40
 LANGGRAPH_API_VERSION=0.16.7
 LANGGRAPH_VERSION=1.2.22
+CARGO_FUZZ_VERSION=0.13.2
 want_browser=false
 want_postgres=false
 want_udspy=false
 want_langgraph=false
+want_fuzz=false
 for flag in "$@"; do
   case "$flag" in
     --browser) want_browser=true ;;
     --postgres) want_postgres=true ;;
     --udspy) want_udspy=true ;;
     --langgraph) want_langgraph=true ;;
-    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy] [--langgraph]" >&2; exit 2 ;;
+    --fuzz) want_fuzz=true ;;
+    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy] [--langgraph] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 apt_install() {
@@ -110,6 +114,16 @@ if $want_langgraph; then
     make_venv .venv-langgraph
     .venv-langgraph/bin/pip install --quiet "langgraph-cli[inmem]==$LANGGRAPH_CLI_VERSION" \
       "langgraph-api==$LANGGRAPH_API_VERSION" "langgraph==$LANGGRAPH_VERSION"
+  else
+    echo "present"
+  fi
+fi
+
+if $want_fuzz; then
+  step "nightly toolchain and cargo-fuzz $CARGO_FUZZ_VERSION, for fuzzing"
+  rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+  if [[ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz $CARGO_FUZZ_VERSION" ]]; then
+    cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --force
   else
     echo "present"
   fi

@@ -4,10 +4,11 @@
 # tests, the server's HTTP API tests on SQLite and on a throwaway PostgreSQL, the
 # app's view-logic tests in wasm, the release wasm build with its size, and the
 # browser tests (with a real udspy agent asking through Countersign, and a real
-# LangGraph server whose interrupts are reviewed), and a smoke run of the benchmarks.
+# LangGraph server whose interrupts are reviewed), a bounded fuzzing run (10 s per
+# target), and a smoke run of the benchmarks.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/setup.sh --browser --postgres --udspy --langgraph
+scripts/setup.sh --browser --postgres --udspy --langgraph --fuzz
 export PATH="$PWD/node_modules/.bin:$PATH"
 
 # A throwaway PostgreSQL for the server's PostgreSQL tests, stopped on exit.
@@ -38,6 +39,9 @@ scripts/build-app.sh
 step "browser tests (headless chromium; the server tests drive target/debug/countersign)"
 cargo build -p countersign-server
 npx playwright test
+
+step "fuzzing, bounded (scripts/fuzz.sh: 10 s per target, seeded from the fixtures)"
+scripts/fuzz.sh 10
 
 step "benchmarks, smoke run (bench/run.mjs --quick: smallest sizes, so the benchmarks cannot rot)"
 node bench/run.mjs --quick
