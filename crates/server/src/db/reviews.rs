@@ -177,11 +177,12 @@ impl Columns {
         ]
         .join(" ")
         .to_lowercase();
+        let search = lookup_text(&search);
         Columns {
             id: confirm.confirm_id.to_string(),
             status: confirm.status.to_string(),
             target_type: confirm.target_type.to_string(),
-            requester: confirm.requested_by_role.clone(),
+            requester: lookup_text(&confirm.requested_by_role),
             requested_at: stored_time(confirm.requested_at.to_utc()),
             search,
             doc,
@@ -189,6 +190,14 @@ impl Columns {
             approval_id: request.map(|r| r.approval_id.to_string()),
         }
     }
+}
+
+/// Text as stored in a lookup column (requester, search, tool name): NUL,
+/// which PostgreSQL text cannot hold, becomes U+FFFD. The JSON document keeps
+/// the exact text and is what every answer and every check reads; filters
+/// pass their values through here too, so they still match.
+fn lookup_text(text: &str) -> String {
+    text.replace('\0', "\u{fffd}")
 }
 
 /// Whether a target type name is one MPLP knows (list filters are checked with it).
@@ -278,7 +287,7 @@ impl Db {
         )
         .bind(grant.grant_id.to_string())
         .bind(review_id)
-        .bind(&grant.tool_name)
+        .bind(lookup_text(&grant.tool_name))
         .bind(doc)
         .bind(stored_time(chrono::Utc::now()))
         .execute(self.pool())
@@ -291,7 +300,7 @@ impl Db {
         let rows = sqlx::query(
             "SELECT grant_id, doc FROM scope_grants WHERE tool_name = $1 ORDER BY created_at, grant_id",
         )
-        .bind(tool_name)
+        .bind(lookup_text(tool_name))
         .fetch_all(self.pool())
         .await?;
         rows.iter()
@@ -354,7 +363,7 @@ impl Db {
             push(&mut sql, " AND target_type = ?", kind.clone());
         }
         if let Some(requester) = &filter.requester {
-            push(&mut sql, " AND requester = ?", requester.clone());
+            push(&mut sql, " AND requester = ?", lookup_text(requester));
         }
         if let Some(text) = filter
             .text
@@ -362,8 +371,7 @@ impl Db {
             .map(str::trim)
             .filter(|t| !t.is_empty())
         {
-            let escaped = text
-                .to_lowercase()
+            let escaped = lookup_text(&text.to_lowercase())
                 .replace('\\', "\\\\")
                 .replace('%', "\\%")
                 .replace('_', "\\_");

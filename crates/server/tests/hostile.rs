@@ -1,0 +1,240 @@
+//! Hostile content and limits (SECURITY.md): markup, script and `javascript:`
+//! payloads, bidi and zero-width characters, NUL and a 1 MB string are stored
+//! and returned byte for byte on SQLite and PostgreSQL; bodies over the limit,
+//! nesting past the parser's depth and broken Unicode are refused with errors
+//! that say what is wrong.
+
+mod support;
+
+use serde_json::{json, Value};
+use support::{confirm_id, fresh_database, review, Server};
+
+/// Text an attacker would put in any field a reviewer reads.
+const PAYLOADS: [&str; 9] = [
+    "<script>alert('reason')</script>",
+    "<img src=x onerror=alert(1)>",
+    "<svg onload=alert(1)><a xlink:href=\"javascript:alert(2)\">x</a></svg>",
+    "javascript:alert(document.cookie)",
+    "\u{202e}gnp.exe\u{202c} safe\u{2066}text\u{2069}",
+    "zero\u{200b}width\u{200d}joiner\u{feff}bom\u{2060}",
+    "nul\u{0}byte and control \u{1b}[31m",
+    "\"quotes' & ampersands <b>bold</b> \\ backslash",
+    "emoji 👩‍💻, combining e\u{301}, Arabic مرحبا, CJK 你好",
+];
+
+/// One string holding every payload, so each field carries all of them.
+fn hostile(field: &str) -> String {
+    format!("{field}: {}", PAYLOADS.join(" | "))
+}
+
+/// A review whose every free-text field is hostile.
+fn hostile_review(n: u32, reason: String) -> Value {
+    let mut value = review(n, 3, false);
+    let confirm = &mut value["confirm"];
+    confirm["reason"] = json!(reason);
+    confirm["requested_by_role"] = json!(hostile("role"));
+    let plan = &mut value["target"]["plan"];
+    plan["title"] = json!(hostile("title"));
+    plan["objective"] = json!(hostile("objective"));
+    for (i, step) in plan["steps"].as_array_mut().unwrap().iter_mut().enumerate() {
+        step["description"] = json!(hostile(&format!("step {i}")));
+        step["agent_role"] = json!(hostile("agent role"));
+    }
+    value
+}
+
+/// Arguments nested `depth` levels deep, with hostile keys and values.
+fn nested_args(depth: usize) -> Value {
+    let mut value = json!({"leaf": hostile("leaf"), "\u{202e}key": PAYLOADS[0]});
+    for level in 0..depth {
+        value = json!({format!("level {level} {}", PAYLOADS[5]): value});
+    }
+    value
+}
+
+/// Everything stored comes back exactly as sent, decisions included.
+fn stored_and_returned_intact(server: &Server) {
+    let agent = server.client(&server.agent);
+    let reviewer = server.client(&server.reviewer);
+    let megabyte = format!("{}{}", hostile("reason"), "ä<b>\u{202e}".repeat(1 << 17));
+    let sent = hostile_review(7, megabyte.clone());
+    let created = agent.post("/reviews", &sent);
+    assert_eq!(created.status, 201, "{}", created.text);
+    let id = confirm_id(7);
+    let decision =
+        json!({"status": "rejected", "decided_by_role": "reviewer", "reason": hostile("decision")});
+    let decided = reviewer.decide(&id, "hostile-1", &decision);
+    assert_eq!(decided.status, 200, "{}", decided.text);
+
+    let back = reviewer.get(&format!("/reviews/{id}")).body["review"].clone();
+    assert_eq!(
+        back["confirm"]["reason"],
+        json!(megabyte),
+        "the 1 MB reason"
+    );
+    assert_eq!(
+        back["confirm"]["requested_by_role"],
+        sent["confirm"]["requested_by_role"]
+    );
+    assert_eq!(
+        back["target"]["plan"]["title"],
+        sent["target"]["plan"]["title"]
+    );
+    assert_eq!(
+        back["target"]["plan"]["objective"],
+        sent["target"]["plan"]["objective"]
+    );
+    assert_eq!(
+        back["target"]["plan"]["steps"],
+        sent["target"]["plan"]["steps"]
+    );
+    assert_eq!(
+        back["confirm"]["decisions"][0]["reason"], decision["reason"],
+        "the decision's reason"
+    );
+
+    // Search finds it by a piece of hostile text, and the list row is intact.
+    let found = reviewer.get("/reviews?status=all&q=%3Cscript%3E");
+    let rows = found.body["items"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r["confirm"]["requested_by_role"] == sent["confirm"]["requested_by_role"]),
+        "search by markup finds the review: {}",
+        found.text.chars().take(300).collect::<String>()
+    );
+
+    // The requester filter matches the hostile role exactly (NUL included).
+    let role = sent["confirm"]["requested_by_role"].as_str().unwrap();
+    let by_role = reviewer.get(&format!("/reviews?status=all&requester={}", percent(role)));
+    assert_eq!(
+        by_role.body["items"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        by_role.text
+    );
+
+    // A tool call with hostile name, arguments 100 levels deep and summary.
+    let args = nested_args(100);
+    let asked = agent.post(
+        "/tool-calls",
+        &json!({
+            "requestedByRole": hostile("tool role"),
+            "sessionId": "sess-\u{202e}1",
+            "runId": "run-\u{200b}1",
+            "toolCall": {"name": "wire\u{0}transfer\u{202e}", "args": args},
+            "humanSummary": hostile("summary"),
+            "riskTier": "R2",
+        }),
+    );
+    assert_eq!(asked.status, 201, "{}", asked.text);
+    let call_id = asked.body["outcome"]["confirm_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let call = reviewer.get(&format!("/reviews/{call_id}")).body["review"].clone();
+    let canonical = find_string(&call, "toolCallCanonical").expect("the stored exact call");
+    let exact: Value = serde_json::from_str(canonical).unwrap();
+    assert_eq!(exact["name"], json!("wire\u{0}transfer\u{202e}"));
+    assert_eq!(
+        exact["args"], args,
+        "the tool call's arguments come back intact"
+    );
+    println!(
+        "hostile content ({}): {} payloads in 9 fields, a {} byte reason and arguments 100 levels deep stored and returned intact",
+        server.database.as_deref().map_or("SQLite", |_| "PostgreSQL"),
+        PAYLOADS.len(),
+        megabyte.len()
+    );
+}
+
+/// `text` percent-encoded for a query string.
+fn percent(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The first string under `key` anywhere in `value`.
+fn find_string<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    match value {
+        Value::Object(map) => map
+            .get(key)
+            .and_then(Value::as_str)
+            .or_else(|| map.values().find_map(|v| find_string(v, key))),
+        Value::Array(items) => items.iter().find_map(|v| find_string(v, key)),
+        _ => None,
+    }
+}
+
+#[test]
+fn sqlite_stores_and_returns_hostile_content_intact() {
+    let data = tempfile::tempdir().unwrap();
+    stored_and_returned_intact(&Server::start(data.path(), &[]));
+}
+
+#[test]
+fn postgresql_stores_and_returns_hostile_content_intact() {
+    let Some(url) = fresh_database("countersign_hostile") else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    stored_and_returned_intact(&Server::start_on(data.path(), Some(&url), &[]));
+}
+
+#[test]
+fn limits_are_enforced_with_errors_that_say_what_is_wrong() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let agent = server.client(&server.agent);
+    let reviewer = server.client(&server.reviewer);
+    let raw = |path: &str, body: &str| {
+        agent.send(
+            "POST",
+            path,
+            Some(("application/json", body.as_bytes())),
+            &[],
+        )
+    };
+
+    // Over the default body limit (2 MiB): refused before parsing.
+    let too_big = hostile_review(8, "x".repeat(3 << 20));
+    let reply = agent.post("/reviews", &too_big);
+    assert_eq!((reply.status, reply.code()), (413, "body_too_large"));
+    assert!(reply.text.contains("--max-body"), "{}", reply.text);
+
+    // Nesting past the parser's depth: a 400 that names the limit and where.
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let reply = raw(
+        "/tool-calls",
+        &format!(r#"{{"toolCall":{{"name":"x","args":{deep}}}}}"#),
+    );
+    assert_eq!((reply.status, reply.code()), (400, "malformed_json"));
+    assert!(
+        reply.text.contains("recursion limit") && reply.text.contains("column"),
+        "{}",
+        reply.text
+    );
+
+    // A lone surrogate is not Unicode: refused, with its place.
+    let reply = raw("/reviews", r#"{"confirm": {"reason": "\ud800"}}"#);
+    assert_eq!((reply.status, reply.code()), (400, "malformed_json"));
+    assert!(
+        reply.text.contains("escape") && reply.text.contains("column"),
+        "{}",
+        reply.text
+    );
+
+    // Nothing of the refused requests was stored.
+    let listed = reviewer.get("/reviews?status=all&limit=500");
+    let ids: Vec<&str> = listed.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["confirm"]["confirm_id"].as_str())
+        .collect();
+    assert!(!ids.contains(&confirm_id(8).as_str()));
+    println!("limits: 3 MiB body -> 413 body_too_large; 10,000 levels of nesting -> 400 naming the recursion limit; a lone surrogate -> 400; nothing stored");
+}
