@@ -14,6 +14,24 @@ fn is_hidden(c: char) -> bool {
         | '\u{ffa0}' | '\u{fff0}'..='\u{fffb}' | '\u{e0000}'..='\u{e0fff}')
 }
 
+/// Whether a character reorders the text around it (bidi embeddings,
+/// overrides and isolates) or is a control other than tab and line breaks.
+fn reorders_or_controls(c: char) -> bool {
+    matches!(c,
+        '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
+        | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Prose (a reason, a title, a description) with each direction override,
+/// isolate and control written as `[U+XXXX]`, so text cannot be shown in an
+/// order other than the one it was written in; joiners and marks that
+/// scripts and emoji need are kept.
+pub fn prose(text: &str) -> String {
+    replace_where(text, reorders_or_controls, |c| {
+        format!("[U+{:04X}]", u32::from(c))
+    })
+}
+
 /// A label with each hidden character written as `[U+XXXX]`.
 pub fn label(text: &str) -> String {
     replace(text, |c| format!("[U+{:04X}]", u32::from(c)))
@@ -32,11 +50,15 @@ pub fn json(text: &str) -> String {
 }
 
 fn replace(text: &str, mark: impl Fn(char) -> String) -> String {
-    if !text.chars().any(is_hidden) {
+    replace_where(text, is_hidden, mark)
+}
+
+fn replace_where(text: &str, hidden: fn(char) -> bool, mark: impl Fn(char) -> String) -> String {
+    if !text.chars().any(hidden) {
         return text.to_owned();
     }
     text.chars()
-        .map(|c| if is_hidden(c) { mark(c) } else { c.to_string() })
+        .map(|c| if hidden(c) { mark(c) } else { c.to_string() })
         .collect()
 }
 
@@ -62,5 +84,15 @@ mod tests {
             escaped, "a\u{2066}b",
             "the JSON still reads as the same value"
         );
+    }
+
+    #[wasm_bindgen_test]
+    fn prose_shows_reordering_but_keeps_joiners_and_line_breaks() {
+        assert_eq!(
+            prose("pay \u{202e}LIVE\u{2066}x\u{2069}\u{0}"),
+            "pay [U+202E]LIVE[U+2066]x[U+2069][U+0000]"
+        );
+        let kept = "👩\u{200d}💻 مرحبا\u{200f}\nline\ttab\r";
+        assert_eq!(prose(kept), kept);
     }
 }

@@ -125,7 +125,13 @@ pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
 #[component]
 fn StepDetails(plan: Arc<Plan>, drawing: Arc<Drawing>, index: usize) -> impl IntoView {
     let step = plan.steps[index].clone();
-    let name = |i: usize| format!("{}. {}", i + 1, plan.steps[i].description);
+    let name = |i: usize| {
+        format!(
+            "{}. {}",
+            i + 1,
+            crate::reveal::prose(&plan.steps[i].description)
+        )
+    };
     let depends_on: Vec<String> = step
         .dependencies()
         .iter()
@@ -148,7 +154,7 @@ fn StepDetails(plan: Arc<Plan>, drawing: Arc<Drawing>, index: usize) -> impl Int
     view! {
         <section class="step-details" aria-label="Step details" aria-live="polite">
             <h3>{format!("Step {}", index + 1)}</h3>
-            <p class="step-description">{step.description.clone()}</p>
+            <p class="step-description">{crate::reveal::prose(&step.description)}</p>
             <dl class="fields">
                 <dt>"Status"</dt>
                 <dd>{format!("{} {}", step_icon(step.status), step_label(step.status))}{blocked.then_some(" (blocked by a failed dependency)")}</dd>
@@ -200,10 +206,11 @@ fn nodes_markup(plan: &Plan, drawing: &Drawing) -> String {
             .agent_role
             .as_deref()
             .map_or_else(|| "no role".into(), crate::reveal::label);
+        let description = crate::reveal::prose(&step.description);
         let label = format!(
             "Step {}: {}. Status {}{}. Role {}.",
             i + 1,
-            step.description,
+            description,
             step_label(step.status),
             if blocked {
                 ", blocked by a failed dependency"
@@ -229,7 +236,7 @@ fn nodes_markup(plan: &Plan, drawing: &Drawing) -> String {
             step_label(step.status),
             if blocked { " · blocked" } else { "" }
         ));
-        for (k, line) in wrap(&step.description, 30, 2).iter().enumerate() {
+        for (k, line) in wrap(&description, 30, 2).iter().enumerate() {
             out.push_str(&format!(
                 "<text x=\"10\" y=\"{}\" class=\"node-text\">{}</text>",
                 40 + 15 * k,

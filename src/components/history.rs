@@ -22,7 +22,7 @@ pub fn DecisionTimeline(confirm: Confirm) -> impl IntoView {
                         " · "
                         <time datetime=d.decided_at.to_string() title=time::exact(&d.decided_at)>{time::ago(&d.decided_at, now)}</time>
                     </p>
-                    {d.reason.clone().map(|r| view! { <p class="timeline-reason">{r}</p> })}
+                    {d.reason.clone().map(|r| view! { <p class="timeline-reason">{crate::reveal::prose(&r)}</p> })}
                 </li>
             }).collect_view()}
         </ol>

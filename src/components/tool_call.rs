@@ -95,7 +95,7 @@ pub fn ToolCallPanel(
                 {if hash_ok { " ✓ recomputed in this browser" } else { " ✕ does NOT match the call" }}
             </p>
             <h3>"Agent’s summary"</h3>
-            <blockquote class="summary"><Markdown text=request.human_summary.clone() /></blockquote>
+            <blockquote class="summary"><Markdown text=crate::reveal::prose(&request.human_summary) /></blockquote>
             {match summary {
                 Some(check) if check.matches() => view! {
                     <p class="summary-check summary-ok">"✓ Checked: the summary names the tool and every argument value of the exact call."</p>

@@ -78,7 +78,7 @@ impl Entry {
                 .strip_prefix(name.as_str())
                 .map(|rest| rest.trim_start_matches([':', ' ']))
                 .unwrap_or(summary);
-            return format!("{name}: {summary}");
+            return format!("{}: {summary}", crate::reveal::label(&name));
         }
         match (self.review.plan(), self.review.confirm.target_type) {
             (Some(plan), _) => plan.title.clone(),

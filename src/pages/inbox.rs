@@ -371,7 +371,7 @@ fn ReviewRow(entry: Arc<Entry>) -> impl IntoView {
             <a class="review-link" href=href>
                 <span class="review-main">
                     <span class="tag">{entry.kind_label()}</span>
-                    <span class="review-title">{entry.title()}</span>
+                    <span class="review-title">{crate::reveal::prose(&entry.title())}</span>
                     {queued.then(|| view! {
                         <span class="badge badge-queued" title="Your decision is kept on this device until the server is reachable">"Queued"</span>
                     })}

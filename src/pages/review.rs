@@ -95,7 +95,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
         <article class="review" aria-labelledby="review-title">
             <p class="breadcrumb"><a href="/" aria-keyshortcuts="Escape">"← Inbox"</a></p>
             <header class="review-head">
-                <h1 id="review-title">{entry.title()}</h1>
+                <h1 id="review-title">{crate::reveal::prose(&entry.title())}</h1>
                 <p class="review-meta">
                     <StatusBadge status=confirm.status />
                     <span class="tag">{entry.kind_label()}</span>
@@ -104,7 +104,15 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                         {time::ago(&confirm.requested_at, now)}
                     </time>
                 </p>
-                {confirm.reason.clone().map(|r| view! { <p class="request-reason">{r}</p> })}
+                {confirm.reason.clone().map(|r| {
+                    // A long reason scrolls in its box, reachable by keyboard.
+                    let long = r.len() > 600;
+                    view! {
+                        <p class="request-reason" role=long.then_some("region") aria-label=long.then_some("Reason for the request") tabindex=long.then_some("0")>
+                            {crate::reveal::prose(&r)}
+                        </p>
+                    }
+                })}
             </header>
 
             <div class="review-grid">
@@ -113,8 +121,8 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                     {plan.clone().map(|plan| view! {
                         <section aria-labelledby="plan-title" class="card">
                             <h2 id="plan-title">"Plan"</h2>
-                            <p class="plan-title"><strong>{plan.title.clone()}</strong> " " <PlanStatusBadge status=plan.status /></p>
-                            <p class="plan-objective">{plan.objective.clone()}</p>
+                            <p class="plan-title"><strong>{crate::reveal::prose(&plan.title)}</strong> " " <PlanStatusBadge status=plan.status /></p>
+                            <p class="plan-objective">{crate::reveal::prose(&plan.objective)}</p>
                             <PlanGraph plan=plan.clone() />
                         </section>
                     })}
@@ -162,7 +170,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                                         <p>
                                             <strong>{queued.input.status.clone()}</strong>
                                             {format!(" as {}", crate::reveal::label(&queued.input.decided_by_role))}
-                                            {queued.input.reason.clone().filter(|r| !r.trim().is_empty()).map(|r| format!(": “{r}”"))}
+                                            {queued.input.reason.clone().filter(|r| !r.trim().is_empty()).map(|r| format!(": “{}”", crate::reveal::prose(&r)))}
                                         </p>
                                         <p class="subtle">"The server cannot be reached. This decision is kept in this browser and sent as soon as the server is back (never twice)."</p>
                                     </section>

@@ -119,3 +119,69 @@ test("a tool call's hidden characters are shown as escapes in the exact call", a
   expect(await violations(page)).toEqual([]);
   expect(errors).toEqual([]);
 });
+
+test("a 1 MB reason stays legible, deep arguments are shown, and JSON nested too deep is refused with its place", async ({ page }) => {
+  const errors = await watch(page);
+  const id = (n) => `cccccccc-0000-4000-8000-${String(n).padStart(12, "0")}`;
+  const meta = { protocol_version: "1.0.0", schema_version: "1.0.0" };
+  const reason = `Megabyte reason starts. ${"<b>Rotate</b>\u202E every key ".repeat(40_000)}Megabyte reason ends.`;
+  expect(reason.length).toBeGreaterThan(1_000_000);
+  const confirm = {
+    meta, confirm_id: id(1), target_type: "plan", target_id: id(2), status: "pending",
+    requested_by_role: "verbose-agent", requested_at: "2026-11-20T10:00:00Z", reason,
+  };
+  const plan = {
+    meta, plan_id: id(2), context_id: id(3), title: "Plan with a megabyte reason", objective: "Stay legible", status: "proposed",
+    steps: [{ step_id: id(10), description: "Only step", status: "pending", dependencies: [] }],
+  };
+  await page.goto("/import");
+  await page.getByLabel("Or paste JSON").fill(JSON.stringify([confirm, plan]));
+  await page.getByRole("button", { name: "Check and import" }).click();
+  await expect(page.getByText("Imported 1 review.")).toBeVisible();
+
+  // Arguments 100 levels deep: imported, and the innermost value is in the exact call.
+  let args = { leaf: "deepest <i>value</i>" };
+  for (let level = 0; level < 100; level++) args = { [`level${level}`]: args };
+  const request = { requestedByRole: "deep-agent", sessionId: "s-1", runId: "r-1", toolCall: { name: "deep_call", args }, humanSummary: "Run the deep call", riskTier: "R1" };
+  await page.goto("/import");
+  await page.getByLabel("Or paste JSON").fill(JSON.stringify(request));
+  await page.getByRole("button", { name: "Check and import" }).click();
+  await expect(page.getByText("Imported 1 review.")).toBeVisible();
+
+  // Past the parser's depth: a clear refusal naming where, nothing stored, no panic.
+  const stored = () => page.evaluate(() => JSON.stringify(Object.entries(localStorage)).length);
+  const before = await stored();
+  await page.goto("/import");
+  await page.getByLabel("Or paste JSON").fill(`{"toolCall": ${"[".repeat(10_000)}${"]".repeat(10_000)}}`);
+  await page.getByRole("button", { name: "Check and import" }).click();
+  await expect(page.getByText(/Nothing imported: not JSON.*recursion limit.*column/).first()).toBeVisible();
+  expect(await stored(), "the refused import changed nothing stored").toBe(before);
+
+  await page.goto("/?type=other");
+  await page.getByRole("list", { name: "Reviews" }).getByRole("link", { name: /deep_call/ }).first().click();
+  await expect(page.getByLabel("Exact call (canonical JSON)")).toContainText('"leaf": "deepest <i>value</i>"');
+  await page.screenshot({ path: "tests/e2e/output/screenshots/deep-arguments-desktop.png" });
+
+  await page.goto("/");
+  await page.getByRole("list", { name: "Reviews" }).getByRole("link", { name: /megabyte reason/i }).first().click();
+  // Checked in the page, so a failure does not print a megabyte.
+  const shown = await page.locator(".request-reason").evaluate((p) => ({
+    starts: p.textContent.startsWith("Megabyte reason starts. <b>Rotate</b>[U+202E] every key"),
+    ends: p.textContent.endsWith("every key Megabyte reason ends."),
+    length: p.textContent.length,
+  }));
+  expect(shown, "the whole reason, literal, its overrides visible").toEqual({ starts: true, ends: true, length: reason.length + 40_000 * 7 });
+  for (const width of [1280, 375]) {
+    await page.setViewportSize({ width, height: 800 });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow, `no sideways scrolling at ${width} px`).toBeLessThanOrEqual(0);
+    // The reason scrolls in its own box, so the decision form stays near.
+    const box = page.getByRole("region", { name: "Reason for the request" });
+    expect(await box.evaluate((b) => b.scrollHeight > b.clientHeight && b.clientHeight < 500)).toBe(true);
+    expect(await page.evaluate(() => document.documentElement.scrollHeight), "the page stays short").toBeLessThan(6000);
+    await page.screenshot({ path: `tests/e2e/output/screenshots/megabyte-reason-${width === 375 ? "phone" : "desktop"}.png` });
+  }
+  expect(await page.evaluate(() => window.__ran)).toBeUndefined();
+  expect(await violations(page)).toEqual([]);
+  expect(errors).toEqual([]);
+});
