@@ -202,6 +202,12 @@ fn parse_review(prefix: &str, key: &str, text: &str) -> Result<Review, String> {
             review.confirm.confirm_id
         ));
     }
+    if !review.confirm.status_recorded() {
+        return Err(format!(
+            "edited outside Countersign: its status says {} but its history does not record that decision",
+            review.confirm.status
+        ));
+    }
     Ok(review)
 }
 

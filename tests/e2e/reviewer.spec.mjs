@@ -196,6 +196,28 @@ test("a damaged stored review is kept aside and reported; the app still starts",
   await shoot(page, "inbox-damaged-storage");
 });
 
+test("a review edited in storage to claim an approval is kept aside, never shown as approved", async ({ page }) => {
+  await page.goto("/");
+  await expect(rows(page)).toHaveCount(7);
+  const forged = await page.evaluate(() => {
+    const key = Object.keys(localStorage).find((k) => {
+      const review = k.startsWith("countersign.v1.review.") && JSON.parse(localStorage.getItem(k));
+      return review && review.confirm.status === "pending" && !(review.confirm.decisions || []).length;
+    });
+    const review = JSON.parse(localStorage.getItem(key));
+    review.confirm.status = "approved";
+    localStorage.setItem(key, JSON.stringify(review));
+    return { key, id: review.confirm.confirm_id };
+  });
+  await page.reload();
+  await expect(page.getByRole("alert").filter({ hasText: "kept aside" })).toContainText("edited outside Countersign");
+  await expect(rows(page)).toHaveCount(6);
+  await page.goto("/?status=approved");
+  await expect(page.locator(`a[href="/reviews/${forged.id}"]`)).toHaveCount(0);
+  const kept = await page.evaluate((key) => [localStorage.getItem(key), Object.keys(localStorage).filter((k) => k.startsWith("countersign.quarantine.")).length], forged.key);
+  expect(kept, "moved aside, not deleted").toEqual([null, 1]);
+});
+
 test("a full storage quota is a clear error and the decision stays on screen", async ({ page }) => {
   await page.goto(MIGRATION);
   await expect(page.getByRole("button", { name: "Approve" })).toBeEnabled();

@@ -68,6 +68,9 @@ pub enum IssueCode {
     HashMismatch,
     /// A time window that ends before it starts.
     EndsBeforeStart,
+    /// A decided status (approved, rejected, cancelled) that the last decision
+    /// of the history does not record: edited, or forged.
+    StatusWithoutDecision,
 }
 
 impl IssueCode {
@@ -104,6 +107,7 @@ impl IssueCode {
             NotCanonical => "not_canonical",
             HashMismatch => "hash_mismatch",
             EndsBeforeStart => "ends_before_start",
+            StatusWithoutDecision => "status_without_decision",
         }
     }
 }

@@ -296,3 +296,39 @@ fn a_given_agent_role_must_name_a_role() {
     assert_eq!(report.issues[0].path, "/steps/0/agent_role");
     assert_eq!(report.issues[0].code, IssueCode::EmptyString);
 }
+
+#[test]
+fn a_decided_status_must_be_recorded_by_the_last_decision() {
+    let flow = fixtures().join("mplp/golden/flows/flow-05-single-agent-confirm-required/input");
+    let pending = read_json(&flow.join("confirm.json"));
+    assert!(
+        validate_document(&pending).is_valid(),
+        "pending with a decision not yet applied"
+    );
+    let mut approved = pending.clone();
+    approved["status"] = Value::from("approved");
+    assert!(
+        validate_document(&approved).is_valid(),
+        "approved by its last decision"
+    );
+
+    let mut forged = pending.clone();
+    forged["status"] = Value::from("approved");
+    forged["decisions"] = Value::Array(vec![]);
+    let report = validate_document(&forged);
+    assert_eq!(report.issues.len(), 1, "{:#?}", report.issues);
+    assert_eq!(report.issues[0].path, "/status");
+    assert_eq!(report.issues[0].code, IssueCode::StatusWithoutDecision);
+    assert_eq!(
+        report.issues[0].message,
+        "the status says approved but the history holds no decision"
+    );
+
+    let mut overwritten = pending;
+    overwritten["status"] = Value::from("cancelled");
+    let report = validate_document(&overwritten);
+    assert_eq!(
+        report.issues[0].message,
+        "the status says cancelled but the last decision in the history is approved"
+    );
+}

@@ -41,6 +41,17 @@ pub struct Confirm {
 }
 
 impl Confirm {
+    /// Whether the status is what the history says: pending, or the status of
+    /// the last decision. A confirm that fails this was edited outside
+    /// Countersign (validation reports it as `status_without_decision`).
+    pub fn status_recorded(&self) -> bool {
+        self.status == ConfirmStatus::Pending
+            || self
+                .decisions()
+                .last()
+                .is_some_and(|d| ConfirmStatus::from(d.status) == self.status)
+    }
+
     /// The decisions, oldest first (empty when none).
     pub fn decisions(&self) -> &[Decision] {
         self.decisions.as_deref().unwrap_or(&[])

@@ -12,7 +12,10 @@ use serde_json::Value;
 pub(super) fn check(value: &Value, kind: DocumentKind, out: &mut Vec<Issue>) {
     protocol_version(value, out);
     match kind {
-        DocumentKind::Confirm => rejections_have_reasons(value, out),
+        DocumentKind::Confirm => {
+            rejections_have_reasons(value, out);
+            status_recorded_by_history(value, out);
+        }
         DocumentKind::Plan => {
             agent_roles_named(value, out);
             plan_graph(value, out);
@@ -62,6 +65,37 @@ fn rejections_have_reasons(value: &Value, out: &mut Vec<Issue>) {
                 "a rejected decision must say why: `reason` is missing or empty",
             ));
         }
+    }
+}
+
+/// A decided confirm's status is the status of its last decision, so an
+/// approval cannot be claimed (by an edited file or storage) without one in
+/// the history. A pending confirm may hold decisions: a rejection before a
+/// resubmission, or (as MPLP's golden flow 5 does) one not yet applied.
+fn status_recorded_by_history(value: &Value, out: &mut Vec<Issue>) {
+    let Some(status) = value.get("status").and_then(Value::as_str) else {
+        return;
+    };
+    if !matches!(status, "approved" | "rejected" | "cancelled") {
+        return;
+    }
+    let last = value
+        .get("decisions")
+        .and_then(Value::as_array)
+        .and_then(|d| d.last())
+        .and_then(|d| d.get("status"))
+        .and_then(Value::as_str);
+    if last != Some(status) {
+        out.push(Issue::new(
+            &Pointer::root().child("status"),
+            IssueCode::StatusWithoutDecision,
+            match last {
+                None => format!("the status says {status} but the history holds no decision"),
+                Some(last) => format!(
+                    "the status says {status} but the last decision in the history is {last}"
+                ),
+            },
+        ));
     }
 }
 
