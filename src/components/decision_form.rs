@@ -92,8 +92,14 @@ pub fn DecisionForm(
         }
         None => Signal::derive(|| false),
     };
-    let role = RwSignal::new(desk.settings.get_untracked().reviewer_role);
-    let reason = RwSignal::new(String::new());
+    // What was typed before this form was drawn again stays.
+    let draft = desk.draft(id);
+    let role = RwSignal::new(
+        draft
+            .role
+            .unwrap_or_else(|| desk.settings.get_untracked().reviewer_role),
+    );
+    let reason = RwSignal::new(draft.reason);
     let role_error = RwSignal::new(None::<String>);
     let reason_error = RwSignal::new(None::<String>);
     let form_error = RwSignal::new(None::<String>);
@@ -174,8 +180,9 @@ pub fn DecisionForm(
         leptos::task::spawn_local(async move {
             let outcome = desk.decide(id, &input, &key).await;
             busy.set(false);
-            if let Err(failure) = outcome {
-                show(failure);
+            match outcome {
+                Ok(_) => desk.drop_draft(id),
+                Err(failure) => show(failure),
             }
         });
     };
@@ -212,7 +219,11 @@ pub fn DecisionForm(
                     type="text"
                     autocomplete="off"
                     prop:value=move || role.get()
-                    on:input=move |ev| role.set(event_target_value(&ev))
+                    on:input=move |ev| {
+                        let typed = event_target_value(&ev);
+                        desk.edit_draft(id, |d| d.role = Some(typed.clone()));
+                        role.set(typed);
+                    }
                     aria-invalid=move || role_error.with(Option::is_some).to_string()
                     aria-describedby="role-error"
                 />
@@ -225,7 +236,11 @@ pub fn DecisionForm(
                     rows="3"
                     node_ref=reason_ref
                     prop:value=move || reason.get()
-                    on:input=move |ev| reason.set(event_target_value(&ev))
+                    on:input=move |ev| {
+                        let typed = event_target_value(&ev);
+                        desk.edit_draft(id, |d| d.reason = typed.clone());
+                        reason.set(typed);
+                    }
                     on:keydown=move |ev| {
                         if ev.key() == "Enter" && (ev.ctrl_key() || ev.meta_key()) && offer.deny.is_some() {
                             ev.prevent_default();

@@ -2,6 +2,7 @@
 //! store (local storage, or a server with live updates), the settings and what
 //! went wrong loading them. Provided as context.
 
+mod drafts;
 mod langgraph;
 mod tools;
 
@@ -209,6 +210,7 @@ pub struct Desk {
     store: StoredValue<Option<LocalStore>>,
     server: StoredValue<Option<HttpStore>>,
     langgraph: StoredValue<Option<Interrupts>>,
+    drafts: StoredValue<Vec<(MplpId, drafts::Draft)>>,
 }
 
 impl Desk {
@@ -291,6 +293,7 @@ impl Desk {
             store: StoredValue::new(store),
             server: StoredValue::new(server.clone()),
             langgraph: StoredValue::new(langgraph),
+            drafts: StoredValue::new(Default::default()),
         };
         if let Some(server) = server {
             crate::live::connect(desk, server);
@@ -329,7 +332,9 @@ impl Desk {
                     .iter_mut()
                     .find(|e| e.id() == review.confirm.confirm_id)
                 {
-                    Some(slot) if changes(&slot.review) > changes(&review) => {}
+                    // An unchanged review keeps its entry, so its page is not drawn again.
+                    Some(slot)
+                        if changes(&slot.review) > changes(&review) || slot.review == review => {}
                     Some(slot) => *slot = Arc::new(Entry::new(review)),
                     None => entries.push(Arc::new(Entry::new(review))),
                 }

@@ -138,6 +138,34 @@ test("a reviewer connects with a key, sees the server's reviews live, and decide
   await expect(rows(page).filter({ hasText: "Database Migration Plan" })).toHaveCount(1);
 });
 
+test("what the reviewer typed stays when the page loads again from the server behind it", async ({ page }) => {
+  await connect(page);
+  // The live stream opens late (a slow network or a busy machine): the app
+  // loads every review, then loads them again once the stream is open.
+  await page.route("**/api/v1/events*", async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await route.continue();
+  });
+  let loads = 0;
+  page.on("requestfinished", (request) => request.url().includes("/api/v1/reviews?status=all") && loads++);
+  await page.goto(`${server.url}/reviews/${MIGRATION}`);
+  await page.getByLabel("Decide as role").fill("security_officer");
+  await page.getByLabel(/^Reason/).fill("Typed while the stream was opening.");
+  await expect.poll(() => loads, { timeout: 10_000 }).toBe(2);
+  await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
+  await expect(page.getByLabel("Decide as role")).toHaveValue("security_officer");
+  await expect(page.getByLabel(/^Reason/)).toHaveValue("Typed while the stream was opening.");
+
+  // Leaving the review and coming back keeps the draft too, until it is saved.
+  await page.getByRole("link", { name: "← Inbox" }).click();
+  await page.getByRole("list", { name: "Reviews" }).getByRole("link", { name: /Database Migration Plan/ }).click();
+  await expect(page.getByLabel(/^Reason/)).toHaveValue("Typed while the stream was opening.");
+  await page.getByRole("button", { name: "Approve" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "approved by security_officer" })).toBeVisible();
+  const stored = await api(server, server.reviewer, "GET", `/reviews/${MIGRATION}`);
+  expect(stored.body.review.confirm.decisions.at(-1).reason).toBe("Typed while the stream was opening.");
+});
+
 test("when another reviewer decided first, the page says who and what, and nothing is overwritten", async ({ page }) => {
   await connect(page);
   // Someone else rejects while this page is open; without the live stream this page does not know yet.
