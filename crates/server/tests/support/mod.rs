@@ -79,6 +79,11 @@ impl Server {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Kills the process at once (SIGKILL: no shutdown, no flushing).
     pub fn crash(mut self) {
         self.child.kill().unwrap();
