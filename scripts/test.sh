@@ -27,8 +27,8 @@ step "clippy"
 cargo clippy -p countersign-domain -p countersign-server --all-targets -- -D warnings
 cargo clippy -p countersign-app -p countersign-bench -p countersign-floor --target wasm32-unknown-unknown --all-targets -- -D warnings
 
-step "domain tests; server and API tests on SQLite and PostgreSQL"
-cargo test -p countersign-domain -p countersign-server
+step "domain tests; server API, security and soak tests on SQLite and PostgreSQL (figures printed)"
+cargo test -p countersign-domain -p countersign-server -- --show-output
 
 step "app view-logic tests (wasm, headless chromium)"
 CHROMEDRIVER=/usr/bin/chromedriver cargo test -p countersign-app --target wasm32-unknown-unknown
