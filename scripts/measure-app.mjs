@@ -28,6 +28,8 @@ function review(n, steps) {
       meta, confirm_id: id("aaaaaaaa", n), target_type: "plan", target_id: plan, status: n % 4 === 0 ? "approved" : "pending",
       requested_by_role: `agent-${n % 7}`, requested_at: new Date(Date.UTC(2026, 10, 1) + n * 60000).toISOString(),
       reason: `Request number ${n} to change production settings`,
+      // Every fourth one is decided, with its decision in the history.
+      ...(n % 4 === 0 && { decisions: [{ decision_id: id("eeeeeeee", n), status: "approved", decided_by_role: "reviewer", decided_at: new Date(Date.UTC(2026, 10, 2) + n * 60000).toISOString(), reason: "Checked" }] }),
     },
     target: { plan: {
       meta, plan_id: plan, context_id: id("cccccccc", 1), title: `Plan ${n}: migrate shard ${n}`, objective: "Keep data safe", status: "proposed",
