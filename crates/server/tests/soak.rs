@@ -1,4 +1,4 @@
-//! Load soak (SECURITY.md): the real server on a SQLite file under a steady
+//! Load soak (SECURITY.md): the real server on SQLite and on PostgreSQL under a steady
 //! mixed load for a bounded time — agents submitting plans and tool calls and
 //! polling outcomes, reviewers listing, searching, opening and deciding, and
 //! event-stream subscribers — with its resident memory sampled throughout.
@@ -16,7 +16,7 @@ use std::io::{BufRead, BufReader};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use support::{confirm_id, review, Client, Reply, Server};
+use support::{confirm_id, fresh_database, review, Client, Reply, Server};
 
 const AGENTS: u32 = 4;
 const REVIEWERS: u32 = 4;
@@ -133,10 +133,31 @@ fn subscribe(url: &str, key: &str, sentinel: &str, ready: &AtomicU32) -> Result<
 }
 
 #[test]
-fn a_steady_mixed_load_answers_every_request_and_memory_levels_off() {
-    let seconds = soak_seconds();
+fn sqlite_answers_every_request_of_a_steady_mixed_load_and_memory_levels_off() {
     let data = tempfile::tempdir().unwrap();
-    let server = Server::start(data.path(), &[]);
+    soak(&Server::start(data.path(), &[]), "SQLite");
+}
+
+#[test]
+fn postgresql_answers_every_request_of_a_steady_mixed_load_and_memory_levels_off() {
+    let Some(url) = fresh_database("countersign_soak") else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    soak(
+        &Server::start_on(data.path(), Some(&url), &[]),
+        "PostgreSQL",
+    );
+}
+
+/// One soak at a time: both at once would share this machine's cores and
+/// measure each other.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Runs the mixed load against `server` for the soak's time, then checks and prints.
+fn soak(server: &Server, backend: &str) {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let seconds = soak_seconds();
     let pid = server.pid();
     let sentinel = confirm_id(u32::MAX);
     let tally = Mutex::new(Tally::default());
@@ -158,7 +179,7 @@ fn a_steady_mixed_load_answers_every_request_and_memory_levels_off() {
         let start = Instant::now();
         for agent_no in 0..AGENTS {
             let (server, tally, to_decide, created, stop) =
-                (&server, &tally, &to_decide, &created, &stop);
+                (server, &tally, &to_decide, &created, &stop);
             scope.spawn(move || {
                 let client = server.client(&server.agent);
                 let mut next = Instant::now();
@@ -193,7 +214,7 @@ fn a_steady_mixed_load_answers_every_request_and_memory_levels_off() {
         }
         for reviewer_no in 0..REVIEWERS {
             let (server, tally, to_decide, decided, stop) =
-                (&server, &tally, &to_decide, &decided, &stop);
+                (server, &tally, &to_decide, &decided, &stop);
             scope.spawn(move || {
                 let client = server.client(&server.reviewer);
                 let mut k = 0u32;
@@ -224,7 +245,7 @@ fn a_steady_mixed_load_answers_every_request_and_memory_levels_off() {
             });
         }
         for lister_no in 0..LISTERS {
-            let (server, tally, stop) = (&server, &tally, &stop);
+            let (server, tally, stop) = (server, &tally, &stop);
             scope.spawn(move || {
                 let client = server.client(&server.reviewer);
                 let queries = [
@@ -261,7 +282,7 @@ fn a_steady_mixed_load_answers_every_request_and_memory_levels_off() {
 
     let tally = tally.into_inner().unwrap();
     let total: usize = tally.latencies.values().map(Vec::len).sum();
-    println!("soak: {seconds} s on SQLite, {AGENTS} agents, {REVIEWERS} deciding reviewers, {LISTERS} listing reviewers, {SUBSCRIBERS} event subscribers");
+    println!("soak: {seconds} s on {backend}, {AGENTS} agents, {REVIEWERS} deciding reviewers, {LISTERS} listing reviewers, {SUBSCRIBERS} event subscribers");
     for (op, latencies) in &tally.latencies {
         let mut sorted = latencies.clone();
         sorted.sort();
