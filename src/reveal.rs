@@ -22,25 +22,28 @@ fn reorders_or_controls(c: char) -> bool {
         | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// Prose (a reason, a title, a description) with each direction override,
-/// isolate and control written as `[U+XXXX]`, so text cannot be shown in an
-/// order other than the one it was written in; joiners and marks that
-/// scripts and emoji need are kept.
-pub fn prose(text: &str) -> String {
-    replace_where(text, reorders_or_controls, |c| {
-        format!("[U+{:04X}]", u32::from(c))
-    })
+/// A character as its code point in brackets: `[U+202E]`.
+fn code_point(c: char) -> String {
+    format!("[U+{:04X}]", u32::from(c))
 }
 
-/// A label with each hidden character written as `[U+XXXX]`.
+/// Prose (a reason, a title, a description) with each direction override,
+/// isolate and control written as its code point (`[U+202E]`), so text cannot
+/// be shown in an order other than the one it was written in; joiners and
+/// marks that scripts and emoji need are kept.
+pub fn prose(text: &str) -> String {
+    replace(text, reorders_or_controls, code_point)
+}
+
+/// A label with each hidden character written as its code point (`[U+200B]`).
 pub fn label(text: &str) -> String {
-    replace(text, |c| format!("[U+{:04X}]", u32::from(c)))
+    replace(text, is_hidden, code_point)
 }
 
 /// JSON text with each hidden character written as its JSON escape
 /// (`\u202e`): the same JSON value, readable.
 pub fn json(text: &str) -> String {
-    replace(text, |c| {
+    replace(text, is_hidden, |c| {
         let mut units = [0u16; 2];
         c.encode_utf16(&mut units)
             .iter()
@@ -49,11 +52,8 @@ pub fn json(text: &str) -> String {
     })
 }
 
-fn replace(text: &str, mark: impl Fn(char) -> String) -> String {
-    replace_where(text, is_hidden, mark)
-}
-
-fn replace_where(text: &str, hidden: fn(char) -> bool, mark: impl Fn(char) -> String) -> String {
+/// `text` with each character that `hidden` picks written as `mark` makes it.
+fn replace(text: &str, hidden: fn(char) -> bool, mark: impl Fn(char) -> String) -> String {
     if !text.chars().any(hidden) {
         return text.to_owned();
     }
