@@ -56,15 +56,19 @@ async fn refresh(desk: Desk, server: HttpStore) {
                     .set(if open { Link::Live } else { Link::Reconnecting });
             }
         }
-        Err(e) if desk.link.get_untracked() != Link::Polling(POLL_SECONDS) => {
-            desk.link.set(Link::Offline(e.to_string()))
-        }
-        Err(e) => desk.notices.update(|n| {
-            let message = format!("Refreshing failed: {e}");
-            if n.last() != Some(&message) {
-                n.push(message);
-            }
-        }),
+        Err(e) => match desk.link.get_untracked() {
+            // Nothing loaded yet: the server cannot be reached.
+            Link::Connecting | Link::Offline(_) => desk.link.set(Link::Offline(e.to_string())),
+            // The stream reconnects by itself and loads again once it is back.
+            Link::Reconnecting => {}
+            // What is shown stays; the reviewer is told this load failed.
+            _ => desk.notices.update(|n| {
+                let message = format!("Refreshing failed: {e}");
+                if n.last() != Some(&message) {
+                    n.push(message);
+                }
+            }),
+        },
     }
 }
 

@@ -166,6 +166,24 @@ test("what the reviewer typed stays when the page loads again from the server be
   expect(stored.body.review.confirm.decisions.at(-1).reason).toBe("Typed while the stream was opening.");
 });
 
+test("a load behind the page that fails leaves the live link and the page as they are", async ({ page }) => {
+  await connect(page);
+  // The stream opens late, so the app loads every review a second time; that load fails.
+  await page.route("**/api/v1/events*", async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await route.continue();
+  });
+  let loads = 0;
+  await page.route((url) => url.pathname === "/api/v1/reviews" && url.searchParams.get("status") === "all",
+    (route) => (++loads === 2 ? route.abort("connectionrefused") : route.continue()));
+  await page.goto(`${server.url}/reviews/${MIGRATION}`);
+  await expect(page.getByRole("button", { name: "Approve" })).toBeEnabled();
+  await expect.poll(() => loads, { timeout: 10_000 }).toBe(2);
+  await expect(page.getByRole("region", { name: "Notices" })).toContainText("Refreshing failed");
+  await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
+  await expect(page.getByRole("button", { name: "Approve" })).toBeEnabled();
+});
+
 test("when another reviewer decided first, the page says who and what, and nothing is overwritten", async ({ page }) => {
   await connect(page);
   // Someone else rejects while this page is open; without the live stream this page does not know yet.
