@@ -4,6 +4,7 @@
 use crate::components::dag::PlanGraph;
 use crate::components::decision_form::DecisionForm;
 use crate::components::history::{DecisionTimeline, EventList};
+use crate::components::long_text::LongText;
 use crate::components::status::{PlanStatusBadge, StatusBadge};
 use crate::components::tool_call::{RedeemForm, ToolCallPanel};
 use crate::desk::{Desk, Entry, Link};
@@ -104,14 +105,8 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                         {time::ago(&confirm.requested_at, now)}
                     </time>
                 </p>
-                {confirm.reason.clone().map(|r| {
-                    // A long reason scrolls in its box, reachable by keyboard.
-                    let long = r.len() > 600;
-                    view! {
-                        <p class="request-reason" role=long.then_some("region") aria-label=long.then_some("Reason for the request") tabindex=long.then_some("0")>
-                            {crate::reveal::prose(&r)}
-                        </p>
-                    }
+                {confirm.reason.clone().map(|text| view! {
+                    <LongText class="request-reason" label="Reason for the request" text />
                 })}
             </header>
 
@@ -122,7 +117,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
                         <section aria-labelledby="plan-title" class="card">
                             <h2 id="plan-title">"Plan"</h2>
                             <p class="plan-title"><strong>{crate::reveal::prose(&plan.title)}</strong> " " <PlanStatusBadge status=plan.status /></p>
-                            <p class="plan-objective">{crate::reveal::prose(&plan.objective)}</p>
+                            <LongText class="plan-objective" label="Plan objective" text=plan.objective.clone() />
                             <PlanGraph plan=plan.clone() />
                         </section>
                     })}

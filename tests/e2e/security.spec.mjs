@@ -17,6 +17,18 @@ async function watch(page) {
 }
 const violations = (page) => page.evaluate(() => window.__violations);
 
+/** How far the page scrolls sideways at desktop and at phone width (0 when it does not). */
+async function sidewaysScroll(page) {
+  const before = page.viewportSize();
+  const overflow = {};
+  for (const width of [1280, 375]) {
+    await page.setViewportSize({ width, height: 800 });
+    overflow[width] = await page.evaluate(() => Math.max(0, document.documentElement.scrollWidth - window.innerWidth));
+  }
+  await page.setViewportSize(before);
+  return overflow;
+}
+
 test("the app runs under a strict Content-Security-Policy that blocks injected script", async ({ page }) => {
   const errors = await watch(page);
   await page.goto("/");
@@ -76,6 +88,7 @@ test("hostile text in a plan and its confirm is shown literally and runs nothing
   await page.goto("/");
   const row = page.getByRole("list", { name: "Reviews" }).getByRole("listitem").filter({ hasText: "Hostile plan" });
   await expect(row).toContainText(payloads.title);
+  expect(await sidewaysScroll(page), "the inbox does not scroll sideways").toEqual({ 1280: 0, 375: 0 });
   await row.getByRole("link").click();
   await expect(page.getByRole("heading", { level: 1 })).toContainText(payloads.title);
   await expect(page.getByText(payloads.reason, { exact: false }).first()).toBeVisible();
@@ -88,6 +101,10 @@ test("hostile text in a plan and its confirm is shown literally and runs nothing
   await expect(step).toHaveAttribute("aria-label", `Step 1: ${payloads.step}. Status pending. Role agent[U+202E]evil[U+200B].`);
   await step.click();
   await expect(page.getByRole("region", { name: "Step details" })).toContainText(payloads.step);
+  // The 10,000-character objective scrolls in its own box; nothing widens the page.
+  const objective = page.getByRole("region", { name: "Plan objective" });
+  expect(await objective.evaluate((b) => b.scrollHeight > b.clientHeight && b.clientHeight < 500)).toBe(true);
+  expect(await sidewaysScroll(page), "the review page does not scroll sideways").toEqual({ 1280: 0, 375: 0 });
   await shoot(page, "hostile-content");
   expect(await page.evaluate(() => window.__ran), "no payload ran").toBeUndefined();
   expect(await page.locator("main img, main iframe, main script, main a[href^='javascript:'], [onerror], [onload]").count(), "no payload became an element").toBe(0);

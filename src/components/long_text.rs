@@ -1,0 +1,18 @@
+//! Prose from the agent that may be very long: shown whole and literal, in a box
+//! that scrolls on its own (and can be reached by keyboard) once it is long.
+
+use leptos::prelude::*;
+
+/// Above this many bytes the text gets its own scrolling region.
+const LONG_TEXT_BYTES: usize = 600;
+
+/// A paragraph of agent prose; `label` names the scrolling region when it is long.
+#[component]
+pub fn LongText(class: &'static str, label: &'static str, text: String) -> impl IntoView {
+    let long = text.len() > LONG_TEXT_BYTES;
+    view! {
+        <p class=format!("long-text {class}") role=long.then_some("region") aria-label=long.then_some(label) tabindex=long.then_some("0")>
+            {crate::reveal::prose(&text)}
+        </p>
+    }
+}
