@@ -21,6 +21,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { cpus, totalmem, tmpdir } from "node:os";
 import { join } from "node:path";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
+import { distFiles } from "../scripts/dist-files.mjs";
 import { chromium } from "@playwright/test";
 import { layoutPlot } from "./plot.mjs";
 import { crateShares } from "./wasm-names.mjs";
@@ -85,9 +86,8 @@ say("Every case runs several times in the same session as its peer: median (minâ
 say();
 
 // ---------------------------------------------------------------- 1. size
-const sizes = (dir) =>
-  readdirSync(dir)
-    .filter((f) => /\.(wasm|js|css|html)$/.test(f))
+const sizes = (dir, files = distFiles(dir).firstLoad) =>
+  files
     .map((f) => {
       const body = readFileSync(join(dir, f));
       return {
@@ -100,6 +100,7 @@ const sizes = (dir) =>
 const total = (files) => files.reduce((t, f) => ({ raw: t.raw + f.raw, gzip: t.gzip + f.gzip, brotli: t.brotli + f.brotli }), { raw: 0, gzip: 0, brotli: 0 });
 const app = sizes("dist"), floor = sizes("target/bench-floor");
 const appTotal = total(app), floorTotal = total(floor);
+const later = sizes("dist", distFiles("dist").onDemand), laterTotal = total(later);
 say("## 1. Size of the first load (KB)");
 say();
 table(["file", "raw", "gzip", "brotli"], [
@@ -109,6 +110,8 @@ table(["file", "raw", "gzip", "brotli"], [
   ["**Leptos floor, first load**", kb(floorTotal.raw), kb(floorTotal.gzip), `**${kb(floorTotal.brotli)}**`],
   ["app Ã· floor", ratio(appTotal.raw, floorTotal.raw), ratio(appTotal.gzip, floorTotal.gzip), ratio(appTotal.brotli, floorTotal.brotli)],
 ]);
+say(`The first load is what the inbox needs. The review page, import, settings and the demo data are cut into ${later.length} chunks (\`scripts/split-app.mjs\`), fetched when a screen first opens or while the reviewer reads the inbox: ${kb(laterTotal.raw)} KB raw, ${kb(laterTotal.brotli)} KB brotli in all. Largest: ${later.sort((a, b) => b.brotli - a.brotli).slice(0, 3).map((f) => `${f.file} ${kb(f.brotli)} KB`).join(", ")}.`);
+say();
 const shares = crateShares(readFileSync("target/wasm32-unknown-unknown/wasm-release/countersign-app.wasm"));
 say("Where the app's code goes, by crate (bytes of function bodies before wasm-opt, from the wasm's name section; the shipped wasm is smaller, the shares are what matter):");
 say();

@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$PWD/node_modules/.bin:$PATH"
-trunk build --release
+# Release only: screens load on demand (src/pages/on_demand.rs). trunk builds with
+# the split feature and assembles dist/; split-app.mjs then cuts cargo's wasm into
+# the first load and the chunks, replacing trunk's unsplit wasm and glue.
+trunk build --release --features split
+target_dir="$(cargo metadata --format-version 1 --no-deps | node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(0)).target_directory)')"
+node scripts/split-app.mjs dist "$target_dir/wasm32-unknown-unknown/wasm-release/countersign-app.wasm"
 node scripts/harden-dist.mjs dist
 node scripts/size-report.mjs dist

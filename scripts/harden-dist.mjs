@@ -27,6 +27,14 @@ const POLICY = [
   "manifest-src 'self'",
 ].join("; ");
 
+// scripts/split-app.mjs replaced the wasm and its glue after trunk hashed them:
+// every preload's integrity is taken again from the file as served.
+html = html.replace(/<link\b[^>]*\bhref="\/([^"]+)"[^>]*>/g, (tag, file) => {
+  if (!/\bintegrity="/.test(tag)) return tag;
+  const digest = createHash("sha384").update(readFileSync(join(dist, file))).digest("base64");
+  return tag.replace(/\bintegrity="[^"]*"/, `integrity="sha384-${digest}"`);
+});
+
 const inline = [...html.matchAll(/<script type="module">([\s\S]*?)<\/script>/g)];
 if (inline.length !== 1) {
   throw new Error(`${indexPath}: expected trunk's one inline boot script, found ${inline.length}`);

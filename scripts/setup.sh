@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs whatever this machine lacks to build and test Countersign, and skips
-# what is present: the wasm target, rustfmt/clippy, wasm-bindgen-cli and trunk at
-# pinned versions, npm packages (binaryen's wasm-opt, Playwright), and, with
+# what is present: the wasm target, rustfmt/clippy, wasm-bindgen-cli, trunk and
+# wasm-split-cli at pinned versions, npm packages (binaryen's wasm-opt, Playwright), and, with
 # --browser, Debian's chromium and chromedriver. Source it or run it; it prints
 # what it does. With --postgres, Debian's PostgreSQL for the server's tests.
 # With --udspy, a Python virtual environment (.venv-udspy) with the udspy agent
@@ -15,6 +15,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 WASM_BINDGEN_VERSION=0.2.130
 TRUNK_VERSION=0.21.14
+WASM_SPLIT_VERSION=0.2.4
 UDSPY_VERSION=0.1.8
 LANGGRAPH_CLI_VERSION=0.4.40
 LANGGRAPH_API_VERSION=0.16.7
@@ -69,6 +70,14 @@ fi
 step "trunk $TRUNK_VERSION"
 if [[ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]]; then
   cargo install trunk --version "$TRUNK_VERSION" --locked --force
+else
+  echo "present"
+fi
+
+step "wasm-split-cli $WASM_SPLIT_VERSION (cuts the release app into on-demand chunks)"
+# (the tool has no --version: cargo's list of installed crates says which one it is)
+if ! cargo install --list | grep -qx "wasm_split_cli_support v$WASM_SPLIT_VERSION:" || ! command -v wasm-split-cli >/dev/null; then
+  cargo install wasm_split_cli_support --version "$WASM_SPLIT_VERSION" --features build-binary --locked --force
 else
   echo "present"
 fi

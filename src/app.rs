@@ -2,7 +2,8 @@
 
 use crate::desk::Desk;
 use crate::keyboard::{use_shortcuts, SHORTCUTS};
-use crate::pages::{import::ImportPage, inbox::Inbox, review::ReviewPage, settings::SettingsPage};
+use crate::pages::inbox::Inbox;
+use crate::pages::on_demand::{self, OnDemand};
 use crate::router::{provide_location, Route};
 use leptos::prelude::*;
 
@@ -30,6 +31,8 @@ pub fn App() -> impl IntoView {
             let _ = root.set_attribute("data-theme", theme);
         }
     });
+    // The other screens' code is fetched while the reviewer reads the inbox.
+    request_idle_callback(on_demand::preload_all);
     view! { <Shell /> }
 }
 
@@ -74,9 +77,9 @@ fn Shell() -> impl IntoView {
         <main id="main" tabindex="-1">
             {move || match route.get() {
                 Route::Inbox => view! { <Inbox /> }.into_any(),
-                Route::Review(id) => view! { <ReviewPage id /> }.into_any(),
-                Route::Import => view! { <ImportPage /> }.into_any(),
-                Route::Settings => view! { <SettingsPage /> }.into_any(),
+                Route::Review(id) => view! { <OnDemand load=move || on_demand::review_screen(id.clone()) /> }.into_any(),
+                Route::Import => view! { <OnDemand load=on_demand::import_screen /> }.into_any(),
+                Route::Settings => view! { <OnDemand load=on_demand::settings_screen /> }.into_any(),
                 Route::NotFound => view! {
                     <section class="not-found">
                         <h1>"Page not found"</h1>

@@ -14,6 +14,7 @@ mod pages;
 mod reveal;
 mod router;
 mod settings;
+mod split;
 mod store;
 mod time;
 

@@ -4,6 +4,7 @@
 
 mod drafts;
 mod langgraph;
+mod seed;
 mod tools;
 
 pub use langgraph::Interrupts;
@@ -14,7 +15,6 @@ use crate::store::{
     outbox, Backend, Connection, HttpError, HttpStore, LangGraphStore, LocalStore, SetAside,
     StoreError,
 };
-use countersign_domain::demo;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
 use leptos::prelude::*;
@@ -235,6 +235,7 @@ impl Desk {
             .map(|c| Interrupts::new(LangGraphStore::new(c.clone()), store.as_ref()));
         let connection = connection.filter(|c| c.backend == Backend::Countersign);
         let remote = connection.is_some() || langgraph.is_some();
+        let mut needs_demo = false;
         let reviews = if remote {
             if let Some(text) = store.as_ref().and_then(LocalStore::settings_text) {
                 if let Ok(s) = serde_json::from_str::<Settings>(&text) {
@@ -250,9 +251,7 @@ impl Desk {
                 None => Vec::new(),
             }
         } else if let Some(store) = &store {
-            if !store.seeded() {
-                seed(store, &mut notices);
-            }
+            needs_demo = !store.seeded();
             let outcome = store.load();
             notices.extend(outcome.set_aside.iter().map(describe_set_aside));
             if let Some(text) = store.settings_text() {
@@ -266,7 +265,8 @@ impl Desk {
             }
             outcome.reviews
         } else {
-            demo::reviews(browser::now()).unwrap_or_default()
+            needs_demo = true;
+            Vec::new()
         };
         browser::mark("countersign:parsed");
         let mut entries: Vec<Arc<Entry>> = reviews
@@ -300,6 +300,9 @@ impl Desk {
         }
         if desk.langgraph.with_value(Option::is_some) {
             desk.follow_langgraph();
+        }
+        if needs_demo {
+            desk.seed_demo();
         }
         desk
     }
@@ -436,22 +439,6 @@ impl Desk {
         Ok(count)
     }
 
-    /// Replaces every review with fresh demo data.
-    pub fn reset_demo(&self) -> Result<(), StoreError> {
-        let reviews = demo::reviews(browser::now()).map_err(StoreError::WriteFailed)?;
-        if let Some(store) = self.store.get_value() {
-            store.clear_reviews();
-            store.save_all(&reviews).map_err(|(_, e)| e)?;
-        }
-        let mut entries: Vec<Arc<Entry>> = reviews
-            .into_iter()
-            .map(|r| Arc::new(Entry::new(r)))
-            .collect();
-        sort(&mut entries);
-        self.entries.set(entries);
-        Ok(())
-    }
-
     /// Saves the settings and applies them.
     pub fn save_settings(&self, settings: Settings) -> Result<(), StoreError> {
         if let Some(store) = self.store.get_value() {
@@ -502,20 +489,6 @@ impl Desk {
             Some(store) => store.save(review),
             None => Ok(()),
         }
-    }
-}
-
-fn seed(store: &LocalStore, notices: &mut Vec<String>) {
-    match demo::reviews(browser::now()) {
-        Ok(reviews) => match store.save_all(&reviews) {
-            Ok(()) => {
-                let _ = store.mark_seeded();
-            }
-            Err((saved, e)) => {
-                notices.push(format!("Only {saved} demo review(s) could be stored: {e}"))
-            }
-        },
-        Err(e) => notices.push(e),
     }
 }
 

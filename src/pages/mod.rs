@@ -2,5 +2,6 @@
 
 pub mod import;
 pub mod inbox;
+pub mod on_demand;
 pub mod review;
 pub mod settings;

@@ -57,10 +57,12 @@ pub fn SettingsPage() -> impl IntoView {
             })
             .unwrap_or(false);
         if confirmed {
-            message.set(Some(match desk.reset_demo() {
-                Ok(()) => "The demo reviews are back.".to_owned(),
-                Err(e) => e.to_string(),
-            }));
+            leptos::task::spawn_local(async move {
+                message.set(Some(match desk.reset_demo().await {
+                    Ok(()) => "The demo reviews are back.".to_owned(),
+                    Err(e) => e.to_string(),
+                }));
+            });
         }
     };
     let connected = desk.remote();

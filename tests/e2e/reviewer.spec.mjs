@@ -115,6 +115,9 @@ test("rejecting without a reason shows the error next to the field and saves not
 });
 
 test("importing a plan with a cycle lists the cycle and stores nothing; a valid one is added", async ({ page }) => {
+  // First start stores the demo reviews (their code loads on demand): wait for them.
+  await page.goto("/");
+  await expect(rows(page).first()).toBeVisible();
   await page.goto("/import");
   const before = await reviewKeys(page);
   const id = (n) => `aaaaaaaa-0000-4000-8000-${String(n).padStart(12, "0")}`;
@@ -282,4 +285,32 @@ test("the app can be installed: manifest and icons are served", async ({ page, r
     expect(response.ok(), icon.src).toBe(true);
     expect(response.headers()["content-type"]).toBe(icon.type);
   }
+});
+
+test("the first load holds the inbox; a screen whose code cannot be fetched says so and loads on Try again", async ({ page }) => {
+  const fetched = [];
+  page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
+  // The review page's code is refused, as when the network drops.
+  await page.route(/\/split_review_screen-[0-9a-f]+\.wasm$/, (route) => route.abort("internetdisconnected"));
+  await page.goto("/");
+  await expect(rows(page).first()).toBeVisible();
+  const firstWasm = fetched.filter((p) => p.endsWith(".wasm"));
+  expect(firstWasm.filter((p) => /^\/countersign-app-[0-9a-f]+_bg\.wasm$/.test(p)), "the app's first-load module").toHaveLength(1);
+
+  const first = rows(page).first();
+  const title = await first.locator(".review-title").textContent();
+  await first.getByRole("link").click();
+  const alert = page.getByRole("alert").filter({ hasText: "This screen could not be loaded" });
+  await expect(alert).toBeVisible();
+  await shoot(page, "screen-load-failed");
+
+  await page.unroute(/\/split_review_screen-[0-9a-f]+\.wasm$/);
+  await alert.getByRole("button", { name: "Try again" }).click();
+  await expect(page.getByRole("heading", { level: 1 })).toContainText(title);
+  await expect(page.getByRole("button", { name: "Approve" })).toBeVisible();
+  expect(fetched.some((p) => /^\/split_review_screen-[0-9a-f]+\.wasm$/.test(p)), "the review page came as its own chunk").toBe(true);
+  // The refused fetches are logged by the browser; nothing else went wrong.
+  const unexpected = page.errors.filter((e) => !/ERR_INTERNET_DISCONNECTED|^TypeError: Failed to fetch/.test(e));
+  expect(unexpected).toEqual([]);
+  page.errors.length = 0;
 });

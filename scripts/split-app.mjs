@@ -1,0 +1,63 @@
+// Splits the release app into a first-load module and on-demand chunks.
+// trunk builds the app with the `split` feature (its own wasm-bindgen output
+// cannot run: it still imports the split placeholders); this script takes
+// cargo's wasm (linked with --emit-relocs), cuts it at the split points of
+// src/pages/on_demand.rs with wasm-split-cli, runs wasm-bindgen and wasm-opt on
+// every part, and puts them in dist/ under trunk's file names. The loader and
+// the chunks get content-hashed names, so a browser never mixes two builds.
+// Usage: node scripts/split-app.mjs <dist-dir> <cargo-wasm>
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const [dist, cargoWasm] = process.argv.slice(2);
+if (!dist || !cargoWasm) throw new Error("usage: node scripts/split-app.mjs <dist-dir> <cargo-wasm>");
+
+// The features rustc 1.88+ emits for wasm32 by default; wasm-opt must accept them.
+const WASM_OPT = [
+  "-Oz", "--strip-debug", "--strip-producers",
+  "--enable-bulk-memory", "--enable-nontrapping-float-to-int", "--enable-sign-ext",
+  "--enable-mutable-globals", "--enable-reference-types", "--enable-multivalue",
+];
+const run = (cmd, args) => execFileSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"] });
+const hashOf = (bytes) => createHash("sha256").update(bytes).digest("hex").slice(0, 16);
+
+const js = readdirSync(dist).filter((f) => /^countersign-app-[0-9a-f]+\.js$/.test(f));
+if (js.length !== 1) throw new Error(`${dist}: expected trunk's one countersign-app-<hash>.js, found ${js.length}`);
+const stem = js[0].slice(0, -".js".length);
+
+const work = mkdtempSync(join(tmpdir(), "countersign-split-"));
+try {
+  const split = join(work, "split");
+  run("wasm-split-cli", [cargoWasm, split, "--target", "web", "--out-name", stem]);
+  const bindgen = join(work, "bindgen");
+  // --keep-lld-exports: the chunks link against the main module's function table.
+  run("wasm-bindgen", ["--target", "web", "--no-typescript", "--keep-lld-exports", "--out-dir", bindgen, "--out-name", stem, join(split, `${stem}.wasm`)]);
+  run("wasm-opt", [...WASM_OPT, join(bindgen, `${stem}_bg.wasm`), "-o", join(dist, `${stem}_bg.wasm`)]);
+
+  let loader = readFileSync(join(split, "__wasm_split.js"), "utf8");
+  const chunks = readdirSync(split).filter((f) => f.endsWith(".wasm") && f !== `${stem}.wasm`);
+  if (chunks.length === 0) throw new Error(`${cargoWasm}: no split points found (built without the split feature?)`);
+  for (const chunk of chunks) {
+    const optimized = join(work, chunk);
+    run("wasm-opt", [...WASM_OPT, join(split, chunk), "-o", optimized]);
+    const bytes = readFileSync(optimized);
+    const name = `${chunk.slice(0, -".wasm".length)}-${hashOf(bytes)}.wasm`;
+    writeFileSync(join(dist, name), bytes);
+    if (!loader.includes(`"./${chunk}"`)) throw new Error(`__wasm_split.js does not load ${chunk}`);
+    loader = loader.replaceAll(`"./${chunk}"`, `"./${name}"`);
+  }
+  const loaderName = `split-loader-${hashOf(loader)}.js`;
+  writeFileSync(join(dist, loaderName), loader);
+
+  const glue = readFileSync(join(bindgen, `${stem}.js`), "utf8");
+  // Only the module import moves; the wasm's import namespace keeps its name.
+  const importLine = 'from "./__wasm_split.js"';
+  if (!glue.includes(importLine)) throw new Error(`${stem}.js does not import the split loader`);
+  writeFileSync(join(dist, `${stem}.js`), glue.replaceAll(importLine, `from "./${loaderName}"`));
+  console.log(`${dist}: ${stem} split into the first load and ${chunks.length} on-demand chunks (${loaderName})`);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

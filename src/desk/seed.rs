@@ -1,0 +1,78 @@
+//! The demo reviews: stored on first start and by "Reset demo data". Their code
+//! and text are a split point, fetched only when they are needed.
+
+use super::{sort, Desk, Entry};
+use crate::browser;
+use crate::split::{on_demand, LoadFailed};
+use crate::store::StoreError;
+use countersign_domain::{demo, Review};
+use leptos::prelude::*;
+use std::sync::Arc;
+
+on_demand! {
+    /// The demo reviews, requested relative to now.
+    fn demo_reviews() -> Result<Vec<Review>, String> {
+        demo::reviews(browser::now())
+    }
+}
+
+/// Why the demo reviews could not be given.
+fn describe(_: LoadFailed) -> String {
+    "The demo reviews could not be loaded: the app's server did not answer.".to_owned()
+}
+
+impl Desk {
+    /// First start: fetches the demo reviews, stores them and shows what storage
+    /// then holds (without storage, shows them for this visit only).
+    pub(super) fn seed_demo(self) {
+        leptos::task::spawn_local(async move {
+            let reviews = match demo_reviews().await {
+                Ok(Ok(reviews)) => reviews,
+                Ok(Err(e)) => return self.notify(e),
+                Err(e) => return self.notify(describe(e)),
+            };
+            let Some(store) = self.store.get_value() else {
+                return self.show(reviews);
+            };
+            match store.save_all(&reviews) {
+                Ok(()) => {
+                    let _ = store.mark_seeded();
+                }
+                Err((saved, e)) => {
+                    self.notify(format!("Only {saved} demo review(s) could be stored: {e}"))
+                }
+            }
+            let outcome = store.load();
+            self.notices
+                .update(|n| n.extend(outcome.set_aside.iter().map(super::describe_set_aside)));
+            self.show(outcome.reviews);
+        });
+    }
+
+    /// Replaces every review with fresh demo data.
+    pub async fn reset_demo(&self) -> Result<(), StoreError> {
+        let reviews = demo_reviews()
+            .await
+            .map_err(|e| StoreError::WriteFailed(describe(e)))?
+            .map_err(StoreError::WriteFailed)?;
+        if let Some(store) = self.store.get_value() {
+            store.clear_reviews();
+            store.save_all(&reviews).map_err(|(_, e)| e)?;
+        }
+        self.show(reviews);
+        Ok(())
+    }
+
+    fn show(&self, reviews: Vec<Review>) {
+        let mut entries: Vec<Arc<Entry>> = reviews
+            .into_iter()
+            .map(|r| Arc::new(Entry::new(r)))
+            .collect();
+        sort(&mut entries);
+        self.entries.set(entries);
+    }
+
+    fn notify(&self, notice: String) {
+        self.notices.update(|n| n.push(notice));
+    }
+}
