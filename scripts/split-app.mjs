@@ -3,14 +3,16 @@
 // cannot run: it still imports the split placeholders); this script takes
 // cargo's wasm (linked with --emit-relocs), cuts it at the split points of
 // src/pages/on_demand.rs with wasm-split-cli, runs wasm-bindgen and wasm-opt on
-// every part, and puts them in dist/ under trunk's file names. The loader and
-// the chunks get content-hashed names, so a browser never mixes two builds.
+// every part, minifies the JavaScript, and puts them in dist/ under trunk's file
+// names. The loader and the chunks get content-hashed names, so a browser never
+// mixes two builds.
 // Usage: node scripts/split-app.mjs <dist-dir> <cargo-wasm>
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { minify } from "terser";
 
 const [dist, cargoWasm] = process.argv.slice(2);
 if (!dist || !cargoWasm) throw new Error("usage: node scripts/split-app.mjs <dist-dir> <cargo-wasm>");
@@ -23,6 +25,8 @@ const WASM_OPT = [
 ];
 const run = (cmd, args) => execFileSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"] });
 const hashOf = (bytes) => createHash("sha256").update(bytes).digest("hex").slice(0, 16);
+// Export names and the wasm's import names (strings) are kept; locals shrink.
+const minified = async (code) => (await minify(code, { module: true, compress: true, mangle: true })).code;
 
 const js = readdirSync(dist).filter((f) => /^countersign-app-[0-9a-f]+\.js$/.test(f));
 if (js.length !== 1) throw new Error(`${dist}: expected trunk's one countersign-app-<hash>.js, found ${js.length}`);
@@ -49,6 +53,7 @@ try {
     if (!loader.includes(`"./${chunk}"`)) throw new Error(`__wasm_split.js does not load ${chunk}`);
     loader = loader.replaceAll(`"./${chunk}"`, `"./${name}"`);
   }
+  loader = await minified(loader);
   const loaderName = `split-loader-${hashOf(loader)}.js`;
   writeFileSync(join(dist, loaderName), loader);
 
@@ -56,7 +61,7 @@ try {
   // Only the module import moves; the wasm's import namespace keeps its name.
   const importLine = 'from "./__wasm_split.js"';
   if (!glue.includes(importLine)) throw new Error(`${stem}.js does not import the split loader`);
-  writeFileSync(join(dist, `${stem}.js`), glue.replaceAll(importLine, `from "./${loaderName}"`));
+  writeFileSync(join(dist, `${stem}.js`), await minified(glue.replaceAll(importLine, `from "./${loaderName}"`)));
   console.log(`${dist}: ${stem} split into the first load and ${chunks.length} on-demand chunks (${loaderName})`);
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -3,10 +3,13 @@
 //! single-use token.
 
 use crate::desk::{Desk, Entry};
+use crate::split::{on_demand, LoadFailed};
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::toolcall::ToolChoice;
-use countersign_domain::DecisionInput;
+use countersign_domain::{DecisionInput, MplpId};
 use leptos::prelude::*;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 /// Pending tool calls grouped by (tool, session), groups of two or more only,
@@ -34,6 +37,32 @@ pub fn similar_calls(entries: &[Arc<Entry>]) -> Vec<(String, String, Vec<Arc<Ent
     groups
 }
 
+on_demand! {
+    /// Decides each call of a group in turn, each with its own decision (and
+    /// token); says how many were decided and the first refusal. The decision
+    /// code is shared with the review page and loads on demand.
+    fn decide_each(desk: Desk, ids: Vec<MplpId>, input: DecisionInput) -> Pin<Box<dyn Future<Output = String>>> {
+        Box::pin(async move {
+            let status = input.status.clone();
+            let (mut done, mut failed) = (0, Vec::new());
+            for id in ids {
+                let key = crate::browser::new_id().to_string();
+                match desk.decide(id, &input, &key).await {
+                    Ok(_) => done += 1,
+                    Err(e) => failed.push(e.to_string()),
+                }
+            }
+            match failed.first() {
+                None => format!(
+                    "{done} call(s) {status}, each with its own decision{}.",
+                    if status == "approved" { " and token" } else { "" }
+                ),
+                Some(first) => format!("{done} {status}; {} refused: {first}", failed.len()),
+            }
+        })
+    }
+}
+
 /// One group with its two actions.
 #[component]
 pub fn CallGroup(name: String, session: String, members: Vec<Arc<Entry>>) -> impl IntoView {
@@ -59,26 +88,14 @@ pub fn CallGroup(name: String, session: String, members: Vec<Arc<Entry>>) -> imp
                     ..ToolChoice::default()
                 }),
             };
-            let (mut done, mut failed) = (0, Vec::new());
-            for id in ids {
-                let key = crate::browser::new_id().to_string();
-                match desk.decide(id, &input, &key).await {
-                    Ok(_) => done += 1,
-                    Err(e) => failed.push(e.to_string()),
+            let summary = match decide_each(desk, ids, input).await {
+                Ok(deciding) => deciding.await,
+                Err(LoadFailed) => {
+                    "Nothing decided: the decision code could not be loaded (the app's server did not answer). Try again.".to_owned()
                 }
-            }
+            };
             busy.set(false);
-            result.set(Some(match failed.first() {
-                None => format!(
-                    "{done} call(s) {status}, each with its own decision{}.",
-                    if status == "approved" {
-                        " and token"
-                    } else {
-                        ""
-                    }
-                ),
-                Some(first) => format!("{done} {status}; {} refused: {first}", failed.len()),
-            }));
+            result.set(Some(summary));
         });
     };
     let label = format!("{count} similar calls: {name} in session {session}");

@@ -4,6 +4,7 @@
 
 mod drafts;
 mod langgraph;
+mod remote;
 mod seed;
 mod tools;
 
@@ -295,11 +296,8 @@ impl Desk {
             langgraph: StoredValue::new(langgraph),
             drafts: StoredValue::new(Default::default()),
         };
-        if let Some(server) = server {
-            crate::live::connect(desk, server);
-        }
-        if desk.langgraph.with_value(Option::is_some) {
-            desk.follow_langgraph();
+        if remote {
+            desk.follow_remote(server);
         }
         if needs_demo {
             desk.seed_demo();

@@ -4,10 +4,30 @@
 
 use super::{Desk, Entry};
 use crate::browser;
+use crate::split::on_demand;
+use countersign_domain::model::ConfirmStatus;
 use countersign_domain::toolcall::{approve_by_grant, expire_if_due, grants, redeem, Redemption};
 use countersign_domain::{MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
+
+on_demand! {
+    /// Closes every pending tool call past its expiry, with the domain's rules.
+    fn close_due(desk: Desk) -> () {
+        let now = browser::now();
+        let due: Vec<Review> = desk.entries.with_untracked(|entries| {
+            entries
+                .iter()
+                .filter_map(|e| expire_if_due(&e.review, now, &mut browser::new_id))
+                .collect()
+        });
+        for review in due {
+            if desk.persist(&review).is_ok() {
+                desk.replace(review);
+            }
+        }
+    }
+}
 
 impl Desk {
     /// Redeems the token of a tool-call review for the call about to run, with
@@ -34,25 +54,28 @@ impl Desk {
     }
 
     /// Closes pending tool calls past their expiry as denied by default
-    /// (local storage only: a server closes its own). Returns how many.
-    pub fn close_expired(&self) -> usize {
+    /// (local storage only: a server closes its own). Finding one is cheap and
+    /// done here; the closing code loads on demand, the first time one is due.
+    pub fn close_expired(&self) {
         if self.remote() {
-            return 0;
+            return;
         }
         let now = browser::now();
-        let due: Vec<Review> = self.entries.with_untracked(|entries| {
-            entries
-                .iter()
-                .filter_map(|e| expire_if_due(&e.review, now, &mut browser::new_id))
-                .collect()
+        let any_due = self.entries.with_untracked(|entries| {
+            entries.iter().any(|e| {
+                e.status() == ConfirmStatus::Pending
+                    && e.review
+                        .tool_call()
+                        .is_some_and(|c| c.request.expired_at(now))
+            })
         });
-        let count = due.len();
-        for review in due {
-            if self.persist(&review).is_ok() {
-                self.replace(review);
-            }
+        if any_due {
+            let desk = *self;
+            // A failed load is tried again at the next check.
+            leptos::task::spawn_local(async move {
+                let _ = close_due(desk).await;
+            });
         }
-        count
     }
 
     /// Approves newly added pending calls that a reviewer's standing scope
