@@ -4,7 +4,8 @@
 //   - inbox with N reviews in local storage: time from the wasm starting
 //     (mark countersign:start) to the inbox rendered (countersign:inbox-ready),
 //     and one search keystroke until the list is redrawn;
-//   - review page of a plan of 1,000 steps: start to plan drawn.
+//   - review page of a plan of 1,000 steps: start to plan drawn when opened by
+//     its address, and click to plan drawn when opened from the inbox.
 // Each case runs 5 times in a fresh browser context; median and range are shown.
 import { spawn } from "node:child_process";
 import { chromium } from "@playwright/test";
@@ -94,7 +95,7 @@ for (const count of only ? [] : [100, 1000, 10000]) {
 }
 
 const plan = [review(424242, 1000)];
-const drawn = [];
+const drawn = [], opened = [];
 for (let run = 0; run < (only ? 0 : 5); run++) {
   const context = await seeded(plan);
   const page = await context.newPage();
@@ -105,9 +106,20 @@ for (let run = 0; run < (only ? 0 : 5); run++) {
     const nodes = await page.getByRole("button", { name: /^Step \d+:/ }).count();
     console.log(`review page: ${nodes} step nodes drawn`);
   }
+  // The reviewer's path: from the inbox, once the page's code was fetched ahead.
+  await page.goto(`${base}/`);
+  await page.waitForFunction(() => performance.getEntriesByName("countersign:inbox-ready").length > 0, null, { timeout: 60000 });
+  await page.waitForTimeout(2000);
+  await page.evaluate(() => performance.mark("measure:open"));
+  await page.getByRole("list", { name: "Reviews" }).getByRole("link").first().click();
+  await page.waitForFunction(() => performance.getEntriesByName("countersign:plan-drawn").length > 0, null, { timeout: 60000 });
+  opened.push(await since(page, "measure:open", "countersign:plan-drawn"));
   await context.close();
 }
-if (!only) console.log(`review page, 1,000-step plan: drawn ${stats(drawn)} after the wasm starts`);
+if (!only) {
+  console.log(`review page, 1,000-step plan: drawn ${stats(drawn)} after the wasm starts (opened by its address: its code is fetched then)`);
+  console.log(`review page, 1,000-step plan: drawn ${stats(opened)} after the click in the inbox (its code fetched ahead)`);
+}
 
 // Tool calls: the modified-arguments editor re-parses, re-canonicalizes and
 // re-hashes on every keystroke (measure countersign:args-preview, plus the

@@ -31,8 +31,9 @@ pub fn App() -> impl IntoView {
             let _ = root.set_attribute("data-theme", theme);
         }
     });
-    // The other screens' code is fetched while the reviewer reads the inbox.
-    request_idle_callback(on_demand::preload_all);
+    // The other screens' code is fetched while the reviewer reads the inbox, a
+    // moment after it is shown (not competing with the load or a first keystroke).
+    set_timeout(on_demand::preload_all, std::time::Duration::from_secs(1));
     view! { <Shell /> }
 }
 

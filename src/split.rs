@@ -17,13 +17,14 @@ impl From<leptos::wasm_split::SplitLoaderError> for LoadFailed {
 
 /// Declares `async fn name(args) -> Result<T, LoadFailed>`, a split point in the
 /// release build, and with `/ preload` an `async fn preload() -> Result<(), LoadFailed>`
-/// that fetches its code ahead of need.
+/// that fetches its code ahead of need. Split points `in` the same chunk load
+/// together (fewer, larger chunks: each fetch and instantiation has a cost).
 macro_rules! on_demand {
-    ($(#[$doc:meta])* fn $name:ident $(/ $preload:ident)? ($($arg:ident: $ty:ty),*) -> $out:ty $body:block) => {
+    ($(#[$doc:meta])* in $chunk:ident fn $name:ident $(/ $preload:ident)? ($($arg:ident: $ty:ty),*) -> $out:ty $body:block) => {
         $(#[$doc])*
         #[cfg(feature = "split")]
         #[leptos::wasm_split::wasm_split(
-            $name,
+            $chunk,
             wasm_split_path = ::leptos::wasm_split,
             fallible,
             $(preload(#[doc = "Fetches the code ahead of need."] $preload))?

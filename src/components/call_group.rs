@@ -41,7 +41,7 @@ on_demand! {
     /// Decides each call of a group in turn, each with its own decision (and
     /// token); says how many were decided and the first refusal. The decision
     /// code is shared with the review page and loads on demand.
-    fn decide_each(desk: Desk, ids: Vec<MplpId>, input: DecisionInput) -> Pin<Box<dyn Future<Output = String>>> {
+    in review fn decide_each(desk: Desk, ids: Vec<MplpId>, input: DecisionInput) -> Pin<Box<dyn Future<Output = String>>> {
         Box::pin(async move {
             let status = input.status.clone();
             let (mut done, mut failed) = (0, Vec::new());

@@ -8,14 +8,14 @@ use leptos::prelude::*;
 
 on_demand! {
     /// Loads the server's reviews and follows its live stream.
-    fn follow_server(desk: Desk, server: HttpStore) -> () {
+    in remote fn follow_server(desk: Desk, server: HttpStore) -> () {
         crate::live::connect(desk, server)
     }
 }
 
 on_demand! {
     /// Lists LangGraph's interrupted threads now and every few seconds after.
-    fn follow_threads(desk: Desk) -> () {
+    in remote fn follow_threads(desk: Desk) -> () {
         desk.follow_langgraph()
     }
 }

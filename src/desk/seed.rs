@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 on_demand! {
     /// The demo reviews, requested relative to now.
-    fn demo_reviews() -> Result<Vec<Review>, String> {
+    in demo fn demo_reviews() -> Result<Vec<Review>, String> {
         demo::reviews(browser::now())
     }
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 on_demand! {
     /// Closes every pending tool call past its expiry, with the domain's rules.
-    fn close_due(desk: Desk) -> () {
+    in review fn close_due(desk: Desk) -> () {
         let now = browser::now();
         let due: Vec<Review> = desk.entries.with_untracked(|entries| {
             entries

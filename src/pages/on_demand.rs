@@ -6,26 +6,26 @@ use leptos::prelude::*;
 
 on_demand! {
     /// The review page of one confirm.
-    fn review_screen / preload_review_screen (id: String) -> AnyView {
+    in review fn review_screen / preload_review_screen (id: String) -> AnyView {
         view! { <super::review::ReviewPage id /> }.into_any()
     }
 }
 
 on_demand! {
     /// Import and export.
-    fn import_screen / preload_import_screen () -> AnyView {
+    in import fn import_screen / preload_import_screen () -> AnyView {
         view! { <super::import::ImportPage /> }.into_any()
     }
 }
 
 on_demand! {
     /// Settings.
-    fn settings_screen / preload_settings_screen () -> AnyView {
+    in settings fn settings_screen / preload_settings_screen () -> AnyView {
         view! { <super::settings::SettingsPage /> }.into_any()
     }
 }
 
-/// Fetches every screen's code once the browser is idle, so that opening one is
+/// Fetches every screen's code ahead of need, so that opening one is
 /// instant and still works if the network goes away later. A failure here is
 /// silent: opening the screen tries again and says so if it fails.
 pub fn preload_all() {

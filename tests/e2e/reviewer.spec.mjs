@@ -291,7 +291,7 @@ test("the first load holds the inbox; a screen whose code cannot be fetched says
   const fetched = [];
   page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
   // The review page's code is refused, as when the network drops.
-  await page.route(/\/split_review_screen-[0-9a-f]+\.wasm$/, (route) => route.abort("internetdisconnected"));
+  await page.route(/\/split_review-[0-9a-f]+\.wasm$/, (route) => route.abort("internetdisconnected"));
   await page.goto("/");
   await expect(rows(page).first()).toBeVisible();
   const firstWasm = fetched.filter((p) => p.endsWith(".wasm"));
@@ -304,11 +304,11 @@ test("the first load holds the inbox; a screen whose code cannot be fetched says
   await expect(alert).toBeVisible();
   await shoot(page, "screen-load-failed");
 
-  await page.unroute(/\/split_review_screen-[0-9a-f]+\.wasm$/);
+  await page.unroute(/\/split_review-[0-9a-f]+\.wasm$/);
   await alert.getByRole("button", { name: "Try again" }).click();
   await expect(page.getByRole("heading", { level: 1 })).toContainText(title);
   await expect(page.getByRole("button", { name: "Approve" })).toBeVisible();
-  expect(fetched.some((p) => /^\/split_review_screen-[0-9a-f]+\.wasm$/.test(p)), "the review page came as its own chunk").toBe(true);
+  expect(fetched.some((p) => /^\/split_review-[0-9a-f]+\.wasm$/.test(p)), "the review page came as its own chunk").toBe(true);
   // The refused fetches are logged by the browser; nothing else went wrong.
   const unexpected = page.errors.filter((e) => !/ERR_INTERNET_DISCONNECTED|^TypeError: Failed to fetch/.test(e));
   expect(unexpected).toEqual([]);
