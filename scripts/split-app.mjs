@@ -5,7 +5,8 @@
 // src/pages/on_demand.rs with wasm-split-cli, runs wasm-bindgen and wasm-opt on
 // every part, minifies the JavaScript, and puts them in dist/ under trunk's file
 // names. The loader and the chunks get content-hashed names, so a browser never
-// mixes two builds.
+// mixes two builds. On a review's address, the boot script also preloads the
+// review page's chunk while the app itself loads.
 // Usage: node scripts/split-app.mjs <dist-dir> <cargo-wasm>
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -42,6 +43,7 @@ try {
   run("wasm-opt", [...WASM_OPT, join(bindgen, `${stem}_bg.wasm`), "-o", join(dist, `${stem}_bg.wasm`)]);
 
   let loader = readFileSync(join(split, "__wasm_split.js"), "utf8");
+  const renamed = {};
   const chunks = readdirSync(split).filter((f) => f.endsWith(".wasm") && f !== `${stem}.wasm`);
   if (chunks.length === 0) throw new Error(`${cargoWasm}: no split points found (built without the split feature?)`);
   for (const chunk of chunks) {
@@ -50,9 +52,25 @@ try {
     const bytes = readFileSync(optimized);
     const name = `${chunk.slice(0, -".wasm".length)}-${hashOf(bytes)}.wasm`;
     writeFileSync(join(dist, name), bytes);
+    renamed[chunk] = name;
     if (!loader.includes(`"./${chunk}"`)) throw new Error(`__wasm_split.js does not load ${chunk}`);
     loader = loader.replaceAll(`"./${chunk}"`, `"./${name}"`);
   }
+  // Opened by a review's address (a link to one request): the review page's code
+  // is fetched beside the app's own instead of after it starts.
+  const review = renamed["split_review.wasm"];
+  if (!review) throw new Error("no review page chunk (split_review.wasm)");
+  const indexPath = join(dist, "index.html");
+  const boot = '<script type="module">';
+  const html = readFileSync(indexPath, "utf8");
+  if (!html.includes(boot)) throw new Error(`${indexPath}: no inline boot script to extend`);
+  const preload = `if (location.pathname.startsWith("/reviews/")) {
+  const link = Object.assign(document.createElement("link"), { rel: "preload", as: "fetch", href: "/${review}", crossOrigin: "anonymous" });
+  document.head.append(link);
+}
+`;
+  writeFileSync(indexPath, html.replace(boot, `${boot}\n${preload}`));
+
   loader = await minified(loader);
   const loaderName = `split-loader-${hashOf(loader)}.js`;
   writeFileSync(join(dist, loaderName), loader);
