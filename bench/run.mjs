@@ -76,8 +76,9 @@ for (const file of readdirSync("bench/page")) copyFileSync(`bench/page/${file}`,
 copyFileSync("node_modules/@dagrejs/dagre/dist/dagre.min.js", `${page}/dagre.min.js`);
 copyFileSync("node_modules/canonicalize/lib/canonicalize.js", `${page}/canonicalize.js`);
 // The floor is not split: built without the relocations the app's split needs
-// (.cargo/config.toml), which would stay in its wasm as custom sections.
-const floorEnv = { ...process.env, CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS: "--cfg erase_components" };
+// (.cargo/config.toml), which would stay in its wasm as custom sections. RUSTFLAGS
+// replaces the config's flags (a target's rustflags from the environment would add).
+const floorEnv = { ...process.env, RUSTFLAGS: "--cfg erase_components" };
 sh("trunk", ["build", "--release", "--config", "Trunk.toml", "--dist", "target/bench-floor", "bench/floor/index.html"], { stdio: ["ignore", "ignore", "inherit"], env: floorEnv });
 
 const machine = `${cpus()[0]?.model ?? "unknown CPU"}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GB RAM`;
