@@ -69,11 +69,18 @@ try {
   document.head.append(link);
 }
 `;
-  writeFileSync(indexPath, html.replace(boot, `${boot}\n${preload}`));
+  let page = html.replace(boot, `${boot}\n${preload}`);
 
   loader = await minified(loader);
   const loaderName = `split-loader-${hashOf(loader)}.js`;
   writeFileSync(join(dist, loaderName), loader);
+  // The glue imports the loader: without this, the browser finds it only after
+  // the glue arrived, one round trip later, and the app starts that much later.
+  const glueTag = page.match(/<link rel="modulepreload" href="\/countersign-app-[0-9a-f]+\.js"[^>]*>/)?.[0];
+  if (!glueTag) throw new Error(`${indexPath}: no modulepreload of the app's glue`);
+  const integrity = `sha384-${createHash("sha384").update(loader).digest("base64")}`;
+  page = page.replace(glueTag, `${glueTag}\n<link rel="modulepreload" href="/${loaderName}" crossorigin="anonymous" integrity="${integrity}">`);
+  writeFileSync(indexPath, page);
 
   const glue = readFileSync(join(bindgen, `${stem}.js`), "utf8");
   // Only the module import moves; the wasm's import namespace keeps its name.

@@ -165,6 +165,8 @@ test("a reviewer approves with the keyboard alone", async ({ page }) => {
   await expect(page.getByRole("link", { name: /Database Migration Plan/ })).toBeFocused();
   await page.keyboard.press("Enter");
   await expect(page).toHaveURL(new RegExp(MIGRATION));
+  // The page's code may still be arriving: the reviewer presses `a` once it shows.
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("Database Migration Plan");
   await page.keyboard.press("a");
   await expect(page.getByRole("status").filter({ hasText: "Decided" })).toContainText("approved by reviewer");
   await page.keyboard.press("Escape");
