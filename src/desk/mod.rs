@@ -29,34 +29,42 @@ pub struct Entry {
     /// How many validation problems it has, counted the first time a view asks
     /// (the inbox shows 50 rows, so loading 1,000 reviews validates 50).
     problems: std::sync::OnceLock<usize>,
-    /// Lowercased text the search box matches against.
-    pub haystack: String,
+    /// Lowercased text the search box matches against, made at the first search.
+    haystack: std::sync::OnceLock<String>,
 }
 
 impl Entry {
-    /// Wraps a review (validation waits until a view asks for it).
+    /// Wraps a review (validation and the search text wait until asked for).
     pub fn new(review: Review) -> Self {
-        let haystack = [
-            review.plan().map(|p| p.title.as_str()).unwrap_or_default(),
-            review
-                .plan()
-                .map(|p| p.objective.as_str())
-                .unwrap_or_default(),
-            review.confirm.reason.as_deref().unwrap_or_default(),
-            review
-                .tool_call()
-                .map(|c| c.request.tool_call_canonical.as_str())
-                .unwrap_or_default(),
-            review.confirm.requested_by_role.as_str(),
-            &review.confirm.confirm_id.to_string(),
-        ]
-        .join(" ")
-        .to_lowercase();
         Entry {
             review,
             problems: std::sync::OnceLock::new(),
-            haystack,
+            haystack: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The lowercased text the search box matches against: titles, reason,
+    /// the tool call, the requester and the id.
+    pub fn haystack(&self) -> &str {
+        self.haystack.get_or_init(|| {
+            let review = &self.review;
+            [
+                review.plan().map(|p| p.title.as_str()).unwrap_or_default(),
+                review
+                    .plan()
+                    .map(|p| p.objective.as_str())
+                    .unwrap_or_default(),
+                review.confirm.reason.as_deref().unwrap_or_default(),
+                review
+                    .tool_call()
+                    .map(|c| c.request.tool_call_canonical.as_str())
+                    .unwrap_or_default(),
+                review.confirm.requested_by_role.as_str(),
+                &review.confirm.confirm_id.to_string(),
+            ]
+            .join(" ")
+            .to_lowercase()
+        })
     }
 
     /// How many validation problems the review has (0 = valid).
@@ -270,11 +278,7 @@ impl Desk {
             Vec::new()
         };
         browser::mark("countersign:parsed");
-        let mut entries: Vec<Arc<Entry>> = reviews
-            .into_iter()
-            .map(|r| Arc::new(Entry::new(r)))
-            .collect();
-        sort(&mut entries);
+        let entries = sorted_entries(reviews);
         browser::mark("countersign:loaded");
         let server = connection.map(HttpStore::new);
         let queued = server
@@ -490,6 +494,17 @@ impl Desk {
     }
 }
 
+/// The inbox's entries for `reviews`, oldest request first.
+fn sorted_entries(reviews: Vec<Review>) -> Vec<Arc<Entry>> {
+    let mut entries: Vec<Arc<Entry>> = reviews
+        .into_iter()
+        .map(|r| Arc::new(Entry::new(r)))
+        .collect();
+    sort(&mut entries);
+    entries
+}
+
+/// Oldest request first (the id breaks ties, so the order is stable).
 fn sort(entries: &mut [Arc<Entry>]) {
     entries.sort_by(|a, b| {
         a.review

@@ -1,13 +1,12 @@
 //! The demo reviews: stored on first start and by "Reset demo data". Their code
 //! and text are a split point, fetched only when they are needed.
 
-use super::{sort, Desk, Entry};
+use super::{sorted_entries, Desk};
 use crate::browser;
 use crate::split::{on_demand, LoadFailed};
 use crate::store::StoreError;
 use countersign_domain::{demo, Review};
 use leptos::prelude::*;
-use std::sync::Arc;
 
 on_demand! {
     /// The demo reviews, requested relative to now.
@@ -64,12 +63,7 @@ impl Desk {
     }
 
     fn show(&self, reviews: Vec<Review>) {
-        let mut entries: Vec<Arc<Entry>> = reviews
-            .into_iter()
-            .map(|r| Arc::new(Entry::new(r)))
-            .collect();
-        sort(&mut entries);
-        self.entries.set(entries);
+        self.entries.set(sorted_entries(reviews));
     }
 
     fn notify(&self, notice: String) {

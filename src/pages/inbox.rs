@@ -82,7 +82,7 @@ impl Filters {
                 .requester
                 .as_ref()
                 .is_none_or(|r| &entry.review.confirm.requested_by_role == r)
-            && (needle.is_empty() || entry.haystack.contains(needle))
+            && (needle.is_empty() || entry.haystack().contains(needle))
     }
 }
 

@@ -2,6 +2,7 @@
 //! one small value. A value that does not parse or validate is moved aside under
 //! `countersign.quarantine.*` (never deleted) and reported; the app still starts.
 
+use super::js_text::TextReader;
 use super::{SetAside, StoreError};
 use countersign_domain::{MplpId, Review};
 use wasm_bindgen::JsCast;
@@ -76,20 +77,27 @@ impl LocalStore {
     pub fn load(&self) -> LoadOutcome {
         let mut outcome = LoadOutcome::default();
         // One call for every stored pair: a key-by-key walk costs two calls
-        // across the JS boundary per review.
-        let texts: Vec<(String, String)> = js_sys::Object::entries(self.storage.as_ref())
-            .iter()
-            .filter_map(|pair| {
-                let pair = js_sys::Array::from(&pair);
-                Some((pair.get(0).as_string()?, pair.get(1).as_string()?))
-            })
-            .filter(|(key, _)| key.starts_with(self.prefix))
-            .collect();
+        // across the JS boundary per review. Values are copied into Rust only
+        // for this store's keys, by the browser's encoder.
+        let (keys, values): (Vec<String>, Vec<wasm_bindgen::JsValue>) =
+            js_sys::Object::entries(self.storage.as_ref())
+                .iter()
+                .filter_map(|pair| {
+                    let pair: js_sys::Array = pair.unchecked_into();
+                    let key = pair.get(0).as_string()?;
+                    key.starts_with(self.prefix).then(|| (key, pair.get(1)))
+                })
+                .unzip();
+        let (texts, ranges) = TextReader::new().read_all(&values);
         crate::browser::mark("countersign:read");
-        for (key, text) in texts {
-            match parse_review(self.prefix, &key, &text) {
+        outcome.reviews.reserve_exact(keys.len());
+        for (key, range) in keys.iter().zip(ranges) {
+            let Some(text) = range.map(|r| &texts[r]) else {
+                continue;
+            };
+            match parse_review(self.prefix, key, text) {
                 Ok(review) => outcome.reviews.push(review),
-                Err(reason) => outcome.set_aside.push(self.set_aside(&key, &text, reason)),
+                Err(reason) => outcome.set_aside.push(self.set_aside(key, text, reason)),
             }
         }
         outcome

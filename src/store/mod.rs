@@ -5,6 +5,7 @@
 mod connection;
 mod fetch;
 mod http;
+mod js_text;
 mod langgraph;
 mod local;
 pub mod outbox;
