@@ -305,7 +305,13 @@ test("a udspy agent's confirmation is decided in the browser: approved, edited, 
     agent.stderr.on("data", (d) => (stderr += d));
     return new Promise((resolve) => agent.on("exit", (code) => resolve({ code, stdout, stderr })));
   };
+  // Opens the agent's request once the server holds it, so the page's first
+  // load lists it (the live stream is another test's subject).
   const open = async (name) => {
+    await expect(async () => {
+      const listed = await api(server, server.reviewer, "GET", "/reviews?status=pending&q=report");
+      expect(JSON.stringify(listed.body.items)).toMatch(name);
+    }).toPass({ timeout: 20000 });
     await page.goto(`${server.url}/?type=other`);
     await page.getByRole("link", { name }).click();
     await expect(page.getByRole("heading", { name: "Tool call archive_file" })).toBeVisible();
