@@ -84,9 +84,7 @@ fn follow(desk: Desk, server: &HttpStore) {
             .and_then(|v| review_of(&v["review"]).map_err(|e| e.to_string()));
         match review {
             Ok(review) => desk.merge(vec![review]),
-            Err(e) => desk
-                .notices
-                .update(|n| n.push(format!("A live update could not be read: {e}"))),
+            Err(e) => desk.notify(format!("A live update could not be read: {e}")),
         }
     });
     for name in CHANGE_EVENTS {

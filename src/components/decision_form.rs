@@ -142,7 +142,7 @@ pub fn DecisionForm(
                 form_error.set(Some(message));
             }
         }
-        DecisionFailure::Conflict(message) => desk.notices.update(|n| n.push(message)),
+        DecisionFailure::Conflict(message) => desk.notify(message),
         // The review page shows the queued decision instead of the form.
         DecisionFailure::Queued => {}
         DecisionFailure::Held(_) => held.set(Some(failure.to_string())),

@@ -549,9 +549,14 @@ impl Desk {
             self.outbox
                 .update(|q| q.retain(|o| o.confirm_id != queued.confirm_id));
             if let Some(text) = notice {
-                self.notices.update(|n| n.push(text));
+                self.notify(text);
             }
         }
+    }
+
+    /// Adds a notice for the reviewer.
+    pub fn notify(&self, notice: String) {
+        self.notices.update(|n| n.push(notice));
     }
 
     /// The queued decision of a review, if any.

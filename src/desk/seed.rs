@@ -65,8 +65,4 @@ impl Desk {
     fn show(&self, reviews: Vec<Review>) {
         self.entries.set(sorted_entries(reviews));
     }
-
-    fn notify(&self, notice: String) {
-        self.notices.update(|n| n.push(notice));
-    }
 }

@@ -5,8 +5,9 @@
 use super::{Desk, Entry};
 use crate::browser;
 use crate::split::on_demand;
-use countersign_domain::model::ConfirmStatus;
-use countersign_domain::toolcall::{approve_by_grant, expire_if_due, grants, redeem, Redemption};
+use countersign_domain::toolcall::{
+    approve_by_grant, expire_if_due, grants, is_due, redeem, Redemption,
+};
 use countersign_domain::{MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -61,14 +62,9 @@ impl Desk {
             return;
         }
         let now = browser::now();
-        let any_due = self.entries.with_untracked(|entries| {
-            entries.iter().any(|e| {
-                e.status() == ConfirmStatus::Pending
-                    && e.review
-                        .tool_call()
-                        .is_some_and(|c| c.request.expired_at(now))
-            })
-        });
+        let any_due = self
+            .entries
+            .with_untracked(|entries| entries.iter().any(|e| is_due(&e.review, now)));
         if any_due {
             let desk = *self;
             // A failed load is tried again at the next check.

@@ -79,6 +79,14 @@ pub fn approve_by_grant(
     }))
 }
 
+/// Whether `review` is a pending tool call whose `expiresAt` has passed.
+pub fn is_due(review: &Review, now: DateTime<Utc>) -> bool {
+    review.confirm.status == ConfirmStatus::Pending
+        && review
+            .tool_call()
+            .is_some_and(|call| call.request.expired_at(now))
+}
+
 /// Closes a pending call whose `expiresAt` has passed as cancelled, denied by
 /// default, with the reason the agent sees. `None` when nothing is due.
 pub fn expire_if_due(
@@ -86,12 +94,10 @@ pub fn expire_if_due(
     now: DateTime<Utc>,
     ids: &mut impl IdSource,
 ) -> Option<Review> {
-    let Some(Target::ToolCall(call)) = &review.target else {
+    let Some(Target::ToolCall(call)) = review.target.as_ref().filter(|_| is_due(review, now))
+    else {
         return None;
     };
-    if review.confirm.status != ConfirmStatus::Pending || !call.request.expired_at(now) {
-        return None;
-    }
     let input = DecisionInput {
         status: "cancelled".into(),
         decided_by_role: EXPIRED_BY.into(),

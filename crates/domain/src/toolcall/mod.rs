@@ -16,7 +16,9 @@ mod summary;
 mod token;
 
 pub use canonical::{canonicalize, canonicalize_text, CallHash, CanonicalError, ToolCall};
-pub use flow::{approve_by_grant, expire_if_due, grants, new_tool_call_review, redeem, EXPIRED_BY};
+pub use flow::{
+    approve_by_grant, expire_if_due, grants, is_due, new_tool_call_review, redeem, EXPIRED_BY,
+};
 pub use grant::{Scope, ScopeGrant};
 pub(crate) use outcome::outcome_for;
 pub use outcome::{OutcomeKind, ToolCallReview, ToolChoice, ToolDecideError, ToolOutcome};
