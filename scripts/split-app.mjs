@@ -78,8 +78,9 @@ try {
   // the glue arrived, one round trip later, and the app starts that much later.
   const glueTag = page.match(/<link rel="modulepreload" href="\/countersign-app-[0-9a-f]+\.js"[^>]*>/)?.[0];
   if (!glueTag) throw new Error(`${indexPath}: no modulepreload of the app's glue`);
-  const integrity = `sha384-${createHash("sha384").update(loader).digest("base64")}`;
-  page = page.replace(glueTag, `${glueTag}\n<link rel="modulepreload" href="/${loaderName}" crossorigin="anonymous" integrity="${integrity}">`);
+  // Its integrity, like the glue's (replaced below), is hashed from the file as
+  // served by scripts/harden-dist.mjs, which runs next.
+  page = page.replace(glueTag, `${glueTag}\n<link rel="modulepreload" href="/${loaderName}" crossorigin="anonymous" integrity="">`);
   writeFileSync(indexPath, page);
 
   const glue = readFileSync(join(bindgen, `${stem}.js`), "utf8");
