@@ -160,14 +160,31 @@ function review(n) {
     } },
   };
 }
-// A fresh browser context whose local storage holds the reviews before the
+// The app keeps an inbox index beside the reviews (one small value it writes
+// itself once it has read them), so a reviewer's storage holds one after the
+// first visit. It is taken from a visit in a throwaway context, then stored
+// with the reviews for both pages (the plain page ignores it).
+async function withIndex(entries) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${appUrl}/icon.svg`);
+  await page.evaluate((entries) => {
+    localStorage.setItem("countersign.v1.seeded", "1");
+    for (const [k, v] of entries) localStorage.setItem(k, v);
+  }, entries);
+  await page.goto(`${appUrl}/`);
+  await page.waitForFunction(() => localStorage.getItem("countersign.v1.inbox-index") !== null, null, { timeout: 60000 });
+  const index = await page.evaluate(() => localStorage.getItem("countersign.v1.inbox-index"));
+  await context.close();
+  return [...entries, ["countersign.v1.inbox-index", index]];
+}
+// A fresh browser context whose local storage holds `entries` before the
 // measured navigation: they are written from a static file of the same origin
 // (`file`), so neither page pays for storing them while it loads.
-async function seeded(reviews, origin, file) {
+async function seeded(entries, origin, file) {
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(`${origin}/${file}`);
-  const entries = reviews.map((r) => [`countersign.v1.review.${r.confirm.confirm_id}`, JSON.stringify(r)]);
   await page.evaluate((entries) => {
     localStorage.setItem("countersign.v1.seeded", "1");
     for (const [k, v] of entries) {
@@ -195,17 +212,42 @@ say("## 2. Inbox in headless chromium");
 say();
 say("From navigation to the inbox rendered and ready for input (the app: performance mark `countersign:inbox-ready`; the plain page: `plain:inbox-ready`), with N reviews already in local storage (written before the measured navigation, from a static file of the same origin, so neither page pays for storing them). The plain page (`bench/page/plain-inbox.mjs`) is hand-written JavaScript that reads, parses and sorts the same stored reviews and renders the same 50 rows: the browser's floor. Filter: the app's status tab; search: one keystroke until the list is redrawn.");
 say();
+say("The app draws its first page from its inbox index (one local-storage value it keeps with a summary of every review, written by the app itself on an earlier visit; both pages' storage holds it) and reads every stored review right after the first frame, 200 per task, checking each as before; the fifth column says when all were read and the longest task meanwhile (0: none over 50 ms, so input is never held up). \"First visit\" is storage without an index yet: the app then reads every review before its first page.");
+say();
 const inboxRows = [];
-for (const count of quick ? [100] : [100, 1000, 10000]) {
+const cases = (quick ? [100] : [100, 1000, 10000]).map((count) => ({ count, index: true }));
+if (!quick) cases.splice(2, 0, { count: 1000, index: false });
+for (const { count, index } of cases) {
   const reviews = Array.from({ length: count }, (_, n) => review(n + 1));
-  const m = { app: [], wasm: [], plain: [], appSearch: [], plainSearch: [], filter: [], appHeap: [], plainHeap: [] };
+  // Local storage holds about 5.2 million characters (keys and values): the
+  // reviews that fit beside their index (about 210 characters each) are stored.
+  let room = 5_200_000;
+  const plainEntries = reviews
+    .map((r) => [`countersign.v1.review.${r.confirm.confirm_id}`, JSON.stringify(r)])
+    .filter(([k, v]) => (room -= k.length + v.length + 210) > 0);
+  const entries = index ? await withIndex(plainEntries) : plainEntries;
+  const m = { app: [], read: [], plain: [], appSearch: [], plainSearch: [], filter: [], appHeap: [], plainHeap: [], longest: [] };
   let stored = 0;
   for (let run = 0; run < (quick ? 1 : 5); run++) {
-    let { context, p } = await seeded(reviews, appUrl, "icon.svg");
+    let { context, p } = await seeded(entries, appUrl, "icon.svg");
+    // Tasks over 50 ms (the long tasks API), to show that reading the reviews
+    // after the first page does not hold up input.
+    await p.addInitScript(() => {
+      window.__longTasks = [];
+      new PerformanceObserver((list) => window.__longTasks.push(...list.getEntries().map((e) => [e.startTime, e.duration]))).observe({ type: "longtask" });
+    });
     await p.goto(`${appUrl}/`);
     await p.waitForFunction(() => performance.getEntriesByName("countersign:inbox-ready").length > 0, null, { timeout: 60000 });
     m.app.push(await markAt(p, "countersign:inbox-ready"));
-    m.wasm.push((await markAt(p, "countersign:inbox-ready")) - (await markAt(p, "countersign:start")));
+    if (index) {
+      await p.waitForFunction(() => performance.getEntriesByName("countersign:reviews-read").length > 0, null, { timeout: 60000 });
+      m.read.push(await markAt(p, "countersign:reviews-read"));
+      // The longest task after the first page, up to every review read (0: none over 50 ms).
+      m.longest.push(await p.evaluate(() => {
+        const [ready, read] = ["countersign:inbox-ready", "countersign:reviews-read"].map((n) => performance.getEntriesByName(n)[0].startTime);
+        return Math.max(0, ...window.__longTasks.filter(([start]) => start > ready && start <= read).map(([, duration]) => duration));
+      }));
+    }
     m.appHeap.push(await heap(p));
     stored = await p.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("countersign.v1.review.")).length);
     m.filter.push(await p.evaluate(async () => {
@@ -219,7 +261,7 @@ for (const count of quick ? [100] : [100, 1000, 10000]) {
     await p.waitForFunction(() => performance.getEntriesByName("countersign:inbox-ready").length > 0, null, { timeout: 60000 });
     m.appSearch.push(await keystroke(p));
     await context.close();
-    ({ context, p } = await seeded(reviews, pageUrl, "plain-inbox.mjs"));
+    ({ context, p } = await seeded(entries, pageUrl, "plain-inbox.mjs"));
     await p.goto(`${pageUrl}/plain-inbox.html`);
     await p.waitForFunction(() => performance.getEntriesByName("plain:inbox-ready").length > 0, null, { timeout: 60000 });
     m.plain.push(await markAt(p, "plain:inbox-ready"));
@@ -228,12 +270,13 @@ for (const count of quick ? [100] : [100, 1000, 10000]) {
     await context.close();
   }
   inboxRows.push([
-    `${count}${stored < count ? ` (${stored} fit in storage)` : ""}`,
-    spread(m.app), spread(m.plain), `**${ratio(median(m.app), median(m.plain))}**`, spread(m.wasm),
+    `${count}${stored < count ? ` (${stored} fit in storage)` : ""}${index ? "" : ", first visit (no index yet)"}`,
+    spread(m.app), spread(m.plain), `**${ratio(median(m.app), median(m.plain))}**`,
+    index ? `${spread(m.read)}; longest task ${spread(m.longest)}` : "at once",
     spread(m.filter), spread(m.appSearch), spread(m.plainSearch), `${spread(m.appHeap, "MB")} / ${spread(m.plainHeap, "MB")}`,
   ]);
 }
-table(["reviews", "app: to interactive", "plain JS", "app ÷ plain (target ≤ 1.5×)", "app from wasm start", "app: filter", "app: search key", "plain: search key", "JS heap app / plain"], inboxRows);
+table(["reviews", "app: to interactive", "plain JS", "app ÷ plain (target ≤ 1.5×)", "app: every review read (after the first page)", "app: filter", "app: search key", "plain: search key", "JS heap app / plain"], inboxRows);
 say("The app's JS heap excludes its wasm memory (the reviews live there); the plain page keeps everything in the JS heap.");
 say();
 

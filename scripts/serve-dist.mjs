@@ -19,20 +19,34 @@ const types = {
   ".png": "image/png",
 };
 
+// Bodies are kept in memory, checked against the file's size and time on each
+// request (a rebuild is served at once), as a static host serves from its cache.
+const cache = new Map();
+
 async function fileFor(urlPath) {
   const safe = normalize(decodeURIComponent(urlPath)).replace(/^(\.\.[/\\])+/, "");
   const candidate = join(root, safe);
   if (candidate.startsWith(root)) {
     const info = await stat(candidate).catch(() => null);
-    if (info?.isFile()) return candidate;
+    if (info?.isFile()) return [candidate, info];
   }
-  return join(root, "index.html");
+  const index = join(root, "index.html");
+  return [index, await stat(index)];
+}
+
+async function bodyOf(path, info) {
+  const version = `${info.size}:${info.mtimeMs}`;
+  const cached = cache.get(path);
+  if (cached?.version === version) return cached.body;
+  const body = await readFile(path);
+  cache.set(path, { version, body });
+  return body;
 }
 
 createServer(async (request, response) => {
   try {
-    const path = await fileFor(new URL(request.url, "http://localhost").pathname);
-    const body = await readFile(path);
+    const [path, info] = await fileFor(new URL(request.url, "http://localhost").pathname);
+    const body = await bodyOf(path, info);
     const hashed = /-[0-9a-f]{16}(_bg)?\.(js|wasm|css)$/.test(path);
     response.writeHead(200, {
       "content-type": types[extname(path)] ?? "application/octet-stream",

@@ -23,6 +23,30 @@ pub fn new_id() -> MplpId {
     MplpId::from_random_bytes(bytes)
 }
 
+/// Resolves in a later task (the browser handles input and paints in between).
+pub async fn next_task() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let scheduled = web_sys::window().map(|w| w.set_timeout_with_callback(&resolve));
+        if !matches!(scheduled, Some(Ok(_))) {
+            let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+/// Resolves once the next frame is painted.
+pub async fn after_paint() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let requested = web_sys::window().map(|w| w.request_animation_frame(&resolve));
+        if !matches!(requested, Some(Ok(_))) {
+            let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    // Animation frame callbacks run before the paint; the next task runs after it.
+    next_task().await;
+}
+
 /// Records a performance mark (read by the benchmarks; harmless otherwise).
 pub fn mark(name: &str) {
     if let Some(performance) = web_sys::window().and_then(|w| w.performance()) {

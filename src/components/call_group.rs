@@ -17,14 +17,12 @@ use std::sync::Arc;
 pub fn similar_calls(entries: &[Arc<Entry>]) -> Vec<(String, String, Vec<Arc<Entry>>)> {
     let mut groups: Vec<(String, String, Vec<Arc<Entry>>)> = Vec::new();
     for entry in entries {
-        let Some(call) = entry.review.tool_call() else {
+        let Some((name, session)) = entry.call() else {
             continue;
         };
         if entry.status() != ConfirmStatus::Pending {
             continue;
         }
-        let name = call.request.tool_call().map(|c| c.name).unwrap_or_default();
-        let session = call.request.session_id.clone();
         match groups
             .iter_mut()
             .find(|(n, s, _)| *n == name && *s == session)

@@ -36,22 +36,34 @@ pub struct Interrupts {
 
 impl Interrupts {
     /// A source for this server; `local` keeps decided interrupts and the
-    /// decisions held for their interrupt's other actions.
+    /// decisions held for their interrupt's other actions (read by `read_kept`).
     pub fn new(store: LangGraphStore, local: Option<&LocalStore>) -> Self {
-        let held_store = local.map(LocalStore::langgraph_held);
-        let held = held_store
-            .as_ref()
-            .map(|s| s.load().reviews)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|r| (r.confirm.confirm_id, r))
-            .collect();
         Interrupts {
             store,
             history: local.map(LocalStore::langgraph_history),
-            held_store,
+            held_store: local.map(LocalStore::langgraph_held),
             pending: HashMap::new(),
-            held,
+            held: HashMap::new(),
+        }
+    }
+
+    /// Reads what this browser keeps: the held decisions, and the decided
+    /// interrupts (returned, with what could not be read).
+    fn read_kept(&mut self) -> (Vec<Review>, Vec<crate::store::SetAside>) {
+        if let Some(store) = &self.held_store {
+            let outcome = store.load();
+            self.held = outcome
+                .reviews
+                .into_iter()
+                .map(|r| (r.confirm.confirm_id, r))
+                .collect();
+        }
+        match &self.history {
+            Some(history) => {
+                let outcome = history.load();
+                (outcome.reviews, outcome.set_aside)
+            }
+            None => (Vec::new(), Vec::new()),
         }
     }
 
@@ -67,17 +79,6 @@ impl Interrupts {
             }
             kept
         });
-    }
-
-    /// The decided interrupts kept in this browser (and what could not be read).
-    pub fn load_history(&self) -> (Vec<Review>, Vec<crate::store::SetAside>) {
-        match &self.history {
-            Some(history) => {
-                let outcome = history.load();
-                (outcome.reviews, outcome.set_aside)
-            }
-            None => (Vec::new(), Vec::new()),
-        }
     }
 
     /// The server's address.
@@ -115,6 +116,15 @@ impl Desk {
 
     /// Lists the interrupted threads now and every few seconds after.
     pub(super) fn follow_langgraph(self) {
+        let kept = self
+            .langgraph
+            .try_update_value(|l| l.as_mut().map(Interrupts::read_kept))
+            .flatten();
+        if let Some((history, set_aside)) = kept {
+            self.notices
+                .update(|n| n.extend(set_aside.iter().map(super::describe_set_aside)));
+            self.entries.set(super::sorted_entries(history));
+        }
         leptos::task::spawn_local(self.refresh_langgraph());
         // The desk lives as long as the page, so the interval is never cleared.
         let _ = set_interval_with_handle(
@@ -180,7 +190,7 @@ impl Desk {
                 .iter()
                 .filter(|e| e.status() == ConfirmStatus::Pending);
             listed.clone().count() == reviews.len()
-                && listed.zip(&reviews).all(|(e, r)| e.review == *r)
+                && listed.zip(&reviews).all(|(e, r)| e.review() == Some(r))
         });
         if unchanged {
             // Nothing new: the open review page keeps what the reviewer typed.
@@ -202,7 +212,7 @@ impl Desk {
                     continue; // decided here: the history wins
                 }
                 match kept.remove(&id) {
-                    Some(entry) if entry.review == review => entries.push(entry),
+                    Some(entry) if entry.review() == Some(&review) => entries.push(entry),
                     _ => entries.push(Arc::new(Entry::new(review))),
                 }
             }

@@ -3,11 +3,14 @@
 //! went wrong loading them. Provided as context.
 
 mod drafts;
+mod entry;
 mod langgraph;
+mod reading;
 mod remote;
 mod seed;
 mod tools;
 
+pub use entry::Entry;
 pub use langgraph::Interrupts;
 
 use crate::browser;
@@ -16,118 +19,9 @@ use crate::store::{
     outbox, Backend, Connection, HttpError, HttpStore, LangGraphStore, LocalStore, SetAside,
     StoreError,
 };
-use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
-
-/// A review as the inbox shows it.
-#[derive(Debug, Clone)]
-pub struct Entry {
-    /// The review.
-    pub review: Review,
-    /// How many validation problems it has, counted the first time a view asks
-    /// (the inbox shows 50 rows, so loading 1,000 reviews validates 50).
-    problems: std::sync::OnceLock<usize>,
-    /// Lowercased text the search box matches against, made at the first search.
-    haystack: std::sync::OnceLock<String>,
-}
-
-impl Entry {
-    /// Wraps a review (validation and the search text wait until asked for).
-    pub fn new(review: Review) -> Self {
-        Entry {
-            review,
-            problems: std::sync::OnceLock::new(),
-            haystack: std::sync::OnceLock::new(),
-        }
-    }
-
-    /// The lowercased text the search box matches against: titles, reason,
-    /// the tool call, the requester and the id.
-    pub fn haystack(&self) -> &str {
-        self.haystack.get_or_init(|| {
-            let review = &self.review;
-            [
-                review.plan().map(|p| p.title.as_str()).unwrap_or_default(),
-                review
-                    .plan()
-                    .map(|p| p.objective.as_str())
-                    .unwrap_or_default(),
-                review.confirm.reason.as_deref().unwrap_or_default(),
-                review
-                    .tool_call()
-                    .map(|c| c.request.tool_call_canonical.as_str())
-                    .unwrap_or_default(),
-                review.confirm.requested_by_role.as_str(),
-                &review.confirm.confirm_id.to_string(),
-            ]
-            .join(" ")
-            .to_lowercase()
-        })
-    }
-
-    /// How many validation problems the review has (0 = valid).
-    pub fn problems(&self) -> usize {
-        *self.problems.get_or_init(|| self.review.validate().len())
-    }
-
-    /// The problem count if it was already computed.
-    pub fn checked_problems(&self) -> Option<usize> {
-        self.problems.get().copied()
-    }
-
-    /// What is asked, in a few words.
-    pub fn title(&self) -> String {
-        if let Some(call) = self.review.tool_call() {
-            // The exact tool name first (the summary is the agent's words).
-            let name = call.request.tool_call().map(|c| c.name).unwrap_or_default();
-            let summary = crate::markdown::plain_text(&call.request.human_summary);
-            let summary = summary.trim();
-            let summary = summary
-                .strip_prefix(name.as_str())
-                .map(|rest| rest.trim_start_matches([':', ' ']))
-                .unwrap_or(summary);
-            return format!("{}: {summary}", crate::reveal::label(&name));
-        }
-        match (self.review.plan(), self.review.confirm.target_type) {
-            (Some(plan), _) => plan.title.clone(),
-            (None, TargetType::Other) => self
-                .review
-                .confirm
-                .reason
-                .clone()
-                .unwrap_or_else(|| "Request".into()),
-            (None, kind) => format!("{kind} {}", self.review.confirm.target_id),
-        }
-    }
-
-    /// What kind of request, for its tag: `tool call R3`, or the target type.
-    pub fn kind_label(&self) -> String {
-        match self.review.tool_call() {
-            Some(call) => format!("tool call {}", call.request.risk_tier),
-            None => self.review.confirm.target_type.to_string(),
-        }
-    }
-
-    /// The confirm's id.
-    pub fn id(&self) -> MplpId {
-        self.review.confirm.confirm_id
-    }
-
-    /// The confirm's status.
-    pub fn status(&self) -> ConfirmStatus {
-        self.review.confirm.status
-    }
-}
-
-/// Entries are immutable and replaced whole when their review changes, so two
-/// entries are the same when they are the same object (cheap for `Memo`).
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        std::ptr::eq(self, other)
-    }
-}
 
 /// Why a decision was not recorded.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -220,11 +114,16 @@ pub struct Desk {
     server: StoredValue<Option<HttpStore>>,
     langgraph: StoredValue<Option<Interrupts>>,
     drafts: StoredValue<Vec<(MplpId, drafts::Draft)>>,
+    /// Whether the stored reviews are still being read (the inbox index, if
+    /// any, stands in for them meanwhile).
+    reading: RwSignal<bool>,
 }
 
 impl Desk {
-    /// Opens local storage, seeds the demo data on first start, loads everything;
-    /// or, when a server connection is saved, starts loading from the server.
+    /// Opens local storage, seeds the demo data on first start, and lists the
+    /// reviews from the inbox index (reading them right after the first frame)
+    /// or, without one, reads them; or, when a server connection is saved,
+    /// starts loading from the server.
     pub fn load() -> Self {
         let mut notices = Vec::new();
         let connection = Connection::load();
@@ -237,48 +136,34 @@ impl Desk {
                 None
             }
         };
-        let mut settings = Settings::default();
         let langgraph = connection
             .as_ref()
             .filter(|c| c.backend == Backend::LangGraph)
             .map(|c| Interrupts::new(LangGraphStore::new(c.clone()), store.as_ref()));
         let connection = connection.filter(|c| c.backend == Backend::Countersign);
         let remote = connection.is_some() || langgraph.is_some();
-        let mut needs_demo = false;
-        let reviews = if remote {
-            if let Some(text) = store.as_ref().and_then(LocalStore::settings_text) {
-                if let Ok(s) = serde_json::from_str::<Settings>(&text) {
-                    settings = s;
-                }
+        let settings = store
+            .as_ref()
+            .map(|store| load_settings(store, !remote, &mut notices))
+            .unwrap_or_default();
+        // Local storage: the inbox is drawn from its index, then every review is read.
+        let local = store.clone().filter(|_| !remote);
+        let needs_demo = local.as_ref().is_none_or(|s| !s.seeded()) && !remote;
+        let listed = local
+            .as_ref()
+            .filter(|_| !needs_demo)
+            .and_then(LocalStore::index_text)
+            .and_then(|index| reading::listed_entries(&index));
+        // Without an index, every review is read now: the first page needs them.
+        let entries = match (&listed, &local) {
+            (Some(listed), _) => listed.clone(),
+            (None, Some(store)) if !needs_demo => {
+                let outcome = store.load();
+                notices.extend(outcome.set_aside.iter().map(describe_set_aside));
+                sorted_entries(outcome.reviews)
             }
-            match &langgraph {
-                Some(source) => {
-                    let (history, set_aside) = source.load_history();
-                    notices.extend(set_aside.iter().map(describe_set_aside));
-                    history
-                }
-                None => Vec::new(),
-            }
-        } else if let Some(store) = &store {
-            needs_demo = !store.seeded();
-            let outcome = store.load();
-            notices.extend(outcome.set_aside.iter().map(describe_set_aside));
-            if let Some(text) = store.settings_text() {
-                let parsed = serde_json::from_str::<Settings>(&text);
-                match parsed {
-                    Ok(s) => settings = s,
-                    Err(e) => notices.push(describe_set_aside(
-                        &store.set_aside_settings(&text, e.to_string()),
-                    )),
-                }
-            }
-            outcome.reviews
-        } else {
-            needs_demo = true;
-            Vec::new()
+            _ => Vec::new(),
         };
-        browser::mark("countersign:parsed");
-        let entries = sorted_entries(reviews);
         browser::mark("countersign:loaded");
         let server = connection.map(HttpStore::new);
         let queued = server
@@ -295,6 +180,7 @@ impl Desk {
             } else {
                 Link::Local
             }),
+            reading: RwSignal::new(listed.is_some()),
             store: StoredValue::new(store),
             server: StoredValue::new(server.clone()),
             langgraph: StoredValue::new(langgraph),
@@ -302,6 +188,12 @@ impl Desk {
         };
         if remote {
             desk.follow_remote(server);
+        }
+        if let Some(store) = local {
+            if listed.is_some() {
+                desk.read_after_first_frame(store.clone());
+            }
+            desk.keep_index(store, listed);
         }
         if needs_demo {
             desk.seed_demo();
@@ -339,7 +231,9 @@ impl Desk {
                 {
                     // An unchanged review keeps its entry, so its page is not drawn again.
                     Some(slot)
-                        if changes(&slot.review) > changes(&review) || slot.review == review => {}
+                        if slot.review().is_some_and(|current| {
+                            changes(current) > changes(&review) || *current == review
+                        }) => {}
                     Some(slot) => *slot = Arc::new(Entry::new(review)),
                     None => entries.push(Arc::new(Entry::new(review))),
                 }
@@ -365,13 +259,15 @@ impl Desk {
         input: &DecisionInput,
         idempotency_key: &str,
     ) -> Result<Arc<Entry>, DecisionFailure> {
+        self.read_all().await;
         let current = self
             .entries
             .with_untracked(|entries| entries.iter().find(|e| e.id() == id).cloned())
             .ok_or(DecisionFailure::Missing)?;
+        let review = current.review().ok_or(DecisionFailure::Missing)?;
         let mut ids = browser::new_id;
-        let mut next = decide(&current.review, input, browser::now(), &mut ids)
-            .map_err(DecisionFailure::Refused)?;
+        let mut next =
+            decide(review, input, browser::now(), &mut ids).map_err(DecisionFailure::Refused)?;
         if self.langgraph.with_value(Option::is_some) {
             return self.decide_interrupt(id, next).await;
         }
@@ -507,10 +403,8 @@ fn sorted_entries(reviews: Vec<Review>) -> Vec<Arc<Entry>> {
 /// Oldest request first (the id breaks ties, so the order is stable).
 fn sort(entries: &mut [Arc<Entry>]) {
     entries.sort_by(|a, b| {
-        a.review
-            .confirm
-            .requested_at
-            .cmp(&b.review.confirm.requested_at)
+        a.requested_at()
+            .cmp(b.requested_at())
             .then(a.id().cmp(&b.id()))
     });
 }
@@ -584,6 +478,25 @@ fn describe_conflict(latest: &Review) -> String {
         })
         .unwrap_or_else(|| latest.confirm.status.to_string());
     format!("Someone decided first — {who}. Your decision was not recorded; the review now shows theirs.")
+}
+
+/// The stored settings; unusable ones are set aside (`set_aside`) or, for a
+/// desk on a server, ignored.
+fn load_settings(store: &LocalStore, set_aside: bool, notices: &mut Vec<String>) -> Settings {
+    let Some(text) = store.settings_text() else {
+        return Settings::default();
+    };
+    match serde_json::from_str::<Settings>(&text) {
+        Ok(settings) => settings,
+        Err(e) => {
+            if set_aside {
+                notices.push(describe_set_aside(
+                    &store.set_aside_settings(&text, e.to_string()),
+                ));
+            }
+            Settings::default()
+        }
+    }
 }
 
 fn describe_set_aside(s: &SetAside) -> String {

@@ -19,7 +19,7 @@ on_demand! {
         let due: Vec<Review> = desk.entries.with_untracked(|entries| {
             entries
                 .iter()
-                .filter_map(|e| expire_if_due(&e.review, now, &mut browser::new_id))
+                .filter_map(|e| expire_if_due(e.review()?, now, &mut browser::new_id))
                 .collect()
         });
         for review in due {
@@ -42,13 +42,11 @@ impl Desk {
         let current = self
             .entry(&id.to_string())
             .ok_or_else(|| "this review is no longer here".to_owned())?;
-        let next = redeem(
-            &current.review,
-            presented,
-            browser::now(),
-            &mut browser::new_id,
-        )
-        .map_err(|e| format!("{} ({})", e, e.code()))?;
+        let review = current
+            .review()
+            .ok_or_else(|| "this review is no longer here".to_owned())?;
+        let next = redeem(review, presented, browser::now(), &mut browser::new_id)
+            .map_err(|e| format!("{} ({})", e, e.code()))?;
         self.persist(&next).map_err(|e| e.to_string())?;
         self.replace(next);
         Ok(())
@@ -57,14 +55,17 @@ impl Desk {
     /// Closes pending tool calls past their expiry as denied by default
     /// (local storage only: a server closes its own). Finding one is cheap and
     /// done here; the closing code loads on demand, the first time one is due.
+    /// Waits while the stored reviews are still being read (checked again soon).
     pub fn close_expired(&self) {
-        if self.remote() {
+        if self.remote() || self.reading() {
             return;
         }
         let now = browser::now();
-        let any_due = self
-            .entries
-            .with_untracked(|entries| entries.iter().any(|e| is_due(&e.review, now)));
+        let any_due = self.entries.with_untracked(|entries| {
+            entries
+                .iter()
+                .any(|e| e.review().is_some_and(|r| is_due(r, now)))
+        });
         if any_due {
             let desk = *self;
             // A failed load is tried again at the next check.
@@ -79,7 +80,7 @@ impl Desk {
     pub(super) fn apply_grants(&self, reviews: Vec<Review>) -> Vec<Review> {
         let now = browser::now();
         let standing = self.entries.with_untracked(|entries| {
-            grants(entries.iter().map(|e| &e.review))
+            grants(entries.iter().filter_map(|e| e.review()))
                 .into_iter()
                 .cloned()
                 .collect::<Vec<_>>()

@@ -49,7 +49,7 @@ pub fn ImportPage() -> impl IntoView {
         let number = outcomes.with_untracked(Vec::len) + 1;
         outcomes.update(|o| o.insert(0, Outcome::failed(number, source, vec![], error)));
     };
-    let run = move |source: String, text: String| {
+    let import_now = move |source: String, text: String| {
         let known: HashSet<String> = desk
             .entries
             .with_untracked(|e| e.iter().map(|e| e.id().to_string()).collect());
@@ -77,6 +77,13 @@ pub fn ImportPage() -> impl IntoView {
         };
         outcomes.update(|o| o.insert(0, outcome));
     };
+    // An import is checked against every stored review, so it waits until they are read.
+    let run = move |source: String, text: String| {
+        leptos::task::spawn_local(async move {
+            desk.read_all().await;
+            import_now(source, text);
+        });
+    };
 
     let read_files = move |files: Option<web_sys::FileList>| {
         let Some(files) = files else { return };
@@ -92,27 +99,40 @@ pub fn ImportPage() -> impl IntoView {
         }
     };
 
+    // Exports hold every review, so they wait until the stored ones are read.
     let export_all = move |_| {
-        let text = desk.entries.with_untracked(|e| {
-            exchange::export_all(&e.iter().map(|e| &e.review).collect::<Vec<_>>())
+        leptos::task::spawn_local(async move {
+            desk.read_all().await;
+            let text = desk.entries.with_untracked(|e| {
+                exchange::export_all(&e.iter().filter_map(|e| e.review()).collect::<Vec<_>>())
+            });
+            export_message
+                .set(download("countersign-reviews.json", "application/json", &text).err());
         });
-        export_message.set(download("countersign-reviews.json", "application/json", &text).err());
     };
     let export_samples = move |_| {
-        let text = desk.entries.with_untracked(|e| {
-            exchange::learning_samples_ndjson(&e.iter().map(|e| &e.review).collect::<Vec<_>>())
+        leptos::task::spawn_local(async move {
+            desk.read_all().await;
+            let text = desk.entries.with_untracked(|e| {
+                exchange::learning_samples_ndjson(
+                    &e.iter().filter_map(|e| e.review()).collect::<Vec<_>>(),
+                )
+            });
+            let message = if text.is_empty() {
+                Some(
+                    "No review is decided yet, so there is no learning sample to export."
+                        .to_owned(),
+                )
+            } else {
+                download(
+                    "countersign-learning-samples.ndjson",
+                    "application/x-ndjson",
+                    &text,
+                )
+                .err()
+            };
+            export_message.set(message);
         });
-        let message = if text.is_empty() {
-            Some("No review is decided yet, so there is no learning sample to export.".to_owned())
-        } else {
-            download(
-                "countersign-learning-samples.ndjson",
-                "application/x-ndjson",
-                &text,
-            )
-            .err()
-        };
-        export_message.set(message);
     };
 
     view! {

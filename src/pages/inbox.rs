@@ -5,8 +5,10 @@ use crate::components::call_group::{similar_calls, CallGroup};
 use crate::components::status::StatusBadge;
 use crate::desk::{Desk, Entry, Link};
 use crate::router::use_location;
+use crate::split::on_demand;
 use crate::time;
 use countersign_domain::model::{ConfirmStatus, TargetType};
+use countersign_domain::MplpId;
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -75,13 +77,11 @@ impl Filters {
 
     fn matches(&self, entry: &Entry, needle: &str) -> bool {
         self.status.is_none_or(|s| entry.status() == s)
-            && self
-                .target_type
-                .is_none_or(|t| entry.review.confirm.target_type == t)
+            && self.target_type.is_none_or(|t| entry.target_type() == t)
             && self
                 .requester
                 .as_ref()
-                .is_none_or(|r| &entry.review.confirm.requested_by_role == r)
+                .is_none_or(|r| entry.requested_by() == r.as_str())
             && (needle.is_empty() || entry.haystack().contains(needle))
     }
 }
@@ -90,6 +90,15 @@ fn encode(text: &str) -> String {
     js_sys::encode_uri_component(text)
         .as_string()
         .unwrap_or_default()
+}
+
+on_demand! {
+    /// How many validation problems each read entry has (0 = valid).
+    in review fn count_problems(rows: Vec<Arc<Entry>>) -> Vec<(MplpId, usize)> {
+        rows.iter()
+            .filter_map(|e| Some((e.id(), e.problems()?)))
+            .collect()
+    }
 }
 
 /// The inbox page.
@@ -116,15 +125,12 @@ pub fn Inbox() -> impl IntoView {
         })
     });
     let requesters = Memo::new(move |_| {
-        let mut roles: Vec<String> = desk.entries.with(|entries| {
-            entries
-                .iter()
-                .map(|e| e.review.confirm.requested_by_role.clone())
-                .collect()
-        });
-        roles.sort();
-        roles.dedup();
-        roles
+        desk.entries.with(|entries| {
+            let mut roles: Vec<&str> = entries.iter().map(|e| e.requested_by()).collect();
+            roles.sort_unstable();
+            roles.dedup();
+            roles.into_iter().map(str::to_owned).collect::<Vec<_>>()
+        })
     });
     let matching = Memo::new(move |_| {
         let f = filters.get();
@@ -143,7 +149,7 @@ pub fn Inbox() -> impl IntoView {
     });
     let page_count = move || matching.with(|m| m.len().div_ceil(PAGE_SIZE)).max(1);
     let page = move || filters.with(|f| f.page).min(page_count());
-    let visible = move || {
+    let visible = Memo::new(move |_| {
         let start = (page() - 1) * PAGE_SIZE;
         matching.with(|m| {
             m.iter()
@@ -152,7 +158,20 @@ pub fn Inbox() -> impl IntoView {
                 .cloned()
                 .collect::<Vec<_>>()
         })
-    };
+    });
+    // The rows on screen are validated a moment after they are drawn, so a
+    // page of rows appears at once and its warnings right after.
+    let problems = RwSignal::new(Vec::<(MplpId, usize)>::new());
+    // (The validation code loads with the review screen's, off the first load.)
+    Effect::new(move |_| {
+        let rows = visible.get();
+        leptos::task::spawn_local(async move {
+            crate::browser::next_task().await;
+            if let Ok(counted) = count_problems(rows).await {
+                problems.set(counted);
+            }
+        });
+    });
 
     let status_tab = move |status: Option<ConfirmStatus>, label: &'static str| {
         let count = move || match status {
@@ -213,7 +232,15 @@ pub fn Inbox() -> impl IntoView {
     let previous_page = move |_: leptos::ev::MouseEvent| to_page(page() - 1);
     let next_page = move |_: leptos::ev::MouseEvent| to_page(page() + 1);
 
-    Effect::new(move |_| crate::browser::mark("countersign:inbox-ready"));
+    // Ready once it lists reviews, or says there are none (not while it waits for them).
+    let ready = StoredValue::new(false);
+    Effect::new(move |_| {
+        let listing = !desk.reading() || desk.entries.with(|e| !e.is_empty());
+        if listing && !ready.get_value() {
+            ready.set_value(true);
+            crate::browser::mark("countersign:inbox-ready");
+        }
+    });
     view! {
         <section class="inbox" aria-labelledby="inbox-title">
             <div class="page-head">
@@ -274,8 +301,8 @@ pub fn Inbox() -> impl IntoView {
                     })
                 }}
                 <ol class="review-list" aria-label="Reviews">
-                    <For each=visible key=|e| (e.id(), e.review.confirm.decisions().len()) let:entry>
-                        <ReviewRow entry />
+                    <For each=move || visible.get() key=|e| (e.id(), e.summary().fingerprint()) let:entry>
+                        <ReviewRow entry problems />
                     </For>
                 </ol>
                 <nav class="pager" aria-label="Pages">
@@ -322,7 +349,9 @@ fn EmptyState(filters: Memo<Filters>) -> impl IntoView {
     let desk = expect_context::<Desk>();
     let message = move || {
         let f = filters.get();
-        if desk.link.with(|l| matches!(l, Link::Offline(_))) {
+        if desk.reading() {
+            "Reading the stored reviews…"
+        } else if desk.link.with(|l| matches!(l, Link::Offline(_))) {
             "Nothing can be listed while the server cannot be reached."
         } else if desk.link.with(|l| *l == Link::Connecting) {
             "Loading from the server…"
@@ -345,24 +374,19 @@ fn EmptyState(filters: Memo<Filters>) -> impl IntoView {
 }
 
 #[component]
-fn ReviewRow(entry: Arc<Entry>) -> impl IntoView {
-    let confirm = &entry.review.confirm;
+fn ReviewRow(entry: Arc<Entry>, problems: RwSignal<Vec<(MplpId, usize)>>) -> impl IntoView {
+    let summary = entry.summary();
     let now = crate::browser::now();
-    let href = format!("/reviews/{}", entry.id());
-    let decisions = confirm.decisions().len();
-    // Validation waits until the row is on screen (a timer per row), so a
-    // page of rows appears at once and its warnings a moment later.
-    let problems = RwSignal::new(entry.checked_problems());
-    if problems.get_untracked().is_none() {
-        let entry = entry.clone();
-        set_timeout(
-            move || problems.set(Some(entry.problems())),
-            std::time::Duration::ZERO,
-        );
-    }
-    let steps = entry.review.plan().map(|p| p.steps.len());
-    let id = entry.id().to_string();
+    let id = summary.id;
+    let href = format!("/reviews/{id}");
+    let decisions = summary.decisions;
+    let problems = move || {
+        problems
+            .with(|p| p.iter().find(|(row, _)| *row == id).map(|(_, n)| *n))
+            .filter(|n| *n > 0)
+    };
     let queued = use_context::<crate::desk::Desk>().is_some_and(|desk| {
+        let id = id.to_string();
         desk.outbox
             .with_untracked(|q| q.iter().any(|o| o.confirm_id == id))
     });
@@ -370,24 +394,24 @@ fn ReviewRow(entry: Arc<Entry>) -> impl IntoView {
         <li class="review-row">
             <a class="review-link" href=href>
                 <span class="review-main">
-                    <span class="tag">{entry.kind_label()}</span>
-                    <span class="review-title">{crate::reveal::prose(&entry.title())}</span>
+                    <span class="tag">{summary.kind.clone()}</span>
+                    <span class="review-title">{crate::reveal::prose(&summary.title)}</span>
                     {queued.then(|| view! {
                         <span class="badge badge-queued" title="Your decision is kept on this device until the server is reachable">"Queued"</span>
                     })}
-                    {move || problems.get().filter(|n| *n > 0).map(|n| view! {
+                    {move || problems().map(|n| view! {
                         <span class="badge badge-warning" title="This request fails validation and cannot be approved">
                             {format!("⚠ {n} problem{}", if n == 1 { "" } else { "s" })}
                         </span>
                     })}
                 </span>
                 <span class="review-meta">
-                    <StatusBadge status=confirm.status />
-                    <span>"by " <strong>{crate::reveal::label(&confirm.requested_by_role)}</strong></span>
-                    <time datetime=confirm.requested_at.to_string() title=time::exact(&confirm.requested_at)>
-                        {time::ago(&confirm.requested_at, now)}
+                    <StatusBadge status=summary.status />
+                    <span>"by " <strong>{crate::reveal::label(&summary.by)}</strong></span>
+                    <time datetime=summary.at.to_string() title=time::exact(&summary.at)>
+                        {time::ago(&summary.at, now)}
                     </time>
-                    {steps.map(|n| view! { <span>{format!("{n} steps")}</span> })}
+                    {summary.steps.map(|n| view! { <span>{format!("{n} steps")}</span> })}
                     <span>{format!("{decisions} decision{}", if decisions == 1 { "" } else { "s" })}</span>
                 </span>
             </a>

@@ -12,6 +12,7 @@ use crate::download::download;
 use crate::exchange;
 use crate::time;
 use countersign_domain::model::ConfirmStatus;
+use countersign_domain::Review;
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -30,7 +31,12 @@ pub fn ReviewPage(
     });
     move || {
         match entry.get().ok_or_else(|| desk.link.get()) {
-        Ok(entry) => view! { <ReviewBody entry /> }.into_any(),
+        Ok(entry) => match entry.review().cloned() {
+            Some(review) => view! { <ReviewBody entry review /> }.into_any(),
+            // Listed from the inbox index a moment ago: read very soon.
+            None => view! { <Reading /> }.into_any(),
+        },
+        Err(_) if desk.reading() => view! { <Reading /> }.into_any(),
         Err(Link::Connecting) => view! { <p class="subtle" role="status">"Loading from the server…"</p> }.into_any(),
         Err(Link::Offline(why)) => view! {
             <section class="not-found" role="alert">
@@ -52,11 +58,17 @@ pub fn ReviewPage(
     }
 }
 
+/// Said while the stored reviews are read (a moment after the app starts).
 #[component]
-fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
-    let review = entry.review.clone();
+fn Reading() -> impl IntoView {
+    view! { <p class="subtle" role="status">"Reading the stored reviews…"</p> }
+}
+
+#[component]
+fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
     let confirm = review.confirm.clone();
     let issues = review.validate();
+    let problem_count = issues.len();
     let now = crate::browser::now();
     let plan = review.plan().cloned().map(Arc::new);
     let raw = serde_json::to_string_pretty(&exchange::documents(&review)).unwrap_or_default();
@@ -96,7 +108,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
         <article class="review" aria-labelledby="review-title">
             <p class="breadcrumb"><a href="/" aria-keyshortcuts="Escape">"← Inbox"</a></p>
             <header class="review-head">
-                <h1 id="review-title">{crate::reveal::prose(&entry.title())}</h1>
+                <h1 id="review-title">{crate::reveal::prose(entry.title())}</h1>
                 <p class="review-meta">
                     <StatusBadge status=confirm.status />
                     <span class="tag">{entry.kind_label()}</span>
@@ -154,7 +166,7 @@ fn ReviewBody(entry: Arc<Entry>) -> impl IntoView {
 
                 <aside class="review-side-col" aria-label="Decision and details">
                     {if pending {
-                        let (id, problems) = (confirm.confirm_id, entry.problems());
+                        let (id, problems) = (confirm.confirm_id, problem_count);
                         let call = review.tool_call().cloned();
                         let key = id.to_string();
                         view! {

@@ -5,13 +5,28 @@
 use super::js_text::TextReader;
 use super::{SetAside, StoreError};
 use countersign_domain::{MplpId, Review};
-use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsCast, JsValue};
+
+#[wasm_bindgen]
+extern "C" {
+    /// Web Storage, read with the values left in JavaScript.
+    #[wasm_bindgen(js_name = Storage)]
+    type RawStorage;
+    /// `getItem`: a string, or `null`. `TextReader` copies strings into Rust
+    /// much faster than web-sys' `String` result does.
+    #[wasm_bindgen(method, js_name = getItem)]
+    fn get_value(this: &RawStorage, key: &str) -> JsValue;
+}
 
 const REVIEW_PREFIX: &str = "countersign.v1.review.";
 /// Decided LangGraph interrupts: their history, kept apart from this device's own reviews.
 const LANGGRAPH_PREFIX: &str = "countersign.v1.langgraph.review.";
 /// Decisions on LangGraph actions waiting for the other actions of their interrupt.
 const LANGGRAPH_HELD_PREFIX: &str = "countersign.v1.langgraph.held.";
+/// The inbox index: a summary of every review under `REVIEW_PREFIX`, kept by
+/// the desk so the inbox can be drawn before the reviews are read.
+const INDEX_KEY: &str = "countersign.v1.inbox-index";
 const SETTINGS_KEY: &str = "countersign.v1.settings";
 const SEEDED_KEY: &str = "countersign.v1.seeded";
 const QUARANTINE_PREFIX: &str = "countersign.quarantine.";
@@ -75,21 +90,26 @@ impl LocalStore {
 
     /// Every stored review; unusable values are moved aside and listed. O(keys).
     pub fn load(&self) -> LoadOutcome {
+        self.read(&self.review_keys())
+    }
+
+    /// The keys of every stored review, in storage order.
+    pub fn review_keys(&self) -> Vec<String> {
+        js_sys::Object::keys(self.storage.as_ref())
+            .iter()
+            .filter_map(|key| key.as_string())
+            .filter(|key| key.starts_with(self.prefix))
+            .collect()
+    }
+
+    /// The reviews stored under `keys` (a key removed meanwhile is skipped);
+    /// unusable values are moved aside and listed.
+    pub fn read(&self, keys: &[String]) -> LoadOutcome {
         let mut outcome = LoadOutcome::default();
-        // One call for every stored pair: a key-by-key walk costs two calls
-        // across the JS boundary per review. Values are copied into Rust only
-        // for this store's keys, by the browser's encoder.
-        let (keys, values): (Vec<String>, Vec<wasm_bindgen::JsValue>) =
-            js_sys::Object::entries(self.storage.as_ref())
-                .iter()
-                .filter_map(|pair| {
-                    let pair: js_sys::Array = pair.unchecked_into();
-                    let key = pair.get(0).as_string()?;
-                    key.starts_with(self.prefix).then(|| (key, pair.get(1)))
-                })
-                .unzip();
+        // Values are copied into Rust by the browser's encoder, all at once.
+        let raw: &RawStorage = self.storage.unchecked_ref();
+        let values: Vec<JsValue> = keys.iter().map(|key| raw.get_value(key)).collect();
         let (texts, ranges) = TextReader::new().read_all(&values);
-        crate::browser::mark("countersign:read");
         outcome.reviews.reserve_exact(keys.len());
         for (key, range) in keys.iter().zip(ranges) {
             let Some(text) = range.map(|r| &texts[r]) else {
@@ -103,12 +123,41 @@ impl LocalStore {
         outcome
     }
 
+    /// The stored inbox index, if any.
+    pub fn index_text(&self) -> Option<String> {
+        let raw: &RawStorage = self.storage.unchecked_ref();
+        let (text, ranges) = TextReader::new().read_all(&[raw.get_value(INDEX_KEY)]);
+        ranges.first()?.as_ref()?;
+        Some(text)
+    }
+
+    /// Stores the inbox index; when it does not fit, removes the old one so a
+    /// stale index is never used.
+    pub fn save_index_text(&self, text: &str) {
+        if self.write(INDEX_KEY, text).is_err() {
+            self.remove_index();
+        }
+    }
+
+    /// Removes the inbox index (the next start reads every review first).
+    pub fn remove_index(&self) {
+        let _ = self.storage.remove_item(INDEX_KEY);
+    }
+
     /// Saves one review (a new one or a new version of one).
     pub fn save(&self, review: &Review) -> Result<(), StoreError> {
         let text = serde_json::to_value(review)
             .map_err(|e| StoreError::WriteFailed(e.to_string()))?
             .to_string();
-        self.write(&review_key(self.prefix, &review.confirm.confirm_id), &text)
+        let key = review_key(self.prefix, &review.confirm.confirm_id);
+        match self.write(&key, &text) {
+            // The index is only a shortcut: a review comes first.
+            Err(StoreError::QuotaExceeded) if self.index_text().is_some() => {
+                self.remove_index();
+                self.write(&key, &text)
+            }
+            result => result,
+        }
     }
 
     /// Saves many reviews; stops at the first failure and says how many were saved.
@@ -119,8 +168,11 @@ impl LocalStore {
         Ok(())
     }
 
-    /// Removes every review (settings and set-aside values stay).
+    /// Removes every review and the inbox index (settings and set-aside values stay).
     pub fn clear_reviews(&self) {
+        if self.prefix == REVIEW_PREFIX {
+            self.remove_index();
+        }
         let keys: Vec<String> = (0..self.storage.length().unwrap_or(0))
             .filter_map(|i| self.storage.key(i).ok().flatten())
             .filter(|k| k.starts_with(self.prefix))
@@ -219,7 +271,7 @@ fn parse_review(prefix: &str, key: &str, text: &str) -> Result<Review, String> {
     Ok(review)
 }
 
-fn describe(e: &wasm_bindgen::JsValue) -> String {
+fn describe(e: &JsValue) -> String {
     e.dyn_ref::<web_sys::DomException>()
         .map(|d| format!("{}: {}", d.name(), d.message()))
         .or_else(|| e.as_string())

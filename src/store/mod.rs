@@ -13,7 +13,7 @@ pub mod outbox;
 pub use connection::{Backend, Connection};
 pub use http::{review_of, HttpError, HttpStore};
 pub use langgraph::LangGraphStore;
-pub use local::LocalStore;
+pub use local::{LoadOutcome, LocalStore};
 
 /// Why the store could not do what was asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

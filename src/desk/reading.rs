@@ -1,0 +1,171 @@
+//! Reading the stored reviews, a slice per task so the page answers input
+//! meanwhile. When local storage holds an inbox index, the inbox's first page
+//! is drawn from it and the reviews are read right after the first frame; then
+//! they replace the index's entries (a damaged or edited review is set aside
+//! exactly as before). The index is written again after every change, a moment
+//! after it is shown, when it differs.
+
+use super::entry::{Entry, Summary};
+use super::{describe_set_aside, sort, Desk};
+use crate::browser;
+use crate::split::on_demand;
+use crate::store::{LoadOutcome, LocalStore};
+use leptos::prelude::*;
+use std::sync::Arc;
+
+/// Reviews read per task: about 10 ms of work, so input waits no longer.
+const SLICE: usize = 200;
+
+on_demand! {
+    /// Writes the inbox index.
+    in review fn write_index(store: LocalStore, summaries: Vec<Summary>) -> () {
+        match serde_json::to_string(&summaries) {
+            Ok(text) => store.save_index_text(&text),
+            Err(_) => store.remove_index(),
+        }
+    }
+}
+
+/// The entries of an inbox index, oldest request first, if it is one.
+pub(super) fn listed_entries(index: &str) -> Option<Vec<Arc<Entry>>> {
+    let summaries: Vec<Summary> = serde_json::from_str(index).ok()?;
+    let mut entries: Vec<Arc<Entry>> = summaries
+        .into_iter()
+        .map(|s| Arc::new(Entry::listed(s)))
+        .collect();
+    sort(&mut entries);
+    Some(entries)
+}
+
+impl Desk {
+    /// Whether the stored reviews are still being read (reactive).
+    pub fn reading(&self) -> bool {
+        self.reading.get()
+    }
+
+    /// Waits until the stored reviews are read (at once when they are).
+    pub async fn read_all(&self) {
+        while self.reading.get_untracked() {
+            browser::next_task().await;
+        }
+    }
+
+    /// Reads the stored reviews once the first frame is on screen, a slice per task.
+    pub(super) fn read_after_first_frame(self, store: LocalStore) {
+        leptos::task::spawn_local(async move {
+            browser::after_paint().await;
+            let outcome = read_slices(&store).await;
+            self.finish_reading(outcome);
+        });
+    }
+
+    /// Shows what was read. A review changed on this desk while reading (a
+    /// decision, an import) is newer than its stored copy read before, so it stays.
+    fn finish_reading(&self, outcome: LoadOutcome) {
+        self.reading.set(false);
+        self.entries.update(|entries| {
+            let changed: Vec<Arc<Entry>> =
+                entries.drain(..).filter(|e| e.review().is_some()).collect();
+            entries.extend(outcome.reviews.into_iter().map(|r| Arc::new(Entry::new(r))));
+            for entry in changed {
+                match entries.iter_mut().find(|e| e.id() == entry.id()) {
+                    Some(slot) => *slot = entry,
+                    None => entries.push(entry),
+                }
+            }
+            sort(entries);
+        });
+        if !outcome.set_aside.is_empty() {
+            self.notices
+                .update(|n| n.extend(outcome.set_aside.iter().map(describe_set_aside)));
+        }
+        browser::mark("countersign:reviews-read");
+    }
+
+    /// Keeps the inbox index in step with the entries (local storage only),
+    /// written a moment after each change is shown, and only when it differs
+    /// from what storage holds (`listed`: the entries of the index read at start).
+    pub(super) fn keep_index(self, store: LocalStore, listed: Option<Vec<Arc<Entry>>>) {
+        let stored = StoredValue::new(listed);
+        Effect::new(move |_| {
+            self.entries.track();
+            let store = store.clone();
+            set_timeout(
+                move || {
+                    if self.reading.get_untracked() {
+                        return;
+                    }
+                    let current = self.entries.get_untracked();
+                    if stored
+                        .with_value(|s| s.as_deref().is_some_and(|s| same_summaries(s, &current)))
+                    {
+                        return;
+                    }
+                    let summaries = current.iter().map(|e| e.summary().clone()).collect();
+                    leptos::task::spawn_local(async move {
+                        // When the writing code cannot be fetched, the index is
+                        // written at the next change, or found stale at the next start.
+                        if write_index(store, summaries).await.is_ok() {
+                            stored.set_value(Some(current));
+                        }
+                    });
+                },
+                std::time::Duration::ZERO,
+            );
+        });
+    }
+}
+
+/// Whether two lists of entries summarize alike (the index would not change).
+fn same_summaries(a: &[Arc<Entry>], b: &[Arc<Entry>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| a.summary() == b.summary())
+}
+
+/// Reads every stored review, a slice per task.
+async fn read_slices(store: &LocalStore) -> LoadOutcome {
+    let mut outcome = LoadOutcome::default();
+    for (i, keys) in store.review_keys().chunks(SLICE).enumerate() {
+        if i > 0 {
+            browser::next_task().await;
+        }
+        let slice = store.read(keys);
+        outcome.reviews.extend(slice.reviews);
+        outcome.set_aside.extend(slice.set_aside);
+    }
+    outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::*;
+
+    #[wasm_bindgen_test]
+    fn an_index_lists_its_entries_oldest_first() {
+        let reviews = countersign_domain::demo::reviews(crate::browser::now()).unwrap();
+        let mut summaries: Vec<Summary> = reviews.iter().map(Summary::of).collect();
+        summaries.reverse();
+        let index = serde_json::to_string(&summaries).unwrap();
+        let listed = listed_entries(&index).unwrap();
+        assert_eq!(listed.len(), reviews.len());
+        assert!(listed.iter().all(|e| e.review().is_none()));
+        assert!(listed
+            .windows(2)
+            .all(|w| w[0].requested_at() <= w[1].requested_at()));
+        let read: Vec<Arc<Entry>> = reviews
+            .into_iter()
+            .map(|r| Arc::new(Entry::new(r)))
+            .collect();
+        let mut sorted = read.clone();
+        sort(&mut sorted);
+        assert!(same_summaries(&listed, &sorted));
+        assert!(!same_summaries(&listed, &sorted[1..]));
+    }
+
+    #[wasm_bindgen_test]
+    fn what_is_not_an_index_lists_nothing() {
+        assert!(listed_entries("{ not json").is_none());
+        assert!(listed_entries(r#"[{"id":"x"}]"#).is_none());
+        assert_eq!(listed_entries("[]").map(|e| e.len()), Some(0));
+    }
+}
