@@ -137,7 +137,10 @@ const appUrl = await serve("dist");
 const pageUrl = await serve(page);
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", "--enable-precise-memory-info"],
+  // dagre lays out recursively: on a 5,000-step plan its first (interpreted)
+  // run can exceed V8's default 1 MB stack, so the JS stack gets 4 MB (the
+  // renderer's main thread has 8 MB). It changes nothing else.
+  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", "--enable-precise-memory-info", "--js-flags=--stack-size=4000"],
 });
 
 // ---------------------------------------------------------------- 2. inbox

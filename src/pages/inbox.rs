@@ -162,16 +162,41 @@ pub fn Inbox() -> impl IntoView {
     // The rows on screen are validated a moment after they are drawn, so a
     // page of rows appears at once and its warnings right after.
     let problems = RwSignal::new(Vec::<(MplpId, usize)>::new());
-    // (The validation code loads with the review screen's, off the first load.)
+    // (The validation code loads with the review screen's, off the first load;
+    // only the count for the rows on screen now is kept.)
+    let counting = StoredValue::new(0u64);
     Effect::new(move |_| {
         let rows = visible.get();
+        counting.update_value(|n| *n += 1);
+        let this = counting.get_value();
         leptos::task::spawn_local(async move {
             crate::browser::next_task().await;
             if let Ok(counted) = count_problems(rows).await {
-                problems.set(counted);
+                if counting.get_value() == this {
+                    problems.set(counted);
+                }
             }
         });
     });
+
+    // The rows on this page, each with its problem count (when over 0) and
+    // whether a decision on it waits in the outbox.
+    let rows = move || {
+        let visible = visible.get();
+        problems.with(|counted| {
+            desk.outbox.with(|queued| {
+                visible
+                    .into_iter()
+                    .map(|e| {
+                        let id = e.id();
+                        let n = counted.iter().find(|(row, _)| *row == id).map(|(_, n)| *n);
+                        let waiting = queued.iter().any(|q| q.confirm_id == id.to_string());
+                        (e, n.filter(|n| *n > 0), waiting)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+    };
 
     let status_tab = move |status: Option<ConfirmStatus>, label: &'static str| {
         let count = move || match status {
@@ -301,8 +326,8 @@ pub fn Inbox() -> impl IntoView {
                     })
                 }}
                 <ol class="review-list" aria-label="Reviews">
-                    <For each=move || visible.get() key=|e| (e.id(), e.summary().fingerprint()) let:entry>
-                        <ReviewRow entry problems />
+                    <For each=rows key=|(e, problems, queued)| (e.id(), e.summary().fingerprint(), *problems, *queued) let:((entry, problems, queued))>
+                        <ReviewRow entry problems queued />
                     </For>
                 </ol>
                 <nav class="pager" aria-label="Pages">
@@ -374,22 +399,13 @@ fn EmptyState(filters: Memo<Filters>) -> impl IntoView {
 }
 
 #[component]
-fn ReviewRow(entry: Arc<Entry>, problems: RwSignal<Vec<(MplpId, usize)>>) -> impl IntoView {
+/// One row, drawn once: a row whose problems or queued state changes is
+/// drawn again (its `For` key says so).
+fn ReviewRow(entry: Arc<Entry>, problems: Option<usize>, queued: bool) -> impl IntoView {
     let summary = entry.summary();
     let now = crate::browser::now();
-    let id = summary.id;
-    let href = format!("/reviews/{id}");
+    let href = format!("/reviews/{}", summary.id);
     let decisions = summary.decisions;
-    let problems = move || {
-        problems
-            .with(|p| p.iter().find(|(row, _)| *row == id).map(|(_, n)| *n))
-            .filter(|n| *n > 0)
-    };
-    let queued = use_context::<crate::desk::Desk>().is_some_and(|desk| {
-        let id = id.to_string();
-        desk.outbox
-            .with_untracked(|q| q.iter().any(|o| o.confirm_id == id))
-    });
     view! {
         <li class="review-row">
             <a class="review-link" href=href>
@@ -399,7 +415,7 @@ fn ReviewRow(entry: Arc<Entry>, problems: RwSignal<Vec<(MplpId, usize)>>) -> imp
                     {queued.then(|| view! {
                         <span class="badge badge-queued" title="Your decision is kept on this device until the server is reachable">"Queued"</span>
                     })}
-                    {move || problems().map(|n| view! {
+                    {problems.map(|n| view! {
                         <span class="badge badge-warning" title="This request fails validation and cannot be approved">
                             {format!("⚠ {n} problem{}", if n == 1 { "" } else { "s" })}
                         </span>
