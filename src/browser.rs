@@ -25,26 +25,25 @@ pub fn new_id() -> MplpId {
 
 /// Resolves in a later task (the browser handles input and paints in between).
 pub async fn next_task() {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        let scheduled = web_sys::window().map(|w| w.set_timeout_with_callback(&resolve));
-        if !matches!(scheduled, Some(Ok(_))) {
-            let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    called_back(|w, callback| w.set_timeout_with_callback(callback).is_ok()).await;
 }
 
 /// Resolves once the next frame is painted.
 pub async fn after_paint() {
+    called_back(|w, callback| w.request_animation_frame(callback).is_ok()).await;
+    // Animation frame callbacks run before the paint; the next task runs after it.
+    next_task().await;
+}
+
+/// Resolves when the browser calls back what `schedule` gave it (at once if
+/// it could not be scheduled).
+async fn called_back(schedule: impl Fn(&web_sys::Window, &js_sys::Function) -> bool) {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
-        let requested = web_sys::window().map(|w| w.request_animation_frame(&resolve));
-        if !matches!(requested, Some(Ok(_))) {
+        if !web_sys::window().is_some_and(|w| schedule(&w, &resolve)) {
             let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
         }
     });
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-    // Animation frame callbacks run before the paint; the next task runs after it.
-    next_task().await;
 }
 
 /// Records a performance mark (read by the benchmarks; harmless otherwise).
