@@ -39,11 +39,10 @@ impl Desk {
         if self.remote() {
             return Err("on a server, only the agent that asked redeems its token".into());
         }
-        let current = self
-            .entry(&id.to_string())
-            .ok_or_else(|| "this review is no longer here".to_owned())?;
+        let current = self.entry(&id.to_string());
         let review = current
-            .review()
+            .as_deref()
+            .and_then(Entry::review)
             .ok_or_else(|| "this review is no longer here".to_owned())?;
         let next = redeem(review, presented, browser::now(), &mut browser::new_id)
             .map_err(|e| format!("{} ({})", e, e.code()))?;
@@ -57,7 +56,7 @@ impl Desk {
     /// done here; the closing code loads on demand, the first time one is due.
     /// Waits while the stored reviews are still being read (checked again soon).
     pub fn close_expired(&self) {
-        if self.remote() || self.reading() {
+        if self.remote() || self.reading.get_untracked() {
             return;
         }
         let now = browser::now();
