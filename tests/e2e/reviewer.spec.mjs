@@ -199,6 +199,10 @@ test("a damaged stored review is kept aside and reported; the app still starts",
     Object.keys(localStorage).filter((k) => k.startsWith("countersign.quarantine.")).map((k) => localStorage.getItem(k)));
   expect(kept).toEqual(["{ this is not json"]);
   await shoot(page, "inbox-damaged-storage");
+  // The notice names a long storage key: it wraps instead of widening the page.
+  await page.setViewportSize({ width: 375, height: 800 });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+  await page.setViewportSize({ width: 1280, height: 900 });
 });
 
 test("a review edited in storage to claim an approval is kept aside, never shown as approved", async ({ page }) => {
