@@ -28,6 +28,16 @@ pub async fn next_task() {
     called_back(|w, callback| w.set_timeout_with_callback(callback).is_ok()).await;
 }
 
+/// Resolves after `delay` (in a later task).
+pub async fn pause(delay: std::time::Duration) {
+    let ms = i32::try_from(delay.as_millis()).unwrap_or(i32::MAX);
+    called_back(|w, callback| {
+        w.set_timeout_with_callback_and_timeout_and_arguments_0(callback, ms)
+            .is_ok()
+    })
+    .await;
+}
+
 /// Resolves once the next frame is painted.
 pub async fn after_paint() {
     called_back(|w, callback| w.request_animation_frame(callback).is_ok()).await;

@@ -120,10 +120,10 @@ pub struct Desk {
 }
 
 impl Desk {
-    /// Opens local storage, seeds the demo data on first start, and lists the
-    /// reviews from the inbox index (reading them right after the first frame)
-    /// or, without one, reads them; or, when a server connection is saved,
-    /// starts loading from the server.
+    /// Opens local storage, seeds the demo data on first start, lists the
+    /// reviews from the inbox index if there is one, and reads the stored
+    /// reviews right after the first frame; or, when a server connection is
+    /// saved, starts loading from the server.
     pub fn load() -> Self {
         let mut notices = Vec::new();
         let connection = Connection::load();
@@ -146,24 +146,15 @@ impl Desk {
             .as_ref()
             .map(|store| load_settings(store, !remote, &mut notices))
             .unwrap_or_default();
-        // Local storage: the inbox is drawn from its index, then every review is read.
+        // Local storage: the inbox is drawn from its index (if any), then every review is read.
         let local = store.clone().filter(|_| !remote);
         let needs_demo = local.as_ref().is_none_or(|s| !s.seeded()) && !remote;
+        let reading = local.is_some() && !needs_demo;
         let listed = local
             .as_ref()
-            .filter(|_| !needs_demo)
+            .filter(|_| reading)
             .and_then(LocalStore::index_text)
             .and_then(|index| reading::listed_entries(&index));
-        // Without an index, every review is read now: the first page needs them.
-        let entries = match (&listed, &local) {
-            (Some(listed), _) => listed.clone(),
-            (None, Some(store)) if !needs_demo => {
-                let outcome = store.load();
-                notices.extend(outcome.set_aside.iter().map(describe_set_aside));
-                sorted_entries(outcome.reviews)
-            }
-            _ => Vec::new(),
-        };
         browser::mark("countersign:loaded");
         let server = connection.map(HttpStore::new);
         let queued = server
@@ -172,7 +163,7 @@ impl Desk {
             .unwrap_or_default();
         let desk = Desk {
             outbox: RwSignal::new(queued),
-            entries: RwSignal::new(entries),
+            entries: RwSignal::new(listed.clone().unwrap_or_default()),
             settings: RwSignal::new(settings),
             notices: RwSignal::new(notices),
             link: RwSignal::new(if remote {
@@ -180,7 +171,7 @@ impl Desk {
             } else {
                 Link::Local
             }),
-            reading: RwSignal::new(listed.is_some()),
+            reading: RwSignal::new(reading),
             store: StoredValue::new(store),
             server: StoredValue::new(server.clone()),
             langgraph: StoredValue::new(langgraph),
@@ -190,7 +181,7 @@ impl Desk {
             desk.follow_remote(server);
         }
         if let Some(store) = local {
-            if listed.is_some() {
+            if reading {
                 desk.read_after_first_frame(store.clone());
             }
             desk.keep_index(store, listed);

@@ -1,20 +1,29 @@
-//! Reading the stored reviews, a slice per task so the page answers input
-//! meanwhile. When local storage holds an inbox index, the inbox's first page
-//! is drawn from it and the reviews are read right after the first frame; then
-//! they replace the index's entries (a damaged or edited review is set aside
-//! exactly as before). The index is written again after every change, a moment
-//! after it is shown, when it differs.
+//! Reading the stored reviews, right after the first frame and a slice per
+//! task, so the page answers input meanwhile. When local storage holds an
+//! inbox index, the inbox's first page is drawn from it; the reviews read then
+//! replace the index's entries (a damaged or edited review is set aside exactly
+//! as before). Without an index the inbox says it is reading until they are
+//! read. The code that parses and checks reviews is not in the first load: it
+//! comes with the first slice. The index is written again after every change,
+//! a moment after it is shown, when it differs.
 
 use super::entry::{Entry, Summary};
 use super::{describe_set_aside, sort, Desk};
 use crate::browser;
-use crate::split::on_demand;
+use crate::split::{on_demand, LoadFailed};
 use crate::store::{LoadOutcome, LocalStore};
 use leptos::prelude::*;
 use std::sync::Arc;
 
 /// Reviews read per task: about 10 ms of work, so input waits no longer.
 const SLICE: usize = 200;
+
+/// How long to wait before fetching the reading code again after a failure.
+const RETRY: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Said while the reading code cannot be fetched (removed once it is).
+const CANNOT_READ: &str = "The stored reviews cannot be read yet: the app's code for reading them \
+     did not come from its server. Trying again every few seconds; nothing stored is lost.";
 
 on_demand! {
     /// Writes the inbox index.
@@ -23,6 +32,14 @@ on_demand! {
             Ok(text) => store.save_index_text(&text),
             Err(_) => store.remove_index(),
         }
+    }
+}
+
+on_demand! {
+    /// Reads and checks the stored reviews under `keys`; unusable values are
+    /// moved aside and listed.
+    in reading fn read_stored(store: LocalStore, keys: Vec<String>) -> LoadOutcome {
+        store.read(&keys)
     }
 }
 
@@ -50,12 +67,29 @@ impl Desk {
         }
     }
 
-    /// Reads the stored reviews once the first frame is on screen, a slice per task.
+    /// Reads the stored reviews once the first frame is on screen, a slice per
+    /// task. While the reading code cannot be fetched, says so and tries again.
     pub(super) fn read_after_first_frame(self, store: LocalStore) {
         leptos::task::spawn_local(async move {
             browser::after_paint().await;
-            let outcome = read_slices(&store).await;
-            self.finish_reading(outcome);
+            loop {
+                match read_slices(&store).await {
+                    Ok(outcome) => {
+                        self.notices
+                            .update(|n| n.retain(|notice| notice != CANNOT_READ));
+                        return self.finish_reading(outcome);
+                    }
+                    Err(LoadFailed) => {
+                        if !self
+                            .notices
+                            .with_untracked(|n| n.iter().any(|x| x == CANNOT_READ))
+                        {
+                            self.notify(CANNOT_READ.to_owned());
+                        }
+                        browser::pause(RETRY).await;
+                    }
+                }
+            }
         });
     }
 
@@ -122,17 +156,17 @@ fn same_summaries(a: &[Arc<Entry>], b: &[Arc<Entry>]) -> bool {
 }
 
 /// Reads every stored review, a slice per task.
-async fn read_slices(store: &LocalStore) -> LoadOutcome {
+async fn read_slices(store: &LocalStore) -> Result<LoadOutcome, LoadFailed> {
     let mut outcome = LoadOutcome::default();
     for (i, keys) in store.review_keys().chunks(SLICE).enumerate() {
         if i > 0 {
             browser::next_task().await;
         }
-        let slice = store.read(keys);
+        let slice = read_stored(store.clone(), keys.to_vec()).await?;
         outcome.reviews.extend(slice.reviews);
         outcome.set_aside.extend(slice.set_aside);
     }
-    outcome
+    Ok(outcome)
 }
 
 #[cfg(test)]

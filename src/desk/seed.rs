@@ -41,10 +41,17 @@ impl Desk {
                     self.notify(format!("Only {saved} demo review(s) could be stored: {e}"))
                 }
             }
-            let outcome = store.load();
-            self.notices
-                .update(|n| n.extend(outcome.set_aside.iter().map(super::describe_set_aside)));
-            self.show(outcome.reviews);
+            // What storage now holds is shown (or, if the reading code
+            // cannot be fetched, the demo reviews just stored).
+            match super::reading::read_stored(store.clone(), store.review_keys()).await {
+                Ok(outcome) => {
+                    self.notices.update(|n| {
+                        n.extend(outcome.set_aside.iter().map(super::describe_set_aside))
+                    });
+                    self.show(outcome.reviews);
+                }
+                Err(LoadFailed) => self.show(reviews),
+            }
         });
     }
 

@@ -271,6 +271,32 @@ test("the inbox is drawn from its index, then every review is read and the index
   await expect(page.getByRole("status").filter({ hasText: "Decided" })).toContainText("approved by");
 });
 
+test("the code that reads stored reviews is not in the first load: while it cannot be fetched the inbox says so and keeps its index's rows", async ({ page }) => {
+  await page.goto("/");
+  await expect(rows(page)).toHaveCount(7);
+  await expect.poll(async () => (await storedIndex(page))?.length).toBe(8);
+  const fetched = [];
+  page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
+  await page.route(/\/split_reading-[0-9a-f]+\.wasm$/, (route) => route.abort("internetdisconnected"));
+  await page.reload();
+  const notice = page.getByRole("alert").filter({ hasText: "The stored reviews cannot be read yet" });
+  await expect(notice).toBeVisible();
+  await expect(rows(page), "drawn from the index meanwhile").toHaveCount(7);
+  await shoot(page, "reading-code-unavailable");
+  // A review opened now waits for it; once the code comes, everything is read.
+  await rows(page).filter({ hasText: "Database Migration Plan" }).getByRole("link").click();
+  await expect(page.getByText("Reading the stored reviews…")).toBeVisible();
+  await page.unroute(/\/split_reading-[0-9a-f]+\.wasm$/);
+  await expect(notice).toHaveCount(0, { timeout: 10_000 });
+  await expect(page.getByRole("heading", { level: 1, name: "Database Migration Plan" })).toBeVisible();
+  await expect(page.getByRole("button", { name: "Approve" })).toBeEnabled();
+  const reading = fetched.filter((p) => /^\/split_reading-[0-9a-f]+\.wasm$/.test(p));
+  expect(reading.length, "fetched again after the refusal").toBeGreaterThan(1);
+  const unexpected = page.errors.filter((e) => !/ERR_INTERNET_DISCONNECTED|^TypeError: Failed to fetch/.test(e));
+  expect(unexpected).toEqual([]);
+  page.errors.length = 0;
+});
+
 test("a full storage quota is a clear error and the decision stays on screen", async ({ page }) => {
   await page.goto(MIGRATION);
   await expect(page.getByRole("button", { name: "Approve" })).toBeEnabled();
