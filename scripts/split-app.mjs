@@ -19,8 +19,12 @@ const [dist, cargoWasm] = process.argv.slice(2);
 if (!dist || !cargoWasm) throw new Error("usage: node scripts/split-app.mjs <dist-dir> <cargo-wasm>");
 
 // The features rustc 1.88+ emits for wasm32 by default; wasm-opt must accept them.
+// A function with one caller is inlined only when small: V8 optimizes a hot wasm
+// function whole, on another core, while the page loads, and a loop inlined into
+// a large caller (the inbox index's parse into `main`, 20 KB) made it optimize the
+// caller for about 60 ms on this 2-core machine during the first frame.
 const WASM_OPT = [
-  "-Oz", "--strip-debug", "--strip-producers",
+  "-Oz", "--one-caller-inline-max-function-size=200", "--strip-debug", "--strip-producers",
   "--enable-bulk-memory", "--enable-nontrapping-float-to-int", "--enable-sign-ext",
   "--enable-mutable-globals", "--enable-reference-types", "--enable-multivalue",
 ];

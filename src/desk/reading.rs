@@ -44,6 +44,9 @@ on_demand! {
 }
 
 /// The entries of an inbox index, oldest request first, if it is one.
+/// (Not inlined: its parse loop is hot at start, and V8 optimizes a hot
+/// function whole; see `WASM_OPT` in scripts/split-app.mjs.)
+#[inline(never)]
 pub(super) fn listed_entries(index: &str) -> Option<Vec<Arc<Entry>>> {
     let summaries: Vec<Summary> = serde_json::from_str(index).ok()?;
     let mut entries: Vec<Arc<Entry>> = summaries
