@@ -38,7 +38,7 @@ on_demand! {
 on_demand! {
     /// Reads and checks the stored reviews under `keys`; unusable values are
     /// moved aside and listed.
-    in reading fn read_stored(store: LocalStore, keys: Vec<String>) -> LoadOutcome {
+    in reading fn read_stored / preload_reading (store: LocalStore, keys: Vec<String>) -> LoadOutcome {
         store.read(&keys)
     }
 }
@@ -72,7 +72,15 @@ impl Desk {
 
     /// Reads the stored reviews once the first frame is on screen, a slice per
     /// task. While the reading code cannot be fetched, says so and tries again.
-    pub(super) fn read_after_first_frame(self, store: LocalStore) {
+    /// Without an index the first page waits for the reviews, so that code is
+    /// fetched at once, beside the first frame (with one, after it).
+    pub(super) fn read_after_first_frame(self, store: LocalStore, indexed: bool) {
+        if !indexed {
+            leptos::task::spawn_local(async {
+                // A failure here is retried by the reading below.
+                let _ = preload_reading().await;
+            });
+        }
         leptos::task::spawn_local(async move {
             browser::after_paint().await;
             loop {

@@ -168,6 +168,11 @@ pub fn Inbox() -> impl IntoView {
     Effect::new(move |_| {
         let rows = visible.get();
         counting.update_value(|n| *n += 1);
+        // Rows listed from the index have nothing to check until their reviews
+        // are read (then this runs again): the code is not fetched for them.
+        if !rows.iter().any(|e| e.review().is_some()) {
+            return;
+        }
         let this = counting.get_value();
         leptos::task::spawn_local(async move {
             crate::browser::next_task().await;

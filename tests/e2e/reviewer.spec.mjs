@@ -253,6 +253,8 @@ test("the inbox is drawn from its index, then every review is read and the index
   await expect(rows(page)).toHaveCount(7);
   await expect(rows(page).nth(0)).toContainText("Database Migration Plan");
   await expect(page.getByText("Edited in the index")).toHaveCount(0);
+  // The rows' problems are counted once their reviews are read.
+  await expect(rows(page).nth(1)).toContainText("1 problem");
   const order = await page.evaluate(() => ["countersign:inbox-ready", "countersign:reviews-read"].map((m) => performance.getEntriesByName(m)[0]?.startTime));
   expect(order[0], "the first page was drawn before the reviews were read").toBeLessThan(order[1]);
   await page.goto("/?status=approved");
