@@ -182,7 +182,7 @@ impl Desk {
         }
         if let Some(store) = local {
             if reading {
-                desk.read_after_first_frame(store.clone(), listed.is_some());
+                desk.read_stored_reviews(store.clone(), listed.is_some());
             }
             desk.keep_index(store, listed);
         }

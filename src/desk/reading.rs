@@ -1,9 +1,8 @@
-//! Reading the stored reviews, right after the first frame and a slice per
-//! task, so the page answers input meanwhile. When local storage holds an
-//! inbox index, the inbox's first page is drawn from it; the reviews read then
-//! replace the index's entries (a damaged or edited review is set aside exactly
-//! as before). Without an index the inbox says it is reading until they are
-//! read. The code that parses and checks reviews is not in the first load: it
+//! Reading the stored reviews, a slice per task, so the page answers input
+//! meanwhile. When local storage holds an inbox index, the inbox's first page
+//! is drawn from it and the reviews read right after replace the index's
+//! entries (a damaged or edited review is set aside exactly as before).
+//! Without an index the inbox says it is reading until they are read. The code that parses and checks reviews is not in the first load: it
 //! comes with the first slice. The index is written again after every change,
 //! a moment after it is shown, when it differs.
 
@@ -38,7 +37,7 @@ on_demand! {
 on_demand! {
     /// Reads and checks the stored reviews under `keys`; unusable values are
     /// moved aside and listed.
-    in reading fn read_stored / preload_reading (store: LocalStore, keys: Vec<String>) -> LoadOutcome {
+    in reading fn read_stored(store: LocalStore, keys: Vec<String>) -> LoadOutcome {
         store.read(&keys)
     }
 }
@@ -70,19 +69,15 @@ impl Desk {
         }
     }
 
-    /// Reads the stored reviews once the first frame is on screen, a slice per
-    /// task. While the reading code cannot be fetched, says so and tries again.
-    /// Without an index the first page waits for the reviews, so that code is
-    /// fetched at once, beside the first frame (with one, after it).
-    pub(super) fn read_after_first_frame(self, store: LocalStore, indexed: bool) {
-        if !indexed {
-            leptos::task::spawn_local(async {
-                // A failure here is retried by the reading below.
-                let _ = preload_reading().await;
-            });
-        }
+    /// Reads the stored reviews, a slice per task: once the first frame is on
+    /// screen when it is drawn from the index; at once without one (the first
+    /// page waits for them, saying so while their code is fetched). While the
+    /// reading code cannot be fetched, says so and tries again.
+    pub(super) fn read_stored_reviews(self, store: LocalStore, indexed: bool) {
         leptos::task::spawn_local(async move {
-            browser::after_paint().await;
+            if indexed {
+                browser::after_paint().await;
+            }
             loop {
                 match read_slices(&store).await {
                     Ok(outcome) => {
