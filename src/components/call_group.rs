@@ -75,17 +75,17 @@ pub fn CallGroup(name: String, session: String, members: Vec<Arc<Entry>>) -> imp
             return;
         }
         let ids = ids.clone();
+        let input = DecisionInput {
+            status: status.to_owned(),
+            decided_by_role: desk.settings.get_untracked().reviewer_role,
+            reason: Some(reason.get_untracked()),
+            tool_call: (status == "approved").then(|| ToolChoice {
+                mode: "once".into(),
+                ..ToolChoice::default()
+            }),
+        };
         busy.set(true);
         leptos::task::spawn_local(async move {
-            let input = DecisionInput {
-                status: status.to_owned(),
-                decided_by_role: desk.settings.get_untracked().reviewer_role,
-                reason: Some(reason.get_untracked()),
-                tool_call: (status == "approved").then(|| ToolChoice {
-                    mode: "once".into(),
-                    ..ToolChoice::default()
-                }),
-            };
             let summary = match decide_each(desk, ids, input).await {
                 Ok(deciding) => deciding.await,
                 Err(LoadFailed) => {

@@ -113,8 +113,9 @@ pub fn DecisionForm(
     // (after a network failure) keeps the key, so it is never recorded twice.
     let attempt = StoredValue::new(None::<(DecisionInput, String)>);
 
+    // (Also called when a decision fails after the form may have gone.)
     let focus_reason = move || {
-        if let Some(el) = reason_ref.get_untracked() {
+        if let Some(el) = reason_ref.try_get_untracked().flatten() {
             let _ = el.focus();
         }
     };

@@ -36,6 +36,12 @@ impl Outcome {
     }
 }
 
+/// The number of the next outcome shown. Imports finish after awaits, when the
+/// page may have been left (then the import is still stored, and not shown).
+fn next_number(outcomes: RwSignal<Vec<Outcome>>) -> usize {
+    outcomes.try_with_untracked(Vec::len).unwrap_or_default() + 1
+}
+
 /// The import and export page.
 #[component]
 pub fn ImportPage() -> impl IntoView {
@@ -46,14 +52,14 @@ pub fn ImportPage() -> impl IntoView {
     let export_message = RwSignal::new(None::<String>);
 
     let refuse = move |source: String, error: String| {
-        let number = outcomes.with_untracked(Vec::len) + 1;
+        let number = next_number(outcomes);
         outcomes.update(|o| o.insert(0, Outcome::failed(number, source, vec![], error)));
     };
     let import_now = move |source: String, text: String| {
         let known: HashSet<String> = desk
             .entries
             .with_untracked(|e| e.iter().map(|e| e.id().to_string()).collect());
-        let number = outcomes.with_untracked(Vec::len) + 1;
+        let number = next_number(outcomes);
         let outcome = match exchange::import(&text, &known) {
             Err(error) => Outcome::failed(number, source, vec![], error),
             Ok(ImportReport {

@@ -176,8 +176,9 @@ pub fn Inbox() -> impl IntoView {
         let this = counting.get_value();
         leptos::task::spawn_local(async move {
             crate::browser::next_task().await;
+            // The inbox may be gone by now (a row was opened): then nothing is kept.
             if let Ok(counted) = count_problems(rows).await {
-                if counting.get_value() == this {
+                if counting.try_get_value() == Some(this) {
                     problems.set(counted);
                 }
             }

@@ -100,13 +100,15 @@ pub fn SettingsPage() -> impl IntoView {
             return;
         }
         connection_message.set(Some("Checking the server…".into()));
+        // Read now: the page may be left while the server is checked.
+        let remember = remember.get_untracked();
         leptos::task::spawn_local(async move {
             let checked = match connection.backend {
                 Backend::Countersign => HttpStore::new(connection.clone()).check().await,
                 Backend::LangGraph => LangGraphStore::new(connection.clone()).check().await,
             };
             match checked {
-                Ok(()) => match connection.save(remember.get_untracked()) {
+                Ok(()) => match connection.save(remember) {
                     Ok(()) => reload(),
                     Err(e) => connection_message.set(Some(e)),
                 },

@@ -395,3 +395,45 @@ test("the first load holds the inbox; a screen whose code cannot be fetched says
   expect(unexpected).toEqual([]);
   page.errors.length = 0;
 });
+
+test("leaving a screen while its code or data still loads is safe: what arrives late for the left screen is dropped", async ({ page }) => {
+  // The review chunk (which also counts the inbox rows' problems) arrives late.
+  const chunk = /\/split_review-[0-9a-f]+\.wasm$/;
+  await page.route(chunk, async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await route.continue();
+  });
+  const asked = page.waitForRequest(chunk);
+  await page.goto("/");
+  await expect(rows(page).first()).toBeVisible();
+  // The inbox has asked for its rows' problem counts; the reviewer opens a row before they come.
+  await asked;
+  const title = await rows(page).first().locator(".review-title").textContent();
+  await rows(page).first().getByRole("link").click();
+  await expect(page.getByRole("heading", { level: 1 })).toContainText(title);
+  await expect(page.getByRole("button", { name: "Approve" })).toBeVisible();
+  await expect(page.getByRole("alert")).toHaveCount(0);
+  // Back in the inbox, the counts are asked for again and shown.
+  await page.goBack();
+  await expect(rows(page).nth(1)).toContainText("1 problem");
+});
+
+test("an import that waits for the stored reviews to be read is kept when the reviewer leaves the page meanwhile", async ({ page }) => {
+  await page.goto("/");
+  await expect(rows(page)).toHaveCount(7);
+  await expect.poll(async () => (await storedIndex(page))?.length).toBe(8);
+  // On the next visit the stored reviews are read late (their code arrives late).
+  const reading = /\/split_reading-[0-9a-f]+\.wasm$/;
+  await page.route(reading, async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await route.continue();
+  });
+  await page.goto("/import");
+  const request = { requestedByRole: "late-agent", sessionId: "s-late", runId: "r-late", toolCall: { name: "late_import_call", args: {} }, humanSummary: "Imported while reading", riskTier: "R1" };
+  await page.getByLabel("Or paste JSON").fill(JSON.stringify(request));
+  await page.getByRole("button", { name: "Check and import" }).click();
+  await page.getByRole("navigation").getByRole("link", { name: /^Inbox/ }).click();
+  await expect(page.getByRole("heading", { level: 1, name: "Inbox" })).toBeVisible();
+  await expect(rows(page).filter({ hasText: "late_import_call" }), "imported once the reviews were read").toHaveCount(1);
+  await expect(rows(page)).toHaveCount(8);
+});
