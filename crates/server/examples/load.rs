@@ -194,9 +194,10 @@ end
         .args(["-t2", "-c64", &format!("-d{seconds}s"), "--latency", "-s"])
         .arg(&script)
         .arg(base)
-        .output()
-        .ok()?;
+        .output();
+    // Removed whether or not wrk ran (it is absent where it is not installed).
     let _ = std::fs::remove_file(&script);
+    let output = output.ok()?;
     let text = String::from_utf8_lossy(&output.stdout);
     let field = |prefix: &str| {
         text.lines()
