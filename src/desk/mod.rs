@@ -171,7 +171,8 @@ impl Desk {
             } else {
                 Link::Local
             }),
-            reading: RwSignal::new(reading),
+            // Until the demo reviews are stored, what storage holds is not known either.
+            reading: RwSignal::new(reading || needs_demo),
             store: StoredValue::new(store),
             server: StoredValue::new(server.clone()),
             langgraph: StoredValue::new(langgraph),

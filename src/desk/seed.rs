@@ -22,37 +22,43 @@ fn describe(_: LoadFailed) -> String {
 
 impl Desk {
     /// First start: fetches the demo reviews, stores them and shows what storage
-    /// then holds (without storage, shows them for this visit only).
+    /// then holds (without storage, shows them for this visit only). Until then
+    /// the desk counts as reading, so exports, imports and decisions wait.
     pub(super) fn seed_demo(self) {
         leptos::task::spawn_local(async move {
-            let reviews = match demo_reviews().await {
-                Ok(Ok(reviews)) => reviews,
-                Ok(Err(e)) => return self.notify(e),
-                Err(e) => return self.notify(describe(e)),
-            };
-            let Some(store) = self.store.get_value() else {
-                return self.show(reviews);
-            };
-            match store.save_all(&reviews) {
-                Ok(()) => {
-                    let _ = store.mark_seeded();
-                }
-                Err((saved, e)) => {
-                    self.notify(format!("Only {saved} demo review(s) could be stored: {e}"))
-                }
-            }
-            // What storage now holds is shown (or, if the reading code
-            // cannot be fetched, the demo reviews just stored).
-            match super::reading::read_stored(store.clone(), store.review_keys()).await {
-                Ok(outcome) => {
-                    self.notices.update(|n| {
-                        n.extend(outcome.set_aside.iter().map(super::describe_set_aside))
-                    });
-                    self.show(outcome.reviews);
-                }
-                Err(LoadFailed) => self.show(reviews),
-            }
+            self.store_and_show_demo().await;
+            self.reading.set(false);
         });
+    }
+
+    /// Stores the demo reviews and shows them; failures become notices.
+    async fn store_and_show_demo(self) {
+        let reviews = match demo_reviews().await {
+            Ok(Ok(reviews)) => reviews,
+            Ok(Err(e)) => return self.notify(e),
+            Err(e) => return self.notify(describe(e)),
+        };
+        let Some(store) = self.store.get_value() else {
+            return self.show(reviews);
+        };
+        match store.save_all(&reviews) {
+            Ok(()) => {
+                let _ = store.mark_seeded();
+            }
+            Err((saved, e)) => {
+                self.notify(format!("Only {saved} demo review(s) could be stored: {e}"))
+            }
+        }
+        // What storage now holds is shown (or, if the reading code
+        // cannot be fetched, the demo reviews just stored).
+        match super::reading::read_stored(store.clone(), store.review_keys()).await {
+            Ok(outcome) => {
+                self.notices
+                    .update(|n| n.extend(outcome.set_aside.iter().map(super::describe_set_aside)));
+                self.show(outcome.reviews);
+            }
+            Err(LoadFailed) => self.show(reviews),
+        }
     }
 
     /// Replaces every review with fresh demo data.

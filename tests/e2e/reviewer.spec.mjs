@@ -341,6 +341,11 @@ test("settings: the reviewer role signs decisions and the theme applies", async 
 });
 
 test("export writes MPLP documents and learning samples", async ({ page }) => {
+  // On this first visit the demo reviews arrive late: the export waits for them.
+  await page.route(/\/split_demo-[0-9a-f]+\.wasm$/, async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await route.continue();
+  });
   await page.goto("/import");
   const [reviews] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export all reviews" }).click()]);
   const docs = JSON.parse(await (await reviews.createReadStream()).toArray().then((c) => Buffer.concat(c).toString()));
