@@ -70,7 +70,7 @@ function crossings(segments) {
   return count;
 }
 
-/** Our layout, timed as the mean of `reps` runs (see `layoutReps`). */
+/** Our layout, timed as the mean of `reps` runs (see `bench.layout`). */
 function ours(g, reps = 1) {
   let out;
   const t0 = performance.now();

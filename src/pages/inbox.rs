@@ -162,25 +162,20 @@ pub fn Inbox() -> impl IntoView {
     // The rows on screen are validated a moment after they are drawn, so a
     // page of rows appears at once and its warnings right after.
     let problems = RwSignal::new(Vec::<(MplpId, usize)>::new());
-    // (The validation code loads with the review screen's, off the first load;
-    // only the count for the rows on screen now is kept.)
-    let counting = StoredValue::new(0u64);
+    // (The validation code loads with the review screen's, off the first load.)
     Effect::new(move |_| {
         let rows = visible.get();
-        counting.update_value(|n| *n += 1);
         // Rows listed from the index have nothing to check until their reviews
         // are read (then this runs again): the code is not fetched for them.
         if !rows.iter().any(|e| e.review().is_some()) {
             return;
         }
-        let this = counting.get_value();
-        leptos::task::spawn_local(async move {
+        // Cancelled when the rows change again (only the count for the rows on
+        // screen now is kept) or when the inbox goes (a row was opened).
+        leptos::task::spawn_local_scoped_with_cancellation(async move {
             crate::browser::next_task().await;
-            // The inbox may be gone by now (a row was opened): then nothing is kept.
             if let Ok(counted) = count_problems(rows).await {
-                if counting.try_get_value() == Some(this) {
-                    problems.set(counted);
-                }
+                problems.set(counted);
             }
         });
     });

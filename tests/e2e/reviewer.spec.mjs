@@ -2,7 +2,7 @@
 // review page with the plan DAG, decisions saved to local storage, import,
 // keyboard-only use, phone width, damaged and full storage.
 import { expect, test } from "@playwright/test";
-import { failOnScriptErrors, shoot } from "./support.mjs";
+import { arriveLate, failOnScriptErrors, shoot } from "./support.mjs";
 
 const MIGRATION = "/reviews/550e8400-e29b-41d4-a716-446655440520";
 const BILLING = "/reviews/c0ffee00-0000-4000-8000-000000000003";
@@ -342,10 +342,7 @@ test("settings: the reviewer role signs decisions and the theme applies", async 
 
 test("export writes MPLP documents and learning samples", async ({ page }) => {
   // On this first visit the demo reviews arrive late: the export waits for them.
-  await page.route(/\/split_demo-[0-9a-f]+\.wasm$/, async (route) => {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    await route.continue();
-  });
+  await arriveLate(page, /\/split_demo-[0-9a-f]+\.wasm$/, 1000);
   await page.goto("/import");
   const [reviews] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export all reviews" }).click()]);
   const docs = JSON.parse(await (await reviews.createReadStream()).toArray().then((c) => Buffer.concat(c).toString()));
@@ -404,10 +401,7 @@ test("the first load holds the inbox; a screen whose code cannot be fetched says
 test("leaving a screen while its code or data still loads is safe: what arrives late for the left screen is dropped", async ({ page }) => {
   // The review chunk (which also counts the inbox rows' problems) arrives late.
   const chunk = /\/split_review-[0-9a-f]+\.wasm$/;
-  await page.route(chunk, async (route) => {
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    await route.continue();
-  });
+  await arriveLate(page, chunk, 1500);
   const asked = page.waitForRequest(chunk);
   await page.goto("/");
   await expect(rows(page).first()).toBeVisible();
@@ -428,11 +422,7 @@ test("an import that waits for the stored reviews to be read is kept when the re
   await expect(rows(page)).toHaveCount(7);
   await expect.poll(async () => (await storedIndex(page))?.length).toBe(8);
   // On the next visit the stored reviews are read late (their code arrives late).
-  const reading = /\/split_reading-[0-9a-f]+\.wasm$/;
-  await page.route(reading, async (route) => {
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    await route.continue();
-  });
+  await arriveLate(page, /\/split_reading-[0-9a-f]+\.wasm$/, 1500);
   await page.goto("/import");
   const request = { requestedByRole: "late-agent", sessionId: "s-late", runId: "r-late", toolCall: { name: "late_import_call", args: {} }, humanSummary: "Imported while reading", riskTier: "R1" };
   await page.getByLabel("Or paste JSON").fill(JSON.stringify(request));

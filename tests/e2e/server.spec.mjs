@@ -3,7 +3,7 @@
 // and a server that goes down. The server is the debug binary the server tests
 // built (COUNTERSIGN_BIN overrides), serving dist/ itself.
 import { expect, test } from "@playwright/test";
-import { shoot } from "./support.mjs";
+import { arriveLate, shoot } from "./support.mjs";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -142,10 +142,7 @@ test("what the reviewer typed stays when the page loads again from the server be
   await connect(page);
   // The live stream opens late (a slow network or a busy machine): the app
   // loads every review, then loads them again once the stream is open.
-  await page.route("**/api/v1/events*", async (route) => {
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    await route.continue();
-  });
+  await arriveLate(page, "**/api/v1/events*", 1500);
   let loads = 0;
   page.on("requestfinished", (request) => request.url().includes("/api/v1/reviews?status=all") && loads++);
   await page.goto(`${server.url}/reviews/${MIGRATION}`);
@@ -169,10 +166,7 @@ test("what the reviewer typed stays when the page loads again from the server be
 test("a load behind the page that fails leaves the live link and the page as they are", async ({ page }) => {
   await connect(page);
   // The stream opens late, so the app loads every review a second time; that load fails.
-  await page.route("**/api/v1/events*", async (route) => {
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    await route.continue();
-  });
+  await arriveLate(page, "**/api/v1/events*", 1500);
   let loads = 0;
   await page.route((url) => url.pathname === "/api/v1/reviews" && url.searchParams.get("status") === "all",
     (route) => (++loads === 2 ? route.abort("connectionrefused") : route.continue()));

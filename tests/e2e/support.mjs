@@ -16,6 +16,14 @@ export function failOnScriptErrors() {
   });
 }
 
+/** Holds back the responses for URLs matching `pattern` by `ms`, as a slow network does. */
+export async function arriveLate(page, pattern, ms) {
+  await page.route(pattern, async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    await route.continue();
+  });
+}
+
 /** Full-page screenshots at desktop and at phone width, into tests/e2e/output/. */
 export async function shoot(page, name) {
   for (const [label, viewport] of [["desktop", { width: 1280, height: 900 }], ["phone", { width: 375, height: 800 }]]) {
