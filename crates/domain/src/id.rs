@@ -1,6 +1,7 @@
 //! MPLP identifiers: lowercase, hyphenated UUID v4.
 
-use serde::{Deserialize, Serialize};
+use crate::parsed_text::deserialize_parsed;
+use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 use std::str::FromStr;
 use uuid::Uuid;
@@ -21,8 +22,8 @@ pub enum IdError {
 /// An MPLP identifier (`confirm_id`, `plan_id`, `step_id`, ...): a lowercase UUID v4.
 ///
 /// Constructed only through [`MplpId::parse`] or [`MplpId::from_uuid`], so every value is valid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(into = "String")]
 pub struct MplpId(Uuid);
 
 impl MplpId {
@@ -73,10 +74,9 @@ impl FromStr for MplpId {
     }
 }
 
-impl TryFrom<String> for MplpId {
-    type Error = IdError;
-    fn try_from(s: String) -> Result<Self, Self::Error> {
-        Self::parse(&s)
+impl<'de> Deserialize<'de> for MplpId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserialize_parsed(deserializer, "a lowercase hyphenated UUID v4", Self::parse)
     }
 }
 

@@ -20,6 +20,7 @@ pub mod langgraph;
 pub mod layout;
 pub mod lifecycle;
 pub mod model;
+mod parsed_text;
 pub mod review;
 mod timestamp;
 pub mod toolcall;

@@ -1,7 +1,8 @@
 //! RFC 3339 timestamps with an offset, kept exactly as written.
 
+use crate::parsed_text::deserialize_parsed;
 use chrono::{DateTime, FixedOffset, SecondsFormat, Utc};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -14,8 +15,8 @@ pub struct TimestampError(String);
 ///
 /// The original text is kept so a parsed document serializes back unchanged;
 /// comparisons use the instant.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Debug, Clone, Serialize)]
+#[serde(into = "String")]
 pub struct Timestamp {
     text: String,
     instant: DateTime<FixedOffset>,
@@ -78,10 +79,13 @@ impl fmt::Display for Timestamp {
     }
 }
 
-impl TryFrom<String> for Timestamp {
-    type Error = TimestampError;
-    fn try_from(s: String) -> Result<Self, Self::Error> {
-        Self::parse(&s)
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserialize_parsed(
+            deserializer,
+            "an RFC 3339 date-time with an offset",
+            Self::parse,
+        )
     }
 }
 

@@ -1,6 +1,7 @@
 //! Event type names: dot-separated lowercase words (`decision.approved`).
 
-use serde::{Deserialize, Serialize};
+use crate::parsed_text::deserialize_parsed;
+use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 
 /// Why a string is not an event type.
@@ -9,8 +10,8 @@ use std::fmt;
 pub struct EventTypeError(pub String);
 
 /// An event type matching the schema pattern `^[a-z][a-z0-9]*(\.[a-z][a-z0-9]*)*$`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(into = "String")]
 pub struct EventType(String);
 
 impl EventType {
@@ -48,10 +49,13 @@ impl fmt::Display for EventType {
     }
 }
 
-impl TryFrom<String> for EventType {
-    type Error = EventTypeError;
-    fn try_from(s: String) -> Result<Self, Self::Error> {
-        Self::parse(&s)
+impl<'de> Deserialize<'de> for EventType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserialize_parsed(
+            deserializer,
+            "an event type (dot-separated lowercase words)",
+            Self::parse,
+        )
     }
 }
 
