@@ -101,7 +101,7 @@ pub fn CallGroup(name: String, session: String, members: Vec<Arc<Entry>>) -> imp
         <li class="call-group card" aria-label=label.clone()>
             <p><strong>{format!("{count} × ")}<code>{name.clone()}</code></strong> {format!(" in session {session}")}</p>
             <ul class="plain-list">
-                {members.iter().map(|e| view! { <li><a href=format!("/reviews/{}", e.id())>{e.title()}</a></li> }).collect_view()}
+                {members.iter().map(|e| view! { <li><a href=format!("/reviews/{}", e.id())>{e.title().to_owned()}</a></li> }).collect_view()}
             </ul>
             <div class="actions">
                 <button type="button" class="button-approve" disabled=move || busy.get()

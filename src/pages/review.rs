@@ -111,7 +111,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
                 <h1 id="review-title">{crate::reveal::prose(entry.title())}</h1>
                 <p class="review-meta">
                     <StatusBadge status=confirm.status />
-                    <span class="tag">{entry.kind_label()}</span>
+                    <span class="tag">{entry.kind_label().to_owned()}</span>
                     <span>"asked by " <strong>{crate::reveal::label(&confirm.requested_by_role)}</strong></span>
                     <time datetime=confirm.requested_at.to_string() title=time::exact(&confirm.requested_at)>
                         {time::ago(&confirm.requested_at, now)}
