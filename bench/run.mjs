@@ -204,8 +204,8 @@ async function seeded(entries, origin, file) {
 const markAt = (p, name) => p.evaluate((name) => performance.getEntriesByName(name)[0]?.startTime ?? NaN, name);
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 // Opens `url` and waits, from outside the page, until it has set the mark
-// `name`; returns the mark's time. Playwright's own waits (\`goto\` until the load
-// event, \`waitForFunction\`) run its utility script in the page, about 20 ms of
+// `name`; returns the mark's time. Playwright's own waits (`goto` until the load
+// event, `waitForFunction`) run its utility script in the page, about 20 ms of
 // main-thread work: the plain page has set its mark before its load event, the
 // app's load event comes before its wasm has started, so that work would land
 // in the middle of the app's start-up only. Here the page runs untouched until
@@ -237,7 +237,7 @@ say("## 2. Inbox in headless chromium");
 say();
 say("From navigation to the inbox rendered and ready for input (the app: performance mark `countersign:inbox-ready`; the plain page: `plain:inbox-ready`), with N reviews already in local storage (written before the measured navigation, from a static file of the same origin, so neither page pays for storing them). The plain page (`bench/page/plain-inbox.mjs`) is hand-written JavaScript that reads, parses and sorts the same stored reviews and renders the same 50 rows: the browser's floor. Each run opens the app, then the plain page, each in a fresh browser context; the pages are left alone until they have set their mark (the harness looks a second later: Playwright's own waits run its script in the page, which would land inside the app's start-up only). \"From its wasm's start\": the app's own work, from its first line running (mark `countersign:start`) to the inbox ready; the rest is the browser fetching, compiling and starting it. Filter: the app's status tab; search: one keystroke until the list is redrawn.");
 say();
-say("The app draws its first page from its inbox index (one local-storage value it keeps with a summary of every review, written by the app itself on an earlier visit; both pages' storage holds it) and reads every stored review right after the first frame, 200 per task, checking each as before (the code that parses and checks reviews is fetched then: it is not in the first load); the fifth column says when all were read and the longest task meanwhile (0: none over 50 ms, so input is never held up). \"First visit\" is storage without an index yet: the app then shows its first page once every review is read.");
+say("The app draws its first page from its inbox index (one local-storage value it keeps with a summary of every review, written by the app itself on an earlier visit; both pages' storage holds it) and reads every stored review right after the first frame, 200 per task, checking each as before (the code that parses and checks reviews is fetched then: it is not in the first load); the column \"app: every review read\" says when all were read and the longest task meanwhile (0: none over 50 ms, so input was never held up longer). \"First visit\" is storage without an index yet: the app then shows its first page once every review is read.");
 say();
 const inboxRows = [], againRows = [];
 const cases = (quick ? [100] : [100, 1000, 10000]).map((count) => ({ count, index: true }));
