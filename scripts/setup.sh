@@ -6,8 +6,8 @@
 # what it does. With --postgres, Debian's PostgreSQL for the server's tests.
 # With --udspy, a Python virtual environment (.venv-udspy) with the udspy agent
 # library from PyPI, for the udspy bridge's browser test. With --langgraph, a
-# virtual environment (.venv-langgraph) with the LangGraph server from PyPI
-# (`langgraph dev`, in memory, no API keys), for the LangGraph browser test.
+# virtual environment (.venv-langgraph) with the LangGraph server and langchain
+# from PyPI (`langgraph dev`, in memory, no API keys), for the LangGraph browser tests.
 # With --fuzz, a nightly toolchain and cargo-fuzz, for scripts/fuzz.sh.
 # Versions: ../shared/TOOLCHAIN.md.
 set -euo pipefail
@@ -20,6 +20,7 @@ UDSPY_VERSION=0.1.8
 LANGGRAPH_CLI_VERSION=0.4.40
 LANGGRAPH_API_VERSION=0.16.7
 LANGGRAPH_VERSION=1.2.22
+LANGCHAIN_VERSION=1.5.0
 CARGO_FUZZ_VERSION=0.13.2
 want_browser=false
 want_postgres=false
@@ -118,11 +119,13 @@ if $want_udspy; then
 fi
 
 if $want_langgraph; then
-  step "LangGraph server (langgraph-cli[inmem] $LANGGRAPH_CLI_VERSION, PyPI) in .venv-langgraph"
-  if [[ "$(.venv-langgraph/bin/pip show langgraph-api 2>/dev/null | sed -n 's/^Version: //p')" != "$LANGGRAPH_API_VERSION" ]] || [[ ! -x .venv-langgraph/bin/langgraph ]]; then
+  step "LangGraph server (langgraph-cli[inmem] $LANGGRAPH_CLI_VERSION) and langchain $LANGCHAIN_VERSION (PyPI) in .venv-langgraph"
+  if [[ "$(.venv-langgraph/bin/pip show langgraph-api 2>/dev/null | sed -n 's/^Version: //p')" != "$LANGGRAPH_API_VERSION" ]] \
+    || [[ "$(.venv-langgraph/bin/pip show langchain 2>/dev/null | sed -n 's/^Version: //p')" != "$LANGCHAIN_VERSION" ]] \
+    || [[ ! -x .venv-langgraph/bin/langgraph ]]; then
     make_venv .venv-langgraph
     .venv-langgraph/bin/pip install --quiet "langgraph-cli[inmem]==$LANGGRAPH_CLI_VERSION" \
-      "langgraph-api==$LANGGRAPH_API_VERSION" "langgraph==$LANGGRAPH_VERSION"
+      "langgraph-api==$LANGGRAPH_API_VERSION" "langgraph==$LANGGRAPH_VERSION" "langchain==$LANGCHAIN_VERSION"
   else
     echo "present"
   fi

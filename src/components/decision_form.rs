@@ -59,7 +59,7 @@ impl Offer {
             scope: false,
             edit: takes(Answer::Edit) || takes(Answer::EditAction),
             deny: takes(Answer::Reject).then_some("Reject"),
-            feedback: takes(Answer::Respond).then_some("Respond"),
+            feedback: (takes(Answer::Respond) || takes(Answer::Reply)).then_some("Respond"),
             cancel: takes(Answer::Ignore).then_some("Ignore"),
         }
     }
@@ -266,7 +266,11 @@ pub fn DecisionForm(
                 </p>
             })}
             <p class="field-error" role="alert">{move || form_error.get()}</p>
-            <p class="subtle" role="status">{move || busy.get().then_some("Saving your decision…")}</p>
+            <p class="subtle" role="status">{move || busy.get().then_some(if answers_given {
+                "Resuming the thread, and waiting for LangGraph to run it…"
+            } else {
+                "Saving your decision…"
+            })}</p>
             <p class="notice" role="status" hidden=move || held.with(Option::is_none)>{move || held.get()}</p>
             <div class="actions">
                 {offer.approves().then(|| view! {

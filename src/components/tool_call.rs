@@ -7,7 +7,8 @@
 use crate::components::markdown::Markdown;
 use crate::time;
 use countersign_domain::toolcall::{
-    check_summary, ApprovalRequest, CallHash, OutcomeKind, ToolCallReview, ToolOutcome,
+    check_summary, ApprovalRequest, CallHash, OutcomeKind, SummaryCheck, ToolCallReview,
+    ToolOutcome,
 };
 use leptos::prelude::*;
 use serde_json::Value;
@@ -97,20 +98,7 @@ pub fn ToolCallPanel(
             <h3>"Agent’s summary"</h3>
             <blockquote class="summary"><Markdown text=crate::reveal::prose(&request.human_summary) /></blockquote>
             {match summary {
-                Some(check) if check.matches() => view! {
-                    <p class="summary-check summary-ok">"✓ Checked: the summary names the tool and every argument value of the exact call."</p>
-                }.into_any(),
-                Some(check) => view! {
-                    <div class="summary-check summary-bad" role="alert">
-                        <p><strong>"✕ The summary does NOT match the exact call."</strong> " Decide on the call above, not on the summary."</p>
-                        <ul>
-                            {(!check.names_tool).then(|| view! { <li>"It does not name the tool."</li> })}
-                            {check.unmentioned.into_iter().map(|u| view! {
-                                <li>"It does not mention " <code>{crate::reveal::label(&u.path)}</code> " = " <code>{crate::reveal::label(&u.value)}</code></li>
-                            }).collect_view()}
-                        </ul>
-                    </div>
-                }.into_any(),
+                Some(check) => view! { <SummaryCheckView check /> }.into_any(),
                 None => view! { <p class="summary-check summary-bad" role="alert">"✕ The call cannot be read, so the summary cannot be checked."</p> }.into_any(),
             }}
             {list("Predicted side effects", request.side_effects.clone())}
@@ -142,6 +130,39 @@ pub fn ToolCallPanel(
     }
 }
 
+/// The summary checked against the call: red only when it names something
+/// the call does not carry; what it leaves out is a quiet note.
+#[component]
+fn SummaryCheckView(check: SummaryCheck) -> impl IntoView {
+    let contradiction = check.contradicts().then(|| {
+        view! {
+            <div class="summary-check summary-bad" role="alert">
+                <p><strong>"✕ The summary contradicts the exact call."</strong> " It names what the call does not carry; decide on the call above, not on the summary:"</p>
+                <ul>
+                    {check.contradictions.iter().map(|c| view! { <li><code>{crate::reveal::label(c)}</code></li> }).collect_view()}
+                </ul>
+            </div>
+        }
+    });
+    let omissions = (!check.is_complete()).then(|| {
+        view! {
+            <div class="summary-check summary-note">
+                <p>"The summary does not mention:"</p>
+                <ul>
+                    {(!check.names_tool).then(|| view! { <li>"the tool’s name"</li> })}
+                    {check.unmentioned.iter().map(|u| view! {
+                        <li><code>{crate::reveal::label(&u.path)}</code> " = " <code>{crate::reveal::label(&u.value)}</code></li>
+                    }).collect_view()}
+                </ul>
+            </div>
+        }
+    });
+    let faithful = (!check.contradicts() && check.is_complete()).then(|| {
+        view! { <p class="summary-check summary-ok">"✓ Checked: the summary names the tool and every argument value of the exact call."</p> }
+    });
+    view! { {contradiction} {omissions} {faithful} }
+}
+
 /// What was decided, and the token.
 #[component]
 fn OutcomeView(outcome: ToolOutcome, interrupt: bool) -> impl IntoView {
@@ -170,7 +191,7 @@ fn OutcomeView(outcome: ToolOutcome, interrupt: bool) -> impl IntoView {
         })}
         {outcome.approved_by_grant.map(|g| view! { <p>{format!("Approved without asking by grant {g}.")}</p> })}
         {interrupt.then(|| view! {
-            <p class="subtle">"LangGraph resumed the thread with this answer; the graph goes on from there (no token to redeem)."</p>
+            <p class="subtle">"LangGraph ran the thread with this answer: its run ended without error and the interrupt no longer waits (no token to redeem)."</p>
         })}
         {outcome.token.clone().filter(|_| !interrupt).map(|t| view! {
             <dl class="fields token" aria-label="Approval token">

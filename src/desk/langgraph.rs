@@ -1,23 +1,30 @@
-//! The desk on a LangGraph server: every pending interrupt of the interrupted
-//! threads is a tool-call review (mapped by the domain's `langgraph` module),
-//! listed again every few seconds; a decision is checked by the domain, then
-//! resumes its thread, and is recorded in this browser's history only once
-//! LangGraph accepted the resume.
+//! The desk on a LangGraph server: every pending interrupt of every thread
+//! that may hold one (interrupted, errored or busy) is a tool-call review
+//! (mapped by the domain's `langgraph` module), listed again every few
+//! seconds. A decision is checked by the domain, then resumes its thread with
+//! the assistant that owns it; it is recorded in this browser's history only
+//! once the run ended without error and the answered interrupt is gone.
 
 use super::{DecisionFailure, Desk, Entry, Link};
 use crate::browser;
-use crate::store::{HttpError, LangGraphStore, LocalStore};
+use crate::split::on_demand;
+use crate::store::{HttpError, LangGraphStore, LocalStore, StateCache};
 use countersign_domain::langgraph::{
-    pending_interrupts, resume_run, resume_value, Answer, PendingInterrupt,
+    pending_interrupts, resume_run, resume_value, run_failure, Agent, Answer, AnswerRefused,
+    PendingInterrupt, ThreadStatus,
 };
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::{MplpId, Review};
 use leptos::prelude::*;
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
-/// How often the interrupted threads are listed again.
+/// How often the waiting threads are listed again.
 pub const POLL_SECONDS: u32 = 3;
+/// How long a decision waits for a busy thread's run to end before it is sent.
+const BUSY_WAIT_MS: u32 = 30_000;
 
 /// A LangGraph server and what was last listed from it.
 #[derive(Clone)]
@@ -32,6 +39,21 @@ pub struct Interrupts {
     /// Decisions on actions whose interrupt still waits for its other actions
     /// (LangGraph takes the answers of one interrupt together).
     held: HashMap<MplpId, Review>,
+    /// The errored threads' states, read once per change.
+    states: StateCache,
+}
+
+/// What the review page shows of the interrupt behind a review.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InterruptFacts {
+    /// The answers it takes.
+    pub allowed: Vec<Answer>,
+    /// The assistant that owns its thread (`None`: it cannot be resumed from here).
+    pub agent: Option<Agent>,
+    /// What its thread is doing.
+    pub status: ThreadStatus,
+    /// Why the thread's last run failed, if it did.
+    pub error: Option<String>,
 }
 
 impl Interrupts {
@@ -44,6 +66,7 @@ impl Interrupts {
             held_store: local.map(LocalStore::langgraph_held),
             pending: HashMap::new(),
             held: HashMap::new(),
+            states: StateCache::default(),
         }
     }
 
@@ -85,6 +108,26 @@ impl Interrupts {
     pub fn url(&self) -> &str {
         self.store.url()
     }
+
+    /// The connection to the server.
+    pub fn connection(&self) -> crate::store::Connection {
+        self.store.connection().clone()
+    }
+
+    /// The graphs (or assistants) reviewed; empty: every graph of the server.
+    pub fn graphs(&self) -> Vec<String> {
+        self.store.graphs()
+    }
+}
+
+on_demand! {
+    /// Resumes the thread of a decided review (the code, with the check of
+    /// answers against a response schema, comes with the LangGraph chunk).
+    in remote fn interrupt_decision(desk: Desk, id: MplpId, decided: Review)
+        -> Pin<Box<dyn Future<Output = Result<Arc<Entry>, DecisionFailure>>>>
+    {
+        Box::pin(async move { desk.decide_interrupt(id, decided).await })
+    }
 }
 
 impl Desk {
@@ -93,10 +136,18 @@ impl Desk {
         self.langgraph.get_value()
     }
 
-    /// The answers the interrupt behind a review allows (`None`: not an interrupt).
-    pub fn allowed_answers(&self, id: MplpId) -> Option<Vec<Answer>> {
-        self.langgraph
-            .with_value(|l| Some(l.as_ref()?.pending.get(&id)?.allowed.clone()))
+    /// What the review page shows of the interrupt behind a review (`None`:
+    /// not a pending interrupt).
+    pub fn interrupt_facts(&self, id: MplpId) -> Option<InterruptFacts> {
+        self.langgraph.with_value(|l| {
+            let p = l.as_ref()?.pending.get(&id)?;
+            Some(InterruptFacts {
+                allowed: p.allowed.clone(),
+                agent: p.agent.clone(),
+                status: p.thread_status,
+                error: p.thread_error.clone(),
+            })
+        })
     }
 
     /// How many other actions of the same interrupt still wait, when this
@@ -114,7 +165,7 @@ impl Desk {
         })
     }
 
-    /// Lists the interrupted threads now and every few seconds after.
+    /// Lists the waiting threads now and every few seconds after.
     pub(super) fn follow_langgraph(self) {
         let kept = self
             .langgraph
@@ -134,12 +185,17 @@ impl Desk {
     }
 
     async fn refresh_langgraph(self) {
-        let Some(source) = self.langgraph.get_value() else {
+        let Some(mut source) = self.langgraph.get_value() else {
             return;
         };
-        match source.store.interrupted_threads().await {
+        match source.store.waiting_threads(&mut source.states).await {
             Ok(threads) => {
                 let pending = threads.iter().flat_map(pending_interrupts).collect();
+                self.langgraph.update_value(|l| {
+                    if let Some(l) = l {
+                        l.states = source.states;
+                    }
+                });
                 self.show_interrupts(pending);
                 self.set_link(Link::Polling(POLL_SECONDS));
             }
@@ -164,8 +220,8 @@ impl Desk {
         for interrupt in listed {
             match interrupt.to_review(now) {
                 Ok(review) => {
+                    pending.insert(review.confirm.confirm_id, interrupt);
                     reviews.push(review);
-                    pending.insert(reviews[reviews.len() - 1].confirm.confirm_id, interrupt);
                 }
                 Err(issues) => self.notices.update(|n| {
                     let text = format!(
@@ -178,6 +234,14 @@ impl Desk {
                     }
                 }),
             }
+        }
+        let states: HashMap<MplpId, ThreadStatus> = pending
+            .iter()
+            .filter(|(_, p)| p.thread_status != ThreadStatus::Interrupted)
+            .map(|(id, p)| (*id, p.thread_status))
+            .collect();
+        if self.thread_states.with_untracked(|s| *s != states) {
+            self.thread_states.set(states);
         }
         self.langgraph.update_value(|l| {
             if let Some(l) = l {
@@ -223,7 +287,7 @@ impl Desk {
     /// Resumes the thread of a decided review (`decided`, checked by the
     /// domain already), then records it. When its interrupt holds other
     /// actions still undecided, the decision is held (`Held`) and sent with theirs.
-    pub(super) async fn decide_interrupt(
+    async fn decide_interrupt(
         &self,
         id: MplpId,
         decided: Review,
@@ -235,6 +299,8 @@ impl Desk {
             .collect();
         decided_here.push((id, decided.clone()));
         let waiting = siblings(&source.pending, interrupt).count() + 1 - decided_here.len();
+        // Every answer is checked before anything is held or sent.
+        let this_answer = answer_of(interrupt, &decided)?;
         if waiting > 0 {
             let kept = source
                 .held_store
@@ -256,49 +322,34 @@ impl Desk {
         actions.sort_by_key(|(p, _)| p.index);
         let mut answers = Vec::new();
         for (p, review) in &actions {
-            let outcome = review
-                .tool_call()
-                .and_then(|c| c.outcome.as_ref())
-                .ok_or(DecisionFailure::Missing)?;
-            answers.push(p.answer_for(outcome).map_err(DecisionFailure::NotAllowed)?);
+            answers.push(if p.index == interrupt.index {
+                this_answer.clone()
+            } else {
+                answer_of(p, review)?
+            });
         }
-        let keyed = {
-            let mut ids: Vec<&str> = source
-                .pending
-                .values()
-                .filter(|p| p.thread_id == interrupt.thread_id)
-                .map(|p| p.interrupt_id.as_str())
-                .collect();
-            ids.sort_unstable();
-            ids.dedup();
-            ids.len() > 1
-        };
+        let agent = interrupt
+            .agent
+            .as_ref()
+            .ok_or(DecisionFailure::NotAllowed(AnswerRefused::NoAgent))?;
         let body = resume_run(
-            source.store.assistant(),
-            vec![(
-                interrupt.interrupt_id.clone(),
-                resume_value(&interrupt.shape, answers),
-            )],
-            keyed,
+            agent,
+            &interrupt.interrupt_id,
+            resume_value(&interrupt.shape, answers),
         );
-        source
-            .store
-            .resume(&interrupt.thread_id, &body)
+        self.resume_and_confirm(&source.store, interrupt, &body)
             .await
-            .map_err(|e| {
-                if let HttpError::Unreachable(_) = &e {
+            .inspect_err(|e| {
+                if let DecisionFailure::Server(HttpError::Unreachable(_)) = e {
                     self.set_link(Link::Offline(e.to_string()));
                 }
-                DecisionFailure::Server(e)
             })?;
-        // LangGraph has it: record every decided action in this browser's history.
+        // LangGraph took it: record every decided action in this browser's history.
         let mut recorded = None;
         for (sid, review) in decided_here {
             if let Some(history) = &source.history {
                 if let Err(e) = history.save(&review) {
-                    self.notices.update(|n| {
-                        n.push(format!("LangGraph resumed the thread, but this browser could not keep the decision in its history: {e}"))
-                    });
+                    self.notify(format!("LangGraph took your decision, but this browser could not keep it in its history: {e}"));
                 }
             }
             let entry = Arc::new(Entry::new(review));
@@ -311,8 +362,7 @@ impl Desk {
                 recorded = Some(entry);
             }
         }
-        let thread = interrupt.thread_id.clone();
-        let interrupt_id = interrupt.interrupt_id.clone();
+        let (thread, interrupt_id) = (interrupt.thread_id.clone(), interrupt.interrupt_id.clone());
         self.langgraph.update_value(|l| {
             if let Some(l) = l {
                 l.pending
@@ -321,8 +371,80 @@ impl Desk {
                 l.forget_held_unless(|sid| pending.contains(sid));
             }
         });
+        leptos::task::spawn_local(self.refresh_langgraph());
         recorded.ok_or(DecisionFailure::Missing)
     }
+
+    /// Sends the resume and follows it: waits while another run holds the
+    /// thread, checks the interrupt still waits, starts the run, waits for it
+    /// to end, and checks it ended without error and the interrupt is gone.
+    async fn resume_and_confirm(
+        &self,
+        store: &LangGraphStore,
+        interrupt: &PendingInterrupt,
+        body: &serde_json::Value,
+    ) -> Result<(), DecisionFailure> {
+        let thread = interrupt.thread_id.as_str();
+        let mut waited = 0;
+        while store
+            .thread(thread)
+            .await
+            .map_err(DecisionFailure::Server)?["status"]
+            == "busy"
+        {
+            if waited >= BUSY_WAIT_MS {
+                return Err(DecisionFailure::RunFailed(
+                    "the thread is still running another answer; nothing was sent, try again in a moment".into(),
+                ));
+            }
+            browser::pause(std::time::Duration::from_millis(500)).await;
+            waited += 500;
+        }
+        if !still_waits(store, interrupt).await? {
+            return Err(DecisionFailure::Gone);
+        }
+        let run = store
+            .start_run(thread, body)
+            .await
+            .map_err(DecisionFailure::Server)?;
+        let ended = store
+            .join(thread, &run)
+            .await
+            .map_err(DecisionFailure::Server)?;
+        if let Some(failure) = run_failure(&ended) {
+            return Err(DecisionFailure::RunFailed(failure));
+        }
+        if still_waits(store, interrupt).await? {
+            return Err(DecisionFailure::RunFailed(
+                "the run ended, but the interrupt still waits for an answer: the graph did not take it".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Whether the interrupt is among the thread's pending interrupts now.
+async fn still_waits(
+    store: &LangGraphStore,
+    interrupt: &PendingInterrupt,
+) -> Result<bool, DecisionFailure> {
+    let state = store
+        .state(&interrupt.thread_id)
+        .await
+        .map_err(DecisionFailure::Server)?;
+    Ok(state["interrupts"].as_array().is_some_and(|list| {
+        list.iter()
+            .any(|i| i["id"] == interrupt.interrupt_id.as_str())
+    }))
+}
+
+/// The answer a decided review gives its interrupt, checked.
+fn answer_of(p: &PendingInterrupt, review: &Review) -> Result<serde_json::Value, DecisionFailure> {
+    let outcome = review
+        .tool_call()
+        .and_then(|c| c.outcome.as_ref())
+        .ok_or(DecisionFailure::Missing)?;
+    p.answer_for(outcome).map_err(DecisionFailure::NotAllowed)
 }
 
 /// The other actions of the same interrupt.
@@ -330,7 +452,7 @@ fn siblings<'a>(
     pending: &'a HashMap<MplpId, PendingInterrupt>,
     of: &'a PendingInterrupt,
 ) -> impl Iterator<Item = (&'a MplpId, &'a PendingInterrupt)> {
-    pending.iter().filter(move |(_, p)| {
-        p.thread_id == of.thread_id && p.interrupt_id == of.interrupt_id && p.index != of.index
-    })
+    pending
+        .iter()
+        .filter(move |(_, p)| p.same_interrupt(of) && p.index != of.index)
 }

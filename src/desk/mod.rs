@@ -11,7 +11,7 @@ mod seed;
 mod tools;
 
 pub use entry::Entry;
-pub use langgraph::Interrupts;
+pub use langgraph::{InterruptFacts, Interrupts};
 
 use crate::browser;
 use crate::settings::Settings;
@@ -45,9 +45,21 @@ pub enum DecisionFailure {
     /// The review is not on this desk.
     #[error("this review is no longer here")]
     Missing,
-    /// LangGraph: the interrupt does not take this answer.
+    /// LangGraph: the interrupt does not take this answer (nothing was sent).
     #[error("LangGraph cannot take this decision: {0}")]
-    NotAllowed(String),
+    NotAllowed(countersign_domain::langgraph::AnswerRefused),
+    /// LangGraph: the run resuming the thread failed or did not take the
+    /// answer; nothing was recorded.
+    #[error("LangGraph did not take your decision: {0}. Nothing was recorded; your decision is still here to retry or change")]
+    RunFailed(String),
+    /// LangGraph: the interrupt no longer waits (answered elsewhere).
+    #[error("this interrupt no longer waits for an answer (it was answered elsewhere, or its thread moved on); nothing was sent")]
+    Gone,
+    /// The code that sends this decision could not be fetched.
+    #[error(
+        "the app's code for sending this decision could not be loaded; nothing was sent, try again"
+    )]
+    Unloaded,
     /// LangGraph: the decision waits for the other actions of its interrupt
     /// (how many), which LangGraph takes together; nothing was sent yet.
     #[error("held: this interrupt asks about {0} more action(s), and LangGraph takes the answers together; nothing is sent until you decide them")]
@@ -113,6 +125,10 @@ pub struct Desk {
     store: StoredValue<Option<LocalStore>>,
     server: StoredValue<Option<HttpStore>>,
     langgraph: StoredValue<Option<Interrupts>>,
+    /// LangGraph: the status of each pending interrupt's thread, when it is
+    /// not simply waiting (errored, busy).
+    pub thread_states:
+        RwSignal<std::collections::HashMap<MplpId, countersign_domain::langgraph::ThreadStatus>>,
     drafts: StoredValue<Vec<(MplpId, drafts::Draft)>>,
     /// Whether the stored reviews are still being read (the inbox index, if
     /// any, stands in for them meanwhile).
@@ -176,6 +192,7 @@ impl Desk {
             store: StoredValue::new(store),
             server: StoredValue::new(server.clone()),
             langgraph: StoredValue::new(langgraph),
+            thread_states: RwSignal::new(Default::default()),
             drafts: StoredValue::new(Default::default()),
         };
         if remote {
@@ -261,7 +278,10 @@ impl Desk {
         let mut next =
             decide(review, input, browser::now(), &mut ids).map_err(DecisionFailure::Refused)?;
         if self.langgraph.with_value(Option::is_some) {
-            return self.decide_interrupt(id, next).await;
+            return match langgraph::interrupt_decision(*self, id, next).await {
+                Ok(sending) => sending.await,
+                Err(crate::split::LoadFailed) => Err(DecisionFailure::Unloaded),
+            };
         }
         match self.server.get_value() {
             None => self.persist(&next).map_err(DecisionFailure::NotSaved)?,
@@ -350,8 +370,12 @@ impl Desk {
             );
         }
         if let Some(source) = self.langgraph.get_value() {
+            let graphs = match source.graphs() {
+                g if g.is_empty() => "every graph on it".to_owned(),
+                g => format!("its graphs {}", g.join(", ")),
+            };
             return format!(
-                "The LangGraph server at {}: every pending interrupt of its interrupted threads is a review here; a decision resumes its thread, and this browser keeps the history of what you decided.",
+                "The LangGraph server at {}, reviewing {graphs}: every pending interrupt of their threads is a review here. A decision resumes its thread with the assistant that owns it, and is kept in this browser's history once LangGraph has run it.",
                 source.url()
             );
         }

@@ -7,6 +7,7 @@ use crate::desk::{Desk, Entry, Link};
 use crate::router::use_location;
 use crate::split::on_demand;
 use crate::time;
+use countersign_domain::langgraph::ThreadStatus;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::MplpId;
 use leptos::prelude::*;
@@ -180,21 +181,25 @@ pub fn Inbox() -> impl IntoView {
         });
     });
 
-    // The rows on this page, each with its problem count (when over 0) and
-    // whether a decision on it waits in the outbox.
+    // The rows on this page, each with its problem count (when over 0),
+    // whether a decision on it waits in the outbox, and (LangGraph) its
+    // thread's status when the thread is not simply waiting.
     let rows = move || {
         let visible = visible.get();
         problems.with(|counted| {
             desk.outbox.with(|queued| {
-                visible
-                    .into_iter()
-                    .map(|e| {
-                        let id = e.id();
-                        let n = counted.iter().find(|(row, _)| *row == id).map(|(_, n)| *n);
-                        let waiting = queued.iter().any(|q| q.confirm_id == id.to_string());
-                        (e, n.filter(|n| *n > 0), waiting)
-                    })
-                    .collect::<Vec<_>>()
+                desk.thread_states.with(|threads| {
+                    visible
+                        .into_iter()
+                        .map(|e| {
+                            let id = e.id();
+                            let n = counted.iter().find(|(row, _)| *row == id).map(|(_, n)| *n);
+                            let waiting = queued.iter().any(|q| q.confirm_id == id.to_string());
+                            let thread = threads.get(&id).copied();
+                            (e, n.filter(|n| *n > 0), waiting, thread)
+                        })
+                        .collect::<Vec<_>>()
+                })
             })
         })
     };
@@ -327,8 +332,8 @@ pub fn Inbox() -> impl IntoView {
                     })
                 }}
                 <ol class="review-list" aria-label="Reviews">
-                    <For each=rows key=|(e, problems, queued)| (e.id(), e.summary().fingerprint(), *problems, *queued) let:((entry, problems, queued))>
-                        <ReviewRow entry problems queued />
+                    <For each=rows key=|(e, problems, queued, thread)| (e.id(), e.summary().fingerprint(), *problems, *queued, *thread) let:((entry, problems, queued, thread))>
+                        <ReviewRow entry problems queued thread />
                     </For>
                 </ol>
                 <nav class="pager" aria-label="Pages">
@@ -400,9 +405,14 @@ fn EmptyState(filters: Memo<Filters>) -> impl IntoView {
 }
 
 #[component]
-/// One row, drawn once: a row whose problems or queued state changes is
-/// drawn again (its `For` key says so).
-fn ReviewRow(entry: Arc<Entry>, problems: Option<usize>, queued: bool) -> impl IntoView {
+/// One row, drawn once: a row whose problems, queued state or thread status
+/// changes is drawn again (its `For` key says so).
+fn ReviewRow(
+    entry: Arc<Entry>,
+    problems: Option<usize>,
+    queued: bool,
+    thread: Option<ThreadStatus>,
+) -> impl IntoView {
     let summary = entry.summary();
     let now = crate::browser::now();
     let href = format!("/reviews/{}", summary.id);
@@ -415,6 +425,14 @@ fn ReviewRow(entry: Arc<Entry>, problems: Option<usize>, queued: bool) -> impl I
                     <span class="review-title">{crate::reveal::prose(&summary.title)}</span>
                     {queued.then(|| view! {
                         <span class="badge badge-queued" title="Your decision is kept on this device until the server is reachable">"Queued"</span>
+                    })}
+                    {thread.map(|status| match status {
+                        ThreadStatus::Error => view! {
+                            <span class="badge badge-warning" title="The thread's last run failed; this interrupt still waits for an answer">"Thread error"</span>
+                        }.into_any(),
+                        other => view! {
+                            <span class="badge" title="What the LangGraph thread is doing">{format!("Thread {}", other.as_str())}</span>
+                        }.into_any(),
                     })}
                     {problems.map(|n| view! {
                         <span class="badge badge-warning" title="This request fails validation and cannot be approved">

@@ -58,6 +58,40 @@ pub fn ReviewPage(
     }
 }
 
+/// Which LangGraph agent asks, and what its thread is doing (an errored
+/// thread says why; its interrupt still waits for an answer).
+#[component]
+fn InterruptNote(facts: crate::desk::InterruptFacts) -> impl IntoView {
+    use countersign_domain::langgraph::ThreadStatus;
+    let agent = match &facts.agent {
+        Some(agent) => view! {
+            <p class="interrupt-agent">
+                "LangGraph agent " <code>{crate::reveal::label(agent.name())}</code>
+                <span class="subtle">{format!(" (assistant {}); your decision resumes its thread with this assistant.", agent.assistant_id)}</span>
+            </p>
+        }
+        .into_any(),
+        None => view! {
+            <p class="notice notice-danger" role="alert">"This thread does not say which assistant runs it, so it cannot be resumed from here: Countersign will not guess."</p>
+        }
+        .into_any(),
+    };
+    let status = match facts.status {
+        ThreadStatus::Error => Some(format!(
+            "Its thread’s last run failed{}. The interrupt still waits for an answer.",
+            facts.error.map(|e| format!(": {e}")).unwrap_or_default()
+        )),
+        ThreadStatus::Busy => {
+            Some("Its thread is running now; a decision is sent once the run ends.".to_owned())
+        }
+        _ => None,
+    };
+    view! {
+        {agent}
+        {status.map(|text| view! { <p class=format!("notice thread-{}", facts.status.as_str()) role="status">{text}</p> })}
+    }
+}
+
 /// Said while the stored reviews are read (a moment after the app starts).
 #[component]
 fn Reading() -> impl IntoView {
@@ -101,7 +135,8 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
     events.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
     let pending = confirm.status == ConfirmStatus::Pending;
     let desk = expect_context::<Desk>();
-    let answers = desk.allowed_answers(confirm.confirm_id);
+    let facts = desk.interrupt_facts(confirm.confirm_id);
+    let answers = facts.as_ref().map(|f| f.allowed.clone());
     let interrupt = desk.langgraph().is_some();
 
     view! {
@@ -120,6 +155,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
                 {confirm.reason.clone().map(|text| view! {
                     <LongText class="request-reason" label="Reason for the request" text />
                 })}
+                {facts.map(|facts| view! { <InterruptNote facts /> })}
             </header>
 
             <div class="review-grid">

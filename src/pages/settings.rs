@@ -76,7 +76,11 @@ pub fn SettingsPage() -> impl IntoView {
     });
     let server_url = RwSignal::new(desk.remote_url().unwrap_or(origin));
     let server_key = RwSignal::new(String::new());
-    let assistant = RwSignal::new("agent".to_owned());
+    let graphs = RwSignal::new(
+        desk.langgraph()
+            .map(|l| l.graphs().join(", "))
+            .unwrap_or_default(),
+    );
     let remember = RwSignal::new(false);
     let connection_message = RwSignal::new(None::<String>);
     let connect = move || {
@@ -84,14 +88,14 @@ pub fn SettingsPage() -> impl IntoView {
             url: server_url.get_untracked().trim().to_owned(),
             key: server_key.get_untracked().trim().to_owned(),
             backend: backend.get_untracked(),
-            assistant: assistant.get_untracked().trim().to_owned(),
+            graphs: graphs.get_untracked().trim().to_owned(),
         };
         let missing = match connection.backend {
             Backend::Countersign if connection.url.is_empty() || connection.key.is_empty() => {
                 Some("Give the server's address and your reviewer key.")
             }
-            Backend::LangGraph if connection.url.is_empty() || connection.assistant.is_empty() => {
-                Some("Give the LangGraph server's address and the assistant or graph id that resumes its threads.")
+            Backend::LangGraph if connection.url.is_empty() => {
+                Some("Give the LangGraph server's address.")
             }
             _ => None,
         };
@@ -105,7 +109,10 @@ pub fn SettingsPage() -> impl IntoView {
         leptos::task::spawn_local(async move {
             let checked = match connection.backend {
                 Backend::Countersign => HttpStore::new(connection.clone()).check().await,
-                Backend::LangGraph => LangGraphStore::new(connection.clone()).check().await,
+                Backend::LangGraph => LangGraphStore::new(connection.clone())
+                    .check()
+                    .await
+                    .map(drop),
             };
             match checked {
                 Ok(()) => match connection.save(remember) {
@@ -147,6 +154,7 @@ pub fn SettingsPage() -> impl IntoView {
                 <h2>"Storage"</h2>
                 <p>{desk.storage_description()}</p>
                 {connected.then(|| view! { <p>"Connection: " <strong role="status">{link_detail}</strong></p> })}
+                {desk.langgraph().map(|source| view! { <LangGraphGraphs source /> })}
                 {if connected {
                     view! { <button type="button" class="button-quiet" on:click=disconnect>"Disconnect: use this browser's storage"</button> }.into_any()
                 } else {
@@ -174,9 +182,9 @@ pub fn SettingsPage() -> impl IntoView {
                 </div>
                 <Show when=move || backend.get() == Backend::LangGraph>
                     <div class="field">
-                        <label for="assistant">"Assistant or graph id"</label>
-                        <p class="subtle">"The assistant that resumes a thread after your decision."</p>
-                        <input id="assistant" type="text" autocomplete="off" prop:value=move || assistant.get() on:input=move |ev| assistant.set(event_target_value(&ev)) />
+                        <label for="graphs">"Only these graphs (optional)"</label>
+                        <p class="subtle">"Graph or assistant ids, separated by commas. Empty: every graph on the server. Each thread is resumed by the assistant that owns it, whatever you list here."</p>
+                        <input id="graphs" type="text" autocomplete="off" placeholder="every graph" prop:value=move || graphs.get() on:input=move |ev| graphs.set(event_target_value(&ev)) />
                     </div>
                 </Show>
                 <div class="field field-inline">
@@ -188,5 +196,27 @@ pub fn SettingsPage() -> impl IntoView {
             </form>
             <p role="status" class="subtle">{move || message.get()}</p>
         </section>
+    }
+}
+
+/// The graphs of the connected LangGraph server, asked for when shown.
+#[component]
+fn LangGraphGraphs(source: crate::desk::Interrupts) -> impl IntoView {
+    let found = RwSignal::new(None::<Result<Vec<String>, String>>);
+    let store = LangGraphStore::new(source.connection());
+    leptos::task::spawn_local(async move {
+        found.set(Some(store.check().await.map_err(|e| e.to_string())));
+    });
+    move || {
+        found.get().map(|graphs| match graphs {
+            Ok(graphs) if graphs.is_empty() => view! { <p>"This server has no graphs."</p> }.into_any(),
+            Ok(graphs) => view! {
+                <p>"Graphs on this server: "
+                    {graphs.into_iter().map(|g| view! { <code class="graph-id">{g}</code>" " }).collect_view()}
+                </p>
+            }
+            .into_any(),
+            Err(e) => view! { <p class="field-error">{format!("Its graphs cannot be listed: {e}")}</p> }.into_any(),
+        })
     }
 }

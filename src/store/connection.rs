@@ -28,9 +28,11 @@ pub struct Connection {
     /// The kind of server.
     #[serde(default)]
     pub backend: Backend,
-    /// LangGraph: the assistant or graph id that resumes threads.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub assistant: String,
+    /// LangGraph: the graphs (or assistants) whose threads are reviewed,
+    /// comma-separated; empty: every graph on the server. Only a filter: each
+    /// thread is resumed by the assistant that owns it.
+    #[serde(default, alias = "assistant", skip_serializing_if = "String::is_empty")]
+    pub graphs: String,
 }
 
 fn storages() -> [Option<web_sys::Storage>; 2] {

@@ -1,15 +1,18 @@
 //! A LangGraph server (its Agent Protocol API) as a source of reviews: the
-//! threads waiting on a human (`POST /threads/search`, paged) and the run that
-//! resumes one (`POST /threads/{thread_id}/runs` with `command.resume`).
+//! threads that may hold pending interrupts (`POST /threads/search` by status,
+//! paged, with each errored thread's state), and the run that resumes one
+//! (`POST /threads/{thread_id}/runs`), followed to its end (`…/join`).
 
 use super::connection::Connection;
 use super::fetch::fetch_json;
 use super::HttpError;
+use countersign_domain::langgraph::ThreadStatus;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 
 /// Threads asked for per page.
 const PAGE: usize = 100;
-/// At most this many interrupted threads are listed (100 pages).
+/// At most this many threads of one status are listed (100 pages).
 const MAX_THREADS: usize = 10_000;
 
 /// A connected LangGraph server.
@@ -17,6 +20,13 @@ const MAX_THREADS: usize = 10_000;
 pub struct LangGraphStore {
     connection: Connection,
 }
+
+/// The interrupts of errored threads, as their state listed them when each
+/// thread last changed (`updated_at`): an errored thread's own `interrupts`
+/// field may leave out the one whose answer failed, so its state is read, once
+/// per change.
+#[derive(Debug, Clone, Default)]
+pub struct StateCache(HashMap<String, (Value, Value)>);
 
 impl LangGraphStore {
     /// A store for this connection (nothing is sent yet).
@@ -29,19 +39,41 @@ impl LangGraphStore {
         self.connection.base()
     }
 
-    /// The assistant or graph id that resumes threads.
-    pub fn assistant(&self) -> &str {
-        &self.connection.assistant
+    /// The connection it uses.
+    pub fn connection(&self) -> &Connection {
+        &self.connection
     }
 
-    async fn post(&self, path: &str, body: &Value) -> Result<Value, HttpError> {
+    /// The graphs (or assistants) whose threads are reviewed; empty: all.
+    pub fn graphs(&self) -> Vec<String> {
+        self.connection
+            .graphs
+            .split(',')
+            .map(str::trim)
+            .filter(|g| !g.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn path(segment: &str) -> String {
+        js_sys::encode_uri_component(segment)
+            .as_string()
+            .unwrap_or_default()
+    }
+
+    async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, HttpError> {
         let url = format!("{}{path}", self.connection.base());
         let mut headers = Vec::new();
         if !self.connection.key.is_empty() {
             headers.push(("x-api-key", self.connection.key.as_str()));
         }
         let (status, value) =
-            fetch_json("POST", &url, &headers, Some(body), self.connection.base()).await?;
+            fetch_json(method, &url, &headers, body, self.connection.base()).await?;
         if (200..300).contains(&status) {
             return Ok(value);
         }
@@ -59,29 +91,38 @@ impl LangGraphStore {
         })
     }
 
-    /// Checks the address and the key, and that the assistant or graph exists.
-    pub async fn check(&self) -> Result<(), HttpError> {
+    /// Checks the address and the key, and that every graph asked for exists;
+    /// returns the server's graphs.
+    pub async fn check(&self) -> Result<Vec<String>, HttpError> {
         let assistants = self
-            .post("/assistants/search", &json!({"limit": 1000}))
+            .send("POST", "/assistants/search", Some(&json!({"limit": 1000})))
             .await?;
-        let wanted = self.assistant();
         let items = assistants.as_array().cloned().unwrap_or_default();
-        let known = items.iter().any(|a| {
-            a["assistant_id"].as_str() == Some(wanted) || a["graph_id"].as_str() == Some(wanted)
-        });
-        if known {
-            return Ok(());
-        }
-        let mut graphs: Vec<&str> = items
+        let mut graphs: Vec<String> = items
             .iter()
-            .filter_map(|a| a["graph_id"].as_str())
+            .filter_map(|a| a["graph_id"].as_str().map(str::to_owned))
             .collect();
+        graphs.sort();
         graphs.dedup();
+        let unknown: Vec<String> = self
+            .graphs()
+            .into_iter()
+            .filter(|wanted| {
+                !items.iter().any(|a| {
+                    a["assistant_id"].as_str() == Some(wanted)
+                        || a["graph_id"].as_str() == Some(wanted)
+                })
+            })
+            .collect();
+        if unknown.is_empty() {
+            return Ok(graphs);
+        }
         Err(HttpError::Refused {
             status: 404,
             code: "unknown_assistant".into(),
             message: format!(
-                "this server has no assistant or graph “{wanted}”; its graphs: {}",
+                "this server has no graph or assistant “{}”; its graphs: {}",
+                unknown.join("”, “"),
                 if graphs.is_empty() {
                     "none".into()
                 } else {
@@ -92,19 +133,58 @@ impl LangGraphStore {
         })
     }
 
-    /// Every thread waiting on a human, oldest change first, page by page.
-    pub async fn interrupted_threads(&self) -> Result<Vec<Value>, HttpError> {
+    /// Every thread that may hold pending interrupts (interrupted, errored or
+    /// busy), oldest change first within each status, page by page; an errored
+    /// thread comes with the interrupts and error of its state.
+    pub async fn waiting_threads(&self, cache: &mut StateCache) -> Result<Vec<Value>, HttpError> {
+        let filters: Vec<Value> = match self.graphs() {
+            graphs if graphs.is_empty() => vec![json!({})],
+            graphs => graphs
+                .iter()
+                .flat_map(|g| [json!({"graph_id": g}), json!({"assistant_id": g})])
+                .collect(),
+        };
+        let mut threads = Vec::new();
+        for status in ThreadStatus::WAITING {
+            for metadata in &filters {
+                threads.extend(self.search(status, metadata).await?);
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        threads.retain(|t| seen.insert(t["thread_id"].as_str().unwrap_or_default().to_owned()));
+        let mut kept = StateCache::default();
+        for thread in threads.iter_mut() {
+            if thread["status"] == "error" {
+                let (interrupts, error) = self.errored_state(thread, cache).await?;
+                thread["interrupts"] = interrupts.clone();
+                thread["error"] = error.clone();
+                let id = thread["thread_id"].as_str().unwrap_or_default().to_owned();
+                let updated = thread["updated_at"].clone();
+                kept.0
+                    .insert(format!("{id}\n{updated}"), (interrupts, error));
+            }
+        }
+        *cache = kept;
+        Ok(threads)
+    }
+
+    async fn search(
+        &self,
+        status: ThreadStatus,
+        metadata: &Value,
+    ) -> Result<Vec<Value>, HttpError> {
         let mut threads = Vec::new();
         loop {
             let body = json!({
-                "status": "interrupted",
+                "status": status.as_str(),
+                "metadata": metadata,
                 "limit": PAGE,
                 "offset": threads.len(),
                 "sort_by": "updated_at",
                 "sort_order": "asc",
-                "select": ["thread_id", "status", "interrupts", "updated_at"],
+                "select": ["thread_id", "status", "interrupts", "updated_at", "metadata"],
             });
-            let page = self.post("/threads/search", &body).await?;
+            let page = self.send("POST", "/threads/search", Some(&body)).await?;
             let items = page.as_array().cloned().ok_or_else(|| {
                 HttpError::Garbled("the thread search did not answer with a list".into())
             })?;
@@ -116,15 +196,62 @@ impl LangGraphStore {
         }
     }
 
+    /// The pending interrupts and the error of an errored thread, from the
+    /// cache when the thread has not changed since.
+    async fn errored_state(
+        &self,
+        thread: &Value,
+        cache: &StateCache,
+    ) -> Result<(Value, Value), HttpError> {
+        let id = thread["thread_id"].as_str().unwrap_or_default();
+        if let Some(known) = cache.0.get(&format!("{id}\n{}", thread["updated_at"])) {
+            return Ok(known.clone());
+        }
+        let state = self.state(id).await?;
+        let full = self.thread(id).await?;
+        Ok((state["interrupts"].clone(), full["error"].clone()))
+    }
+
+    /// A thread (`GET /threads/{id}`): its status, metadata and error.
+    pub async fn thread(&self, thread_id: &str) -> Result<Value, HttpError> {
+        self.send("GET", &format!("/threads/{}", Self::path(thread_id)), None)
+            .await
+    }
+
+    /// A thread's current state; its `interrupts` are the ones pending now.
+    pub async fn state(&self, thread_id: &str) -> Result<Value, HttpError> {
+        self.send(
+            "GET",
+            &format!("/threads/{}/state", Self::path(thread_id)),
+            None,
+        )
+        .await
+    }
+
     /// Starts the run that resumes a thread (`body` from the domain's
-    /// `resume_run`); `Ok` only once the server accepted it.
-    pub async fn resume(&self, thread_id: &str, body: &Value) -> Result<(), HttpError> {
+    /// `resume_run`); returns its run id once the server accepted it.
+    pub async fn start_run(&self, thread_id: &str, body: &Value) -> Result<String, HttpError> {
+        let run = self
+            .send(
+                "POST",
+                &format!("/threads/{}/runs", Self::path(thread_id)),
+                Some(body),
+            )
+            .await?;
+        run["run_id"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| HttpError::Garbled("the new run has no run_id".into()))
+    }
+
+    /// Waits for a run to end; returns what it ended with (the thread's values,
+    /// its new interrupts, or `{"__error__": …}`).
+    pub async fn join(&self, thread_id: &str, run_id: &str) -> Result<Value, HttpError> {
         let path = format!(
-            "/threads/{}/runs",
-            js_sys::encode_uri_component(thread_id)
-                .as_string()
-                .unwrap_or_default()
+            "/threads/{}/runs/{}/join",
+            Self::path(thread_id),
+            Self::path(run_id)
         );
-        self.post(&path, body).await.map(drop)
+        self.send("GET", &path, None).await
     }
 }

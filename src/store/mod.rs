@@ -12,7 +12,7 @@ pub mod outbox;
 
 pub use connection::{Backend, Connection};
 pub use http::{review_of, HttpError, HttpStore};
-pub use langgraph::LangGraphStore;
+pub use langgraph::{LangGraphStore, StateCache};
 pub use local::{LoadOutcome, LocalStore};
 
 /// Why the store could not do what was asked.

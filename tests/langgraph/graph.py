@@ -7,7 +7,9 @@ Start a thread with the input `{"case": ...}`:
 - "middleware": one interrupt in the human-in-the-loop middleware shape;
 - "pair": two nodes run side by side, so the thread waits on two interrupts;
 - "raw": an interrupt whose value is in neither shape;
-- "batch": one middleware interrupt asking about two actions at once.
+- "batch": one middleware interrupt asking about two actions at once;
+- "guarded": a human interrupt whose node refuses an edit above its limit (the
+  run fails, and the interrupt still waits for a better answer).
 """
 
 from typing import Annotated, TypedDict
@@ -96,6 +98,22 @@ def batch(state: State) -> dict:
     return {"answers": {"batch": response}}
 
 
+def pay_supplier(state: State) -> dict:
+    response = interrupt(
+        human_interrupt(
+            "pay_supplier",
+            {"supplier": "Nordwind AG", "amount": 800},
+            "Pay Nordwind AG for the March delivery",
+            allow_respond=False,
+            allow_ignore=False,
+        )
+    )
+    edit = response[0]
+    if edit["type"] == "edit" and edit["args"]["args"].get("amount", 0) > 1000:
+        raise ValueError("payments above 1000 need the finance desk's approval")
+    return {"answers": {"pay_supplier": response}}
+
+
 def raw(state: State) -> dict:
     response = interrupt({"question": "Which region should the backup go to?", "options": ["eu", "us"]})
     return {"answers": {"raw": response}}
@@ -108,11 +126,12 @@ def route(state: State) -> list:
         "pair": ["delete_branch", "restart_service"],
         "raw": ["raw"],
         "batch": ["batch"],
+        "guarded": ["pay_supplier"],
     }[state["case"]]
 
 
 builder = StateGraph(State)
-nodes = (send_email, wire_transfer, delete_branch, restart_service, raw, batch)
+nodes = (send_email, wire_transfer, delete_branch, restart_service, raw, batch, pay_supplier)
 for node in nodes:
     builder.add_node(node.__name__, node)
     builder.add_edge(node.__name__, END)

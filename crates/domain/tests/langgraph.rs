@@ -1,10 +1,14 @@
-//! LangGraph interrupts: both shapes, lists, several interrupts per thread,
-//! values in neither shape, and the resume values. The thread JSON follows what
-//! `langgraph dev` (langgraph-api 0.16) returns from `POST /threads/search`.
+//! LangGraph interrupts: every shape (human interrupt, LangChain's middleware
+//! in batched and per-call mode), lists, several interrupts per thread, values
+//! in no shape, the thread's owner and status, and the resume values. The
+//! thread JSON follows what `langgraph dev` (langgraph-api 0.16) returns; the
+//! files in `fixtures/langgraph/` were returned by it for the graphs in
+//! `tests/langgraph/` (langchain 1.5.0).
 
 use chrono::{TimeZone, Utc};
 use countersign_domain::langgraph::{
-    pending_interrupts, resume_run, resume_value, Answer, PendingInterrupt, Shape, RAW_INTERRUPT,
+    pending_interrupts, resume_run, resume_value, run_failure, Agent, Answer, AnswerRefused,
+    PendingInterrupt, Shape, ThreadStatus, RAW_INTERRUPT,
 };
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::toolcall::ToolChoice;
@@ -160,13 +164,17 @@ fn a_thread_with_two_interrupts_lists_both_and_resumes_them_by_id() {
         vec!["int-1", "int-2"]
     );
     let accept = json!({"type": "accept", "args": null});
+    let agent = Agent {
+        assistant_id: "fe096781-5601-53d2-b2f6-0d3403f7e9ca".into(),
+        graph_id: Some("agent".into()),
+    };
     assert_eq!(
-        resume_run("agent", vec![("int-2".into(), accept.clone())], true),
-        json!({"assistant_id": "agent", "command": {"resume": {"int-2": accept}}})
-    );
-    assert_eq!(
-        resume_run("agent", vec![("int-1".into(), accept.clone())], false),
-        json!({"assistant_id": "agent", "command": {"resume": accept}})
+        resume_run(&agent, "int-2", accept.clone()),
+        json!({
+            "assistant_id": "fe096781-5601-53d2-b2f6-0d3403f7e9ca",
+            "command": {"resume": {"int-2": accept}},
+            "multitask_strategy": "reject",
+        })
     );
 }
 
@@ -216,7 +224,7 @@ fn answer_after(
     };
     let decided = decide(&review, &input, now, &mut ids).map_err(|e| e.to_string())?;
     let outcome = decided.tool_call().unwrap().outcome.clone().unwrap();
-    p.answer_for(&outcome)
+    p.answer_for(&outcome).map_err(|e| e.to_string())
 }
 
 fn mode(mode: &str, args: Option<&str>) -> Option<ToolChoice> {
@@ -298,4 +306,216 @@ fn recorded_decisions_become_the_answers_each_shape_allows() {
         answer_after(raw, "rejected", "eu", mode("feedback", None)),
         Ok(json!("eu"))
     );
+}
+
+fn fixture(name: &str) -> Value {
+    let path = format!(
+        "{}/tests/fixtures/langgraph/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+fn now() -> chrono::DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 25, 3, 0, 0).unwrap()
+}
+
+#[test]
+fn a_thread_belongs_to_the_assistant_named_in_its_metadata() {
+    let t = fixture("per_call_thread.json");
+    let pending = pending_interrupts(&t);
+    let agent = pending[0].agent.clone().unwrap();
+    assert_eq!(agent.graph_id.as_deref(), Some("per_call"));
+    assert_eq!(agent.assistant_id, t["metadata"]["assistant_id"]);
+    assert_eq!(pending[0].thread_status, ThreadStatus::Interrupted);
+    let review = pending[0].to_review(now()).unwrap();
+    assert_eq!(review.confirm.requested_by_role, "per_call");
+    // A thread naming only its graph is resumed by the graph's id; naming none, by nobody.
+    let only_graph = json!({"metadata": {"graph_id": "batched"}});
+    assert_eq!(
+        Agent::of_thread(&only_graph).unwrap().assistant_id,
+        "batched"
+    );
+    assert_eq!(Agent::of_thread(&json!({"metadata": {}})), None);
+    let mut orphan = t.clone();
+    orphan["metadata"] = json!({});
+    let p = &pending_interrupts(&orphan)[0];
+    assert_eq!(p.agent, None);
+    assert_eq!(
+        p.to_review(now()).unwrap().confirm.requested_by_role,
+        "langgraph-agent"
+    );
+}
+
+/// The per-call thread's three interrupts, in the order the model asked for them.
+fn per_call_by_tool() -> Vec<PendingInterrupt> {
+    let mut pending = pending_interrupts(&fixture("per_call_thread.json"));
+    let order = ["delete_file", "send_email", "run_query"];
+    pending.sort_by_key(|p| order.iter().position(|n| *n == p.name));
+    assert_eq!(pending.len(), 3);
+    pending
+}
+
+#[test]
+fn per_call_interrupts_are_one_review_per_call_with_the_answers_their_schema_allows() {
+    let pending = per_call_by_tool();
+    let allowed: Vec<&[Answer]> = pending.iter().map(|p| p.allowed.as_slice()).collect();
+    assert_eq!(allowed[0], [Answer::Approve, Answer::Reject]);
+    assert_eq!(
+        allowed[1],
+        [
+            Answer::Approve,
+            Answer::EditAction,
+            Answer::Reject,
+            Answer::Reply
+        ]
+    );
+    assert_eq!(
+        allowed[2],
+        [Answer::Approve, Answer::EditAction, Answer::Reject]
+    );
+    let query = &pending[2];
+    assert!(
+        matches!(&query.shape, Shape::ToolApproval { tool_call_id, response_schema: Some(_) } if tool_call_id == "call_2_run_query")
+    );
+    let review = query.to_review(now()).unwrap();
+    assert!(review.validate().is_empty(), "{:?}", review.validate());
+    assert_eq!(
+        review.tool_call().unwrap().request.tool_call_canonical,
+        r#"{"args":{"limit":100,"sql":"SELECT * FROM orders"},"name":"run_query"}"#
+    );
+    // One decision, keyed by the interrupt's id, run by the thread's own assistant.
+    let approve = query.answer(Answer::Approve, None, None).unwrap();
+    assert_eq!(resume_value(&query.shape, vec![approve.clone()]), approve);
+}
+
+#[test]
+fn a_per_call_answer_is_checked_against_its_response_schema_naming_the_field() {
+    let pending = per_call_by_tool();
+    let (delete, email, query) = (&pending[0], &pending[1], &pending[2]);
+    let edit = |args: Value| {
+        query
+            .answer(Answer::EditAction, args.as_object(), None)
+            .unwrap()
+    };
+    assert_eq!(
+        query.check_answer(&edit(json!({"sql": "SELECT 1", "limit": 10}))),
+        Ok(())
+    );
+    let too_many = query
+        .check_answer(&edit(json!({"sql": "SELECT 1", "limit": 5000})))
+        .unwrap_err();
+    assert!(
+        too_many
+            .to_string()
+            .contains("argument `limit`: 5000 is greater than the maximum of 1000"),
+        "{too_many}"
+    );
+    let missing = query.check_answer(&edit(json!({"limit": 5}))).unwrap_err();
+    assert!(
+        missing
+            .to_string()
+            .contains("the arguments: \"sql\" is a required property"),
+        "{missing}"
+    );
+    let wrong_type = email
+        .check_answer(
+            &email
+                .answer(
+                    Answer::EditAction,
+                    json!({"to": 5, "subject": "x"}).as_object(),
+                    None,
+                )
+                .unwrap(),
+        )
+        .unwrap_err();
+    assert!(
+        wrong_type.to_string().contains("argument `to`"),
+        "{wrong_type}"
+    );
+    // The tool's name is pinned by the schema, and a type it does not list is refused.
+    let renamed =
+        json!({"type": "edit", "edited_action": {"name": "drop_table", "args": {"sql": "x"}}});
+    assert!(query
+        .check_answer(&renamed)
+        .unwrap_err()
+        .to_string()
+        .contains("the tool's name"));
+    assert_eq!(
+        delete.check_answer(&json!({"type": "respond", "message": "no"})),
+        Err(AnswerRefused::NotAllowed {
+            allowed: "approve, reject".into()
+        })
+    );
+    assert_eq!(
+        email.check_answer(
+            &email
+                .answer(Answer::Reply, None, Some("Ana is on leave"))
+                .unwrap()
+        ),
+        Ok(())
+    );
+}
+
+#[test]
+fn batched_middleware_offers_respond_where_allowed_and_feedback_becomes_the_reply() {
+    let pending = pending_interrupts(&fixture("batched_thread.json"));
+    assert_eq!(pending.len(), 2);
+    assert_eq!(pending[0].shape, Shape::Middleware { count: 2 });
+    assert_eq!(
+        pending[0].allowed,
+        vec![Answer::Approve, Answer::EditAction, Answer::Reject]
+    );
+    assert_eq!(
+        pending[1].allowed,
+        vec![Answer::Approve, Answer::Reject, Answer::Reply]
+    );
+    assert_eq!(
+        answer_after(
+            &pending[1],
+            "rejected",
+            "Ship it to the office",
+            mode("feedback", None)
+        ),
+        Ok(json!({"type": "respond", "message": "Ship it to the office"}))
+    );
+    assert_eq!(
+        answer_after(&pending[1], "rejected", "Not now", None),
+        Ok(json!({"type": "reject", "message": "Not now"}))
+    );
+    // Where respond is not allowed, feedback is refused rather than sent as a rejection.
+    let refused = answer_after(&pending[0], "rejected", "hm", mode("feedback", None)).unwrap_err();
+    assert!(refused.contains("approve, edit, reject"), "{refused}");
+}
+
+#[test]
+fn an_errored_thread_keeps_its_pending_interrupts_and_says_why_it_failed() {
+    let thread = fixture("errored_thread.json");
+    assert_eq!(
+        pending_interrupts(&thread).len(),
+        0,
+        "the thread's own list is empty after the failure"
+    );
+    let mut with_state = thread.clone();
+    with_state["interrupts"] = fixture("errored_state.json")["interrupts"].clone();
+    let pending = pending_interrupts(&with_state);
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].thread_status, ThreadStatus::Error);
+    assert_eq!(
+        pending[0].thread_error.as_deref(),
+        Some("ValueError: payments above 1000 need the finance desk's approval")
+    );
+    assert_eq!(pending[0].allowed, vec![Answer::Accept, Answer::Edit]);
+}
+
+#[test]
+fn a_run_that_failed_says_so_in_its_join() {
+    assert_eq!(
+        run_failure(
+            &json!({"__error__": {"error": "ValidationError", "message": "1 validation error"}})
+        ),
+        Some("ValidationError: 1 validation error".into())
+    );
+    assert_eq!(run_failure(&json!({"messages": []})), None);
+    assert_eq!(run_failure(&json!({"__interrupt__": []})), None);
 }
