@@ -121,9 +121,12 @@ impl Interrupts {
 }
 
 on_demand! {
-    /// Resumes the thread of a decided review (the code, with the check of
-    /// answers against a response schema, comes with the LangGraph chunk).
-    in remote fn interrupt_decision(desk: Desk, id: MplpId, decided: Review)
+    /// Resumes the thread of a decided review. Its code, with the check of
+    /// answers against a response schema (the `jsonschema` crate and its
+    /// regular expressions: most of the chunk), is a chunk of its own, so
+    /// following a Countersign server never fetches it; it is fetched ahead
+    /// once LangGraph's threads are listed.
+    in decisions fn interrupt_decision / preload_decisions (desk: Desk, id: MplpId, decided: Review)
         -> Pin<Box<dyn Future<Output = Result<Arc<Entry>, DecisionFailure>>>>
     {
         Box::pin(async move { desk.decide_interrupt(id, decided).await })
@@ -190,6 +193,12 @@ impl Desk {
         };
         match source.store.waiting_threads(&mut source.states).await {
             Ok(threads) => {
+                if self.link.with_untracked(|l| !matches!(l, Link::Polling(_))) {
+                    // First listing: the decision code is fetched while the reviewer reads.
+                    leptos::task::spawn_local(async {
+                        let _ = preload_decisions().await;
+                    });
+                }
                 let pending = threads.iter().flat_map(pending_interrupts).collect();
                 self.langgraph.update_value(|l| {
                     if let Some(l) = l {

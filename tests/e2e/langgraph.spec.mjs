@@ -1,8 +1,12 @@
 // Countersign as the reviewer's inbox of a real LangGraph server (`langgraph
-// dev` from PyPI, in memory, with the graph in tests/langgraph/): every pending
-// interrupt of both shapes is listed, each decision resumes its thread, and the
-// graph's state read back from the server holds exactly the answer given.
-// With the server stopped, a decision fails visibly and nothing is recorded.
+// dev` from PyPI, in memory, serving the graphs in tests/langgraph/: a
+// hand-written graph interrupting in every shape, and two LangChain agents
+// built with `create_agent` and `HumanInTheLoopMiddleware`, batched and
+// per_call). Every pending interrupt is listed, each decision resumes its
+// thread with the thread's own assistant, and the state read back from the
+// server holds exactly the answer given: what the tools ran with, and what the
+// model was told. A refused answer or a stopped server fails visibly and
+// nothing is recorded.
 import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -74,12 +78,42 @@ async function call(server, method, path, body) {
   return response.json();
 }
 
-/** A new thread of the test graph, run until it waits on a human. */
-async function interruptedThread(server, kase) {
+/** A new thread of a graph, run until it waits on a human: the hand-written
+ * graph's `case`, or a LangChain agent's first turn. */
+async function interruptedThread(server, kase, graph = "agent") {
   const thread = await call(server, "POST", "/threads", {});
-  const run = await call(server, "POST", `/threads/${thread.thread_id}/runs/wait`, { assistant_id: "agent", input: { case: kase } });
-  expect(run.__interrupt__?.length, `case ${kase} interrupts`).toBeGreaterThan(0);
+  const input = graph === "agent" ? { case: kase } : { messages: [{ role: "user", content: kase }] };
+  const run = await call(server, "POST", `/threads/${thread.thread_id}/runs/wait`, { assistant_id: graph, input });
+  expect(run.__interrupt__?.length, `${graph} ${kase} interrupts`).toBeGreaterThan(0);
   return thread.thread_id;
+}
+
+/** What the scripted model of a LangChain agent was told by its tools, once
+ * the resumed thread has finished: [{tool, status, content}]. */
+async function modelSaw(server, thread) {
+  let last;
+  await expect
+    .poll(
+      async () => {
+        const state = await call(server, "GET", `/threads/${thread}/state`);
+        last = state.values.messages?.at(-1);
+        return state.next.length === 0 && last?.type === "ai" && !last.tool_calls?.length;
+      },
+      { timeout: 30_000 },
+    )
+    .toBe(true);
+  return JSON.parse(last.content);
+}
+
+/** The tool messages the model saw, by tool (their order is the middleware's). */
+function byTool(messages) {
+  return Object.fromEntries(messages.map((m) => [m.tool, m]));
+}
+
+/** The assistant every run of a thread was started with. */
+async function runAssistants(server, thread) {
+  const runs = await call(server, "GET", `/threads/${thread}/runs`);
+  return [...new Set(runs.map((r) => r.assistant_id))];
 }
 
 /** The answers the graph recorded once its resumed run finished `node`. */
@@ -101,7 +135,6 @@ async function connect(page, server) {
   await page.goto("/settings");
   await page.getByLabel("Kind of server").selectOption("langgraph");
   await page.getByLabel("Server address").fill(server.url);
-  await page.getByLabel("Assistant or graph id").fill("agent");
   await page.getByRole("button", { name: "Connect" }).click();
   await expect(page.locator(".link-state")).toHaveText("Refreshing every 3 s", { timeout: 15_000 });
 }
@@ -117,7 +150,7 @@ async function expectDecided(page, thread, status) {
   await expect(page.getByRole("heading", { name: "Decided" })).toBeVisible();
   await expect(page.locator(".decided")).toContainText(status);
   await page.goto(`/?q=${thread}&status=all`);
-  await expect(page.getByRole("list", { name: "Reviews" }).locator(`.status-${status}`)).toBeVisible();
+  await expect(page.getByRole("list", { name: "Reviews" }).locator(`.status-${status}`).first()).toBeVisible();
 }
 
 let server;
@@ -273,6 +306,152 @@ test("an interrupt asking about two actions is resumed once both are decided, in
   });
   await page.goto(`/?q=${thread}&status=rejected`);
   await expect(page.getByRole("link", { name: /run_sql:/ })).toBeVisible();
+});
+
+test("LangChain batched middleware: approve, edit, reject and respond reach the tools and the model exactly", async ({ page }) => {
+  await connect(page, server);
+  const first = await interruptedThread(server, "refund", "batched");
+  const second = await interruptedThread(server, "refund", "batched");
+  // Settings say what is connected: the server's graphs, every one reviewed.
+  await page.goto("/settings");
+  await expect(page.getByText("Graphs on this server:")).toContainText("agent batched per_call");
+  await expect(page.getByText(/reviewing every graph on it/)).toBeVisible();
+
+  // First thread: approve the refund, answer the customer question in the tool's place.
+  await open(page, first, "ask_customer");
+  await expect(page.getByRole("button", { name: "Respond" })).toBeVisible();
+  await expect(page.getByLabel("Approve with modifications")).toHaveCount(0);
+  await expect(page.getByText(/LangGraph agent batched/)).toBeVisible();
+  await page.getByLabel(/Reason or feedback/).fill("Ship it to the office.");
+  await page.getByRole("button", { name: "Respond" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "held: this interrupt asks about 1 more action" })).toBeVisible();
+  await open(page, first, "issue_refund");
+  await expect(page.getByRole("button", { name: "Respond" })).toHaveCount(0);
+  await page.getByRole("button", { name: "Approve", exact: true }).click();
+  await expectDecided(page, first, "approved");
+  expect(byTool(await modelSaw(server, first))).toEqual({
+    issue_refund: { tool: "issue_refund", status: "success", content: "refunded 42.5 on order A-1001" },
+    ask_customer: { tool: "ask_customer", status: "success", content: "Ship it to the office." },
+  });
+
+  // Second thread: edit the refund, reject the question with a reason.
+  await open(page, second, "issue_refund");
+  await page.getByLabel("Approve with modifications").check();
+  await page.getByLabel(/Arguments to approve/).fill(JSON.stringify({ order_id: "A-1001", amount: 20 }));
+  await page.getByRole("button", { name: "Approve edited call" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "held" })).toBeVisible();
+  await open(page, second, "ask_customer");
+  await page.getByLabel(/Reason or feedback/).fill("We already have the address.");
+  await page.getByRole("button", { name: "Reject" }).click();
+  await expectDecided(page, second, "rejected");
+  const saw = byTool(await modelSaw(server, second));
+  expect(saw.issue_refund.content, "the tool ran with the edited arguments").toContain("refunded 20.0 on order A-1001");
+  expect(saw.ask_customer).toEqual({
+    tool: "ask_customer",
+    status: "error",
+    content: "User rejected the tool call for `ask_customer` with reason: We already have the address.",
+  });
+  expect(await runAssistants(server, second)).toEqual([(await call(server, "GET", `/threads/${second}`)).metadata.assistant_id]);
+});
+
+test("LangChain per_call middleware: each call answered by its id, the answer checked against its response schema first", async ({ page }) => {
+  await connect(page, server);
+  const thread = await interruptedThread(server, "report", "per_call");
+  await page.goto(`/?q=${thread}`);
+  // Rows name the real tools, each its own review (none grouped with another tool).
+  for (const tool of ["delete_file", "send_email", "run_query"]) {
+    await expect(page.getByRole("link", { name: new RegExp(`${tool}:`) })).toBeVisible();
+  }
+  await expect(page.getByRole("list", { name: "Similar pending calls" })).toHaveCount(0);
+  await shoot(page, "langgraph-per-call-inbox");
+
+  await open(page, thread, "delete_file");
+  await expect(page.getByRole("button", { name: "Respond" })).toHaveCount(0);
+  await expect(page.getByLabel("Approve with modifications")).toHaveCount(0);
+  // LangChain's default description leaves nothing out and contradicts nothing.
+  await expect(page.locator(".summary-bad")).toHaveCount(0);
+  await page.getByLabel(/Reason or feedback/).fill("Keep the report.");
+  await page.getByRole("button", { name: "Reject" }).click();
+  await expectDecided(page, thread, "rejected");
+
+  // An edit the tool's schema refuses is caught here, naming the field; nothing is sent.
+  await open(page, thread, "run_query");
+  await page.getByLabel("Approve with modifications").check();
+  await page.getByLabel(/Arguments to approve/).fill(JSON.stringify({ sql: "SELECT * FROM orders", limit: 5000 }));
+  await page.getByRole("button", { name: "Approve edited call" }).click();
+  await expect(page.getByRole("alert").filter({ hasText: "argument `limit`: 5000 is greater than the maximum of 1000" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Decided" })).toHaveCount(0);
+  await shoot(page, "langgraph-schema-refused");
+  const state = await call(server, "GET", `/threads/${thread}/state`);
+  expect(state.interrupts.map((i) => i.value.name).sort()).toEqual(["run_query", "send_email"]);
+  await page.getByLabel(/Arguments to approve/).fill(JSON.stringify({ sql: "SELECT * FROM orders", limit: 10 }));
+  await page.getByRole("button", { name: "Approve edited call" }).click();
+  await expectDecided(page, thread, "approved");
+
+  await open(page, thread, "send_email");
+  await page.getByLabel(/Reason or feedback/).fill("Ana is on leave; nothing to send.");
+  await page.getByRole("button", { name: "Respond" }).click();
+  await expectDecided(page, thread, "rejected");
+
+  const by = byTool(await modelSaw(server, thread));
+  expect(by.delete_file).toEqual({
+    tool: "delete_file",
+    status: "error",
+    content: "User rejected the tool call for `delete_file` with reason: Keep the report.",
+  });
+  expect(by.run_query.content).toContain("ran SELECT * FROM orders with limit 10");
+  expect(by.send_email).toEqual({ tool: "send_email", status: "success", content: "Ana is on leave; nothing to send." });
+  expect(await runAssistants(server, thread)).toEqual([(await call(server, "GET", `/threads/${thread}`)).metadata.assistant_id]);
+});
+
+test("one reviewer, two graphs: each thread is resumed by its own assistant", async ({ page }) => {
+  await connect(page, server);
+  const mine = await interruptedThread(server, "human");
+  const theirs = await interruptedThread(server, "refund", "batched");
+  await open(page, theirs, "issue_refund");
+  await page.getByLabel(/Reason or feedback/).fill("No refunds today.");
+  await page.getByRole("button", { name: "Reject" }).click();
+  await open(page, theirs, "ask_customer");
+  await page.getByLabel(/Reason or feedback/).fill("Not needed.");
+  await page.getByRole("button", { name: "Reject" }).click();
+  await expectDecided(page, theirs, "rejected");
+  const saw = await modelSaw(server, theirs);
+  expect(saw.map((m) => m.status), "no tool of the batched agent ran").toEqual(["error", "error"]);
+  await open(page, mine, "send_email");
+  await page.getByRole("button", { name: "Approve", exact: true }).click();
+  await expectDecided(page, mine, "approved");
+  expect(await answerOf(server, mine, "send_email")).toEqual([{ type: "accept", args: null }]);
+  for (const thread of [mine, theirs]) {
+    const owner = (await call(server, "GET", `/threads/${thread}`)).metadata.assistant_id;
+    expect(await runAssistants(server, thread), `thread ${thread} runs only with its own assistant`).toEqual([owner]);
+  }
+});
+
+test("an answer the graph refuses shows as failed, is not recorded, and the errored thread stays listed", async ({ page }) => {
+  await connect(page, server);
+  const thread = await interruptedThread(server, "guarded");
+  await open(page, thread, "pay_supplier");
+  await page.getByLabel("Approve with modifications").check();
+  const edited = JSON.stringify({ supplier: "Nordwind AG", amount: 5000 });
+  await page.getByLabel(/Arguments to approve/).fill(edited);
+  await page.getByRole("button", { name: "Approve edited call" }).click();
+  await expect(page.getByRole("alert").filter({ hasText: "LangGraph did not take your decision: ValueError: payments above 1000 need the finance desk's approval" })).toBeVisible({ timeout: 30_000 });
+  await expect(page.getByRole("heading", { name: "Decided" })).toHaveCount(0);
+  await expect(page.getByLabel(/Arguments to approve/)).toHaveValue(edited);
+  await shoot(page, "langgraph-run-failed");
+  const recorded = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("countersign.v1.langgraph.review.")).length);
+  const before = recorded;
+  expect((await call(server, "GET", `/threads/${thread}`)).status).toBe("error");
+  // Listed still, marked errored, with the graph's error on its page.
+  await page.goto(`/?q=${thread}`);
+  const row = page.getByRole("link", { name: /pay_supplier:/ });
+  await expect(row).toBeVisible();
+  await expect(row.getByText("Thread error")).toBeVisible();
+  await row.click();
+  await expect(page.getByText(/Its thread’s last run failed: ValueError: payments above 1000/)).toBeVisible();
+  await shoot(page, "langgraph-thread-error");
+  const after = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("countersign.v1.langgraph.review.")).length);
+  expect(after, "nothing recorded").toBe(before);
 });
 
 test("with the server stopped, a decision fails visibly, stays on screen, and nothing is recorded", async ({ page }) => {

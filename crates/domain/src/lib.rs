@@ -6,7 +6,8 @@
 //! - [`lifecycle`]: which status may follow which.
 //! - [`review`]: `decide`, `resubmit` and learning samples.
 //! - [`toolcall`]: tool-call approvals: canonical JSON, hashes, grants, tokens.
-//! - [`langgraph`]: LangGraph interrupts as reviews, and the values that resume them.
+//! - [`langgraph`]: LangGraph and LangChain interrupts as reviews, the answers
+//!   they take (checked against a response schema) and the runs that resume them.
 //! - [`demo`]: the demo reviews the app and `countersign serve --demo` seed.
 //!
 //! Pure Rust: no I/O, no clock, no randomness (callers pass time and ids).
