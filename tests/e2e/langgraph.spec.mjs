@@ -316,6 +316,7 @@ test("LangChain batched middleware: approve, edit, reject and respond reach the 
   await page.goto("/settings");
   await expect(page.getByText("Graphs on this server:")).toContainText("agent batched per_call");
   await expect(page.getByText(/reviewing every graph on it/)).toBeVisible();
+  await shoot(page, "langgraph-settings");
 
   // First thread: approve the refund, answer the customer question in the tool's place.
   await open(page, first, "ask_customer");
@@ -404,24 +405,35 @@ test("LangChain per_call middleware: each call answered by its id, the answer ch
   expect(await runAssistants(server, thread)).toEqual([(await call(server, "GET", `/threads/${thread}`)).metadata.assistant_id]);
 });
 
-test("one reviewer, two graphs: each thread is resumed by its own assistant", async ({ page }) => {
+test("one reviewer, three graphs: each thread is resumed by its own assistant", async ({ page }) => {
   await connect(page, server);
   const mine = await interruptedThread(server, "human");
-  const theirs = await interruptedThread(server, "refund", "batched");
-  await open(page, theirs, "issue_refund");
+  const batched = await interruptedThread(server, "refund", "batched");
+  const perCall = await interruptedThread(server, "report", "per_call");
+  await open(page, batched, "issue_refund");
   await page.getByLabel(/Reason or feedback/).fill("No refunds today.");
   await page.getByRole("button", { name: "Reject" }).click();
-  await open(page, theirs, "ask_customer");
+  await open(page, batched, "ask_customer");
   await page.getByLabel(/Reason or feedback/).fill("Not needed.");
   await page.getByRole("button", { name: "Reject" }).click();
-  await expectDecided(page, theirs, "rejected");
-  const saw = await modelSaw(server, theirs);
+  await expectDecided(page, batched, "rejected");
+  const saw = await modelSaw(server, batched);
   expect(saw.map((m) => m.status), "no tool of the batched agent ran").toEqual(["error", "error"]);
   await open(page, mine, "send_email");
   await page.getByRole("button", { name: "Approve", exact: true }).click();
   await expectDecided(page, mine, "approved");
   expect(await answerOf(server, mine, "send_email")).toEqual([{ type: "accept", args: null }]);
-  for (const thread of [mine, theirs]) {
+  for (const tool of ["delete_file", "send_email", "run_query"]) {
+    await open(page, perCall, tool);
+    await page.getByRole("button", { name: "Approve", exact: true }).click();
+    await expectDecided(page, perCall, "approved");
+  }
+  expect(byTool(await modelSaw(server, perCall))).toEqual({
+    delete_file: { tool: "delete_file", status: "success", content: "deleted reports/q3.csv" },
+    send_email: { tool: "send_email", status: "success", content: "sent 'Q3 report' to ana@example.com" },
+    run_query: { tool: "run_query", status: "success", content: "ran SELECT * FROM orders with limit 100" },
+  });
+  for (const thread of [mine, batched, perCall]) {
     const owner = (await call(server, "GET", `/threads/${thread}`)).metadata.assistant_id;
     expect(await runAssistants(server, thread), `thread ${thread} runs only with its own assistant`).toEqual([owner]);
   }

@@ -21,14 +21,17 @@ const canonical = (v) =>
 const sha256 = (text) => createHash("sha256").update(text).digest("hex");
 const stored = (page, id) => page.evaluate((id) => JSON.parse(localStorage.getItem(`countersign.v1.review.${id}`)), id);
 
-test("a tool call shows the exact call, the risk and a summary that does not match", async ({ page }) => {
+test("a tool call shows the exact call, the risk, and quietly what its summary leaves out", async ({ page }) => {
   await page.goto(DELETE);
   await expect(page.getByRole("heading", { name: "Tool call delete_files" })).toBeVisible();
   await expect(page.getByLabel("Exact call (canonical JSON)")).toContainText('"/etc/nginx"');
   await expect(page.getByText("Risk R3")).toBeVisible();
-  const mismatch = page.getByRole("alert").filter({ hasText: "does NOT match" });
-  await expect(mismatch).toContainText("paths/1");
-  await expect(mismatch).toContainText("/etc/nginx");
+  // Leaving a value out is a note, not an alarm: red is kept for a summary that contradicts the call.
+  const note = page.locator(".summary-note");
+  await expect(note).toContainText("The summary does not mention");
+  await expect(note).toContainText("paths/1");
+  await expect(note).toContainText("/etc/nginx");
+  await expect(page.locator(".summary-bad")).toHaveCount(0);
   await expect(page.getByRole("timer")).toContainText("Expires in");
   await shoot(page, "tool-call-review");
   await page.goto(WIRE);
