@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the domain crate with cargo-fuzz (libFuzzer, nightly): MPLP parsing and
-# validation, plan layout, canonical JSON, decisions and token redemption, each
+# validation, plan layout, canonical JSON, decisions, token redemption and
+# LangGraph threads (interrupts, answers, summary checks), each
 # seeded from the vendored fixtures (fuzz/seeds/ for the small hand-made ones).
 # Prints, per target, the inputs tried and what failed; exits non-zero on any
 # panic, hang (a run over 10 s) or out-of-memory. A crash input is kept in
@@ -11,7 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds=${1:-10}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(mplp layout canonical decision token)
+[[ ${#targets[@]} -gt 0 ]] || targets=(mplp layout canonical decision token interrupts)
 
 fixtures=crates/domain/tests/fixtures
 declare -A seeds=(
@@ -20,6 +21,7 @@ declare -A seeds=(
   [canonical]="$fixtures/jcs/input"
   [decision]="fuzz/seeds/decision"
   [token]="fuzz/seeds/token"
+  [interrupts]="fuzz/seeds/interrupts"
 )
 
 (cd fuzz && cargo +nightly fuzz build)

@@ -1,5 +1,6 @@
-//! What the decision and token targets share: a fixed clock, counting ids, and
-//! a pending tool call to decide or approve.
+//! What the targets share: a fixed clock, counting ids, and a pending tool
+//! call to decide or approve (each target takes what it needs).
+#![allow(dead_code)]
 
 use chrono::{DateTime, TimeZone, Utc};
 use countersign_domain::toolcall::{new_tool_call_review, ToolCallSubmission};
