@@ -1,9 +1,11 @@
 //! Keeps a server-backed desk fresh: loads every review, then follows the
-//! server's Server-Sent Events; when the stream is unavailable, refreshes every
-//! 10 seconds instead. The connection state is shown in the header.
+//! server's Server-Sent Events, opened with a single-use ticket (the reviewer
+//! key never goes in a URL) and opened again with a fresh one after a drop,
+//! resuming after the last change seen. When the server offers no stream,
+//! refreshes every 10 seconds instead. The connection state is shown in the header.
 
 use crate::desk::{Desk, Link};
-use crate::store::{review_of, HttpStore};
+use crate::store::{review_of, HttpError, HttpStore};
 use leptos::prelude::*;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -16,10 +18,16 @@ const CHANGE_EVENTS: [&str; 4] = [
     "review.redeemed",
 ];
 const POLL_SECONDS: u32 = 10;
+/// How long a dropped stream waits before it is opened again.
+const REOPEN_SECONDS: u64 = 3;
+/// Streams that fail before opening, in a row, before the app polls instead.
+const REFUSED_STREAMS: u32 = 3;
 
 thread_local! {
     /// Whether the live stream is open now (only then is the desk "Live").
     static STREAM_OPEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The feed position of the last change received (a reopened stream resumes after it).
+    static LAST_SEEN: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Opens the live stream first (so nothing is missed), then loads every review.
@@ -73,11 +81,36 @@ async fn refresh(desk: Desk, server: HttpStore) {
 }
 
 fn follow(desk: Desk, server: &HttpStore) {
-    let Ok(source) = EventSource::new(&server.events_url()) else {
-        poll(desk, server.clone());
-        return;
+    leptos::task::spawn_local(open_stream(desk, server.clone(), 0));
+}
+
+/// Opens the stream with a fresh ticket. `refused`: how many streams in a row
+/// failed before they opened (the server refuses them: poll instead).
+async fn open_stream(desk: Desk, server: HttpStore, refused: u32) {
+    let ticket = match server.event_ticket().await {
+        Ok(ticket) => ticket,
+        // Down for now: tried again in a moment (the header says Reconnecting).
+        Err(HttpError::Unreachable(_)) => return reopen_later(desk, server, refused),
+        // A server without event tickets (or a stream) is refreshed instead.
+        Err(_) => return poll(desk, server),
     };
+    let after = LAST_SEEN.with(|l| l.borrow().clone());
+    match EventSource::new(&server.events_url(&ticket, after.as_deref())) {
+        Ok(source) => attach(desk, server, source, refused),
+        Err(_) => poll(desk, server),
+    }
+}
+
+fn reopen_later(desk: Desk, server: HttpStore, refused: u32) {
+    leptos::task::spawn_local(async move {
+        crate::browser::pause(std::time::Duration::from_secs(REOPEN_SECONDS)).await;
+        open_stream(desk, server, refused).await;
+    });
+}
+
+fn attach(desk: Desk, server: HttpStore, source: EventSource, refused: u32) {
     let on_change = Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
+        LAST_SEEN.with(|l| *l.borrow_mut() = Some(event.last_event_id()));
         let data = event.data().as_string().unwrap_or_default();
         let review = serde_json::from_str::<serde_json::Value>(&data)
             .map_err(|e| e.to_string())
@@ -92,30 +125,39 @@ fn follow(desk: Desk, server: &HttpStore) {
     }
     on_change.forget();
     let reopened = server.clone();
-    let on_open = Closure::<dyn Fn()>::new(move || {
-        // After a drop, load again: the gap may be longer than the event history.
-        if matches!(
-            desk.link.get_untracked(),
-            Link::Reconnecting | Link::Offline(_)
-        ) {
-            leptos::task::spawn_local(refresh(desk, reopened.clone()));
+    let opened = std::rc::Rc::new(std::cell::Cell::new(false));
+    let on_open = Closure::<dyn Fn()>::new({
+        let opened = opened.clone();
+        move || {
+            opened.set(true);
+            // After a drop, load again: the gap may be longer than the event history.
+            if matches!(
+                desk.link.get_untracked(),
+                Link::Reconnecting | Link::Offline(_)
+            ) {
+                leptos::task::spawn_local(refresh(desk, reopened.clone()));
+            }
+            STREAM_OPEN.with(|o| o.set(true));
+            desk.link.set(Link::Live);
         }
-        STREAM_OPEN.with(|o| o.set(true));
-        desk.link.set(Link::Live);
     });
     source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
     on_open.forget();
     let stream = source.clone();
-    let server = server.clone();
     let on_error = Closure::<dyn Fn()>::new(move || {
         STREAM_OPEN.with(|o| o.set(false));
-        if stream.ready_state() == EventSource::CLOSED {
-            // The server refused the stream (or has none): fall back to polling.
-            stream.close();
-            poll(desk, server.clone());
-        } else if desk.link.get_untracked() == Link::Live {
-            // The browser reconnects by itself, resuming with Last-Event-ID.
+        // The ticket is spent, so the browser's own reconnect cannot work:
+        // this stream ends and another opens with a fresh ticket.
+        stream.set_onerror(None);
+        stream.close();
+        if desk.link.get_untracked() == Link::Live {
             desk.link.set(Link::Reconnecting);
+        }
+        let refused = if opened.get() { 0 } else { refused + 1 };
+        if refused >= REFUSED_STREAMS {
+            poll(desk, server.clone());
+        } else {
+            reopen_later(desk, server.clone(), refused);
         }
     });
     source.set_onerror(Some(on_error.as_ref().unchecked_ref()));

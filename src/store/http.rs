@@ -154,12 +154,38 @@ impl HttpStore {
         review_of(&value["review"])
     }
 
-    /// The live event stream's address (browsers' EventSource cannot send headers).
-    pub fn events_url(&self) -> String {
+    /// A single-use ticket that opens the live event stream once (browsers'
+    /// EventSource cannot send headers, and the key never goes in a URL).
+    pub async fn event_ticket(&self) -> Result<String, HttpError> {
+        let minted = self
+            .call(
+                "POST",
+                "/events/tickets",
+                Some(&serde_json::json!({})),
+                None,
+            )
+            .await?;
+        minted["ticket"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| HttpError::Garbled("the event ticket has no `ticket`".into()))
+    }
+
+    /// The live event stream's address with a ticket, resuming after the
+    /// change at position `after` when given.
+    pub fn events_url(&self, ticket: &str, after: Option<&str>) -> String {
+        let encode = |text: &str| {
+            js_sys::encode_uri_component(text)
+                .as_string()
+                .unwrap_or_default()
+        };
+        let resume = after
+            .map(|seq| format!("&after={}", encode(seq)))
+            .unwrap_or_default();
         format!(
-            "{}/api/v1/events?access_token={}",
+            "{}/api/v1/events?ticket={}{resume}",
             self.connection.base(),
-            js_sys::encode_uri_component(&self.connection.key)
+            encode(ticket)
         )
     }
 }

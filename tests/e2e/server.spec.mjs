@@ -262,6 +262,28 @@ test("two reviewers decide the same review at once: one wins, the other sees the
   for (const page of pages) await page.context().close();
 });
 
+test("the live stream opens with single-use tickets, never the key, and after a restart resumes with a fresh one", async ({ page }) => {
+  const key = mintReviewerKey(dataDir);
+  const urls = [];
+  page.on("request", (r) => urls.push(r.url()));
+  await connect(page, key);
+  await page.goto(`${server.url}/`);
+  await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
+  const address = server.url.replace("http://", "");
+  await server.stop();
+  await expect(page.getByRole("banner").getByRole("status")).toHaveText("Reconnecting…");
+  server = await startServer(dataDir, address);
+  await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live", { timeout: 20_000 });
+  // A change made after the restart arrives on the reopened stream.
+  const created = await api(server, server.agent, "POST", "/reviews", newPlanReview(8));
+  expect(created.status).toBe(201);
+  await expect(rows(page).filter({ hasText: "Delete stale preview environments 8" })).toHaveCount(1);
+  expect(urls.filter((u) => u.includes(key)), "the key is in no URL").toEqual([]);
+  const tickets = urls.filter((u) => u.includes("/api/v1/events?")).map((u) => new URL(u).searchParams.get("ticket"));
+  expect(tickets.length).toBeGreaterThanOrEqual(2);
+  expect(new Set(tickets).size, "each stream its own ticket").toBe(tickets.length);
+});
+
 test("a decision made while the server is down is queued and delivered exactly once after the restart", async ({ page }) => {
   const key = mintReviewerKey(dataDir);
   await connect(page, key);

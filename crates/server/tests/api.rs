@@ -46,32 +46,56 @@ impl Checked<'_> {
     }
 }
 
-/// Reads the first `count` events of an open event stream.
-fn read_events(
-    server: &Server,
-    key: &str,
-    query: &str,
-    count: usize,
-    during: impl FnOnce(),
-) -> Vec<(String, String, Value)> {
-    let url = format!("{}/api/v1/events{query}", server.url);
+/// How an event stream is opened: with a key in the header, or with a ticket in the URL.
+enum Opener<'a> {
+    Key(&'a str),
+    Ticket(&'a str),
+}
+
+/// Opens the event stream (`query` starts with `?` or is empty): its status
+/// and, when 200, its body.
+fn open_events(server: &Server, opener: Opener, query: &str) -> (u16, Option<ureq::Body>) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(std::time::Duration::from_secs(20)))
         .build()
         .into();
-    let response = agent
-        .get(&url)
-        .header("Authorization", format!("Bearer {key}"))
-        .call()
-        .unwrap();
-    assert_eq!(response.status().as_u16(), 200);
+    let request = match opener {
+        Opener::Key(key) => agent
+            .get(format!("{}/api/v1/events{query}", server.url))
+            .header("Authorization", format!("Bearer {key}")),
+        Opener::Ticket(ticket) => {
+            let joined = if query.is_empty() { "?" } else { "&" };
+            agent.get(format!(
+                "{}/api/v1/events{query}{joined}ticket={ticket}",
+                server.url
+            ))
+        }
+    };
+    let response = request.call().unwrap();
+    let status = response.status().as_u16();
+    if status != 200 {
+        return (status, None);
+    }
     assert!(response.headers()["content-type"]
         .to_str()
         .unwrap()
         .starts_with("text/event-stream"));
+    (status, Some(response.into_body()))
+}
+
+/// Reads the first `count` events of an event stream opened with `opener`.
+fn read_events(
+    server: &Server,
+    opener: Opener,
+    query: &str,
+    count: usize,
+    during: impl FnOnce(),
+) -> Vec<(String, String, Value)> {
+    let (status, body) = open_events(server, opener, query);
+    assert_eq!(status, 200);
     during();
-    let mut lines = BufReader::new(response.into_body().into_reader()).lines();
+    let mut lines = BufReader::new(body.unwrap().into_reader()).lines();
     let mut events = Vec::new();
     let (mut id, mut name) = (String::new(), String::new());
     while events.len() < count {
@@ -455,11 +479,17 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
         .iter()
         .any(|p| p.starts_with("/target/plan/steps")));
 
+    // event tickets: 201, 401, 403
+    let ticket = reviewer.post("/events/tickets", &json!({}));
+    assert_eq!(ticket.status, 201, "{}", ticket.text);
+    assert_eq!(anonymous.post("/events/tickets", &json!({})).status, 401);
+    assert_eq!(agent.post("/events/tickets", &json!({})).status, 403);
+
     // events: 200 (stream), 400, 401, 403
     assert_eq!(reviewer.get("/events?after=-1").status, 400);
     assert_eq!(anonymous.get("/events").status, 401);
     assert_eq!(agent.get("/events").status, 403);
-    let events = read_events(&server, &server.reviewer, "?after=0", 3, || {});
+    let events = read_events(&server, Opener::Key(&server.reviewer), "?after=0", 3, || {});
     for (_, _, data) in &events {
         contract.check_component("Change", data);
     }
@@ -645,7 +675,7 @@ fn live_events_announce_created_decided_and_resumed_changes() {
     let server = Server::start(data.path(), &[]);
     let agent = server.client(&server.agent);
     let reviewer = server.client(&server.reviewer);
-    let events = read_events(&server, &server.reviewer, "", 2, || {
+    let events = read_events(&server, Opener::Key(&server.reviewer), "", 2, || {
         assert_eq!(agent.post("/reviews", &review(7, 2, false)).status, 201);
         let decided = reviewer.decide(
             &confirm_id(7),
@@ -664,12 +694,73 @@ fn live_events_announce_created_decided_and_resumed_changes() {
     // Resuming after the first event replays the second.
     let resumed = read_events(
         &server,
-        &server.reviewer,
+        Opener::Key(&server.reviewer),
         &format!("?after={}", events[0].0),
         1,
         || {},
     );
     assert_eq!(resumed[0].0, events[1].0);
+}
+
+#[test]
+fn a_ticket_opens_the_event_stream_once_and_a_key_in_the_url_opens_nothing() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let reviewer = server.client(&server.reviewer);
+    let minted = reviewer.post("/events/tickets", &json!({}));
+    assert_eq!(minted.status, 201, "{}", minted.text);
+    let ticket = minted.body["ticket"].as_str().unwrap().to_owned();
+    assert!(
+        !ticket.contains(&server.reviewer),
+        "the ticket is not the key"
+    );
+    // It opens a stream (resuming from a position like a key does)...
+    let events = read_events(&server, Opener::Ticket(&ticket), "?after=0", 1, || {});
+    assert_eq!(events.len(), 1);
+    // ...once: spent, it opens nothing, and neither does a made-up one.
+    let (again, _) = open_events(&server, Opener::Ticket(&ticket), "");
+    assert_eq!(again, 401);
+    let (made_up, _) = open_events(&server, Opener::Ticket("cs_ticket_0000"), "");
+    assert_eq!(made_up, 401);
+    // The key itself is never taken from the URL.
+    let in_url = server
+        .client("")
+        .get(&format!("/events?access_token={}", server.reviewer));
+    assert_eq!(in_url.status, 401, "{}", in_url.text);
+    // Another endpoint does not take a ticket.
+    let second = reviewer.post("/events/tickets", &json!({}));
+    let other = server.client("").get(&format!(
+        "/reviews?ticket={}",
+        second.body["ticket"].as_str().unwrap()
+    ));
+    assert_eq!(other.status, 401);
+    // A ticket of a key revoked since opens nothing.
+    let (_, out, _) = server.keys(&[
+        "add",
+        "--kind",
+        "reviewer",
+        "--role",
+        "reviewer",
+        "--label",
+        "soon revoked",
+    ]);
+    let key = out.lines().next().unwrap().to_owned();
+    let doomed = server.client(&key).post("/events/tickets", &json!({}));
+    assert_eq!(doomed.status, 201);
+    let listed = server.keys(&["list"]).1;
+    let id = listed
+        .lines()
+        .find(|l| l.contains("soon revoked"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    server.keys(&["revoke", &id]);
+    let (revoked, _) = open_events(
+        &server,
+        Opener::Ticket(doomed.body["ticket"].as_str().unwrap()),
+        "",
+    );
+    assert_eq!(revoked, 401);
 }
 
 #[test]

@@ -22,7 +22,7 @@ const CALLERS: [&str; 6] = [
 
 /// Every endpoint and the status each caller gets; the owner is the agent that
 /// created the review, the role is the one the decision signs as.
-const TABLE: [(&str, [u16; 6]); 11] = [
+const TABLE: [(&str, [u16; 6]); 12] = [
     ("GET /health", [200, 200, 200, 200, 200, 200]),
     ("GET /openapi.json", [200, 200, 200, 200, 200, 200]),
     ("POST /reviews", [401, 401, 201, 201, 403, 403]),
@@ -40,6 +40,7 @@ const TABLE: [(&str, [u16; 6]); 11] = [
     ("POST /tool-calls", [401, 401, 201, 201, 403, 403]),
     ("POST /reviews/{id}/redeem", [401, 401, 200, 404, 403, 403]),
     ("GET /events", [401, 401, 403, 403, 200, 200]),
+    ("POST /events/tickets", [401, 401, 403, 403, 201, 201]),
 ];
 
 const ROLE: &str = "security_officer";
@@ -159,6 +160,7 @@ fn call(
                 .status
         }
         "GET /events" => open_events(server, caller.key.as_deref()),
+        "POST /events/tickets" => caller.post("/events/tickets", &json!({})).status,
         other => panic!("no cell for {other}"),
     }
 }

@@ -1,6 +1,8 @@
-//! Who is calling: the API key from `Authorization: Bearer <key>` (or, for the
-//! event stream only, `?access_token=<key>`, since browsers' EventSource cannot
-//! set headers). No key or an unknown one: 401. The wrong kind of key: 403.
+//! Who is calling: the API key from `Authorization: Bearer <key>`, or, for the
+//! event stream only, a single-use ticket minted with that key (`?ticket=`,
+//! since browsers' EventSource cannot set headers; a key never travels in a
+//! URL, where logs and histories keep it). No key or an unknown one: 401. The
+//! wrong kind of key: 403.
 
 use super::error::ApiError;
 use super::AppState;
@@ -71,20 +73,25 @@ impl FromRequestParts<AppState> for Caller {
                     .ok_or_else(|| unauthorized("use `Authorization: Bearer <api key>`"))
             })
             .transpose()?;
-        let from_query = if parts.uri.path().ends_with("/events") {
-            parts.uri.query().and_then(|q| {
-                q.split('&')
-                    .find_map(|pair| pair.strip_prefix("access_token="))
-            })
+        let ticket = if parts.uri.path().ends_with("/events") {
+            parts
+                .uri
+                .query()
+                .and_then(|q| q.split('&').find_map(|pair| pair.strip_prefix("ticket=")))
         } else {
             None
         };
-        let secret = from_header
-            .or(from_query)
-            .filter(|s| !s.is_empty())
-            .ok_or_else(|| {
-                unauthorized("an API key is required: `Authorization: Bearer <api key>`")
-            })?;
+        if let (None, Some(ticket)) = (from_header, ticket) {
+            return match state.db.spend_event_ticket(ticket).await? {
+                Some(key) => Ok(Caller(key)),
+                None => Err(unauthorized(
+                    "this event ticket is unknown, used or expired: ask for a new one (POST /api/v1/events/tickets)",
+                )),
+            };
+        }
+        let secret = from_header.filter(|s| !s.is_empty()).ok_or_else(|| {
+            unauthorized("an API key is required: `Authorization: Bearer <api key>`")
+        })?;
         match state.db.key_for_secret(secret).await? {
             Some(key) => Ok(Caller(key)),
             None => Err(unauthorized("this API key is unknown or revoked")),

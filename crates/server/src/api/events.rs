@@ -1,4 +1,5 @@
-//! `GET /api/v1/events` (reviewer): Server-Sent Events, one per change
+//! `GET /api/v1/events` (reviewer, by key or by a single-use ticket from
+//! `POST /api/v1/events/tickets`): Server-Sent Events, one per change
 //! (`review.created`, `review.decided`, `review.resubmitted`) carrying the
 //! review as it now stands, with the feed position as the event id so a client
 //! resumes with `Last-Event-ID` (or `?after=`). Keep-alive comments every 15 s.
@@ -9,13 +10,38 @@ use super::AppState;
 use crate::db::keys::KeyKind;
 use crate::db::reviews::Change;
 use axum::extract::{RawQuery, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::Json;
 use futures_util::stream::{self, Stream};
 use serde_json::json;
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::time::Duration;
+
+/// How long an event ticket may wait before it opens its stream.
+const TICKET_SECONDS: i64 = 60;
+
+/// `POST /api/v1/events/tickets` (reviewer): a single-use ticket that opens
+/// one event stream within a minute (`GET /api/v1/events?ticket=`), so the
+/// reviewer key itself never goes in a URL.
+pub async fn ticket(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+    caller.require(KeyKind::Reviewer)?;
+    let ticket = state
+        .db
+        .add_event_ticket(&caller.0, chrono::Duration::seconds(TICKET_SECONDS))
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({
+            "ticket": ticket.secret,
+            "expires_at": crate::db::stored_time(ticket.expires_at),
+        })),
+    ))
+}
 
 struct Cursor {
     state: AppState,
@@ -40,7 +66,7 @@ pub async fn stream(
         .filter(|p| !p.is_empty())
     {
         match pair.split_once('=').unwrap_or((pair, "")) {
-            ("access_token", _) => {}
+            ("ticket", _) => {}
             ("after", value) => after = Some(position(value, "after")?),
             (other, _) => {
                 return Err(ApiError::bad_request(
@@ -49,7 +75,7 @@ pub async fn stream(
                 )
                 .with_details(vec![Detail::new(
                     other,
-                    "unknown parameter; this endpoint takes: after, access_token",
+                    "unknown parameter; this endpoint takes: after, ticket",
                 )]))
             }
         }

@@ -168,3 +168,65 @@ impl Db {
         row.as_ref().map(key_of).transpose()
     }
 }
+
+/// A ticket that opens one event stream (shown once, when minted).
+#[derive(Debug, Clone)]
+pub struct EventTicket {
+    /// The secret the stream is opened with (`?ticket=`).
+    pub secret: String,
+    /// When it stops working, if not used before.
+    pub expires_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl Db {
+    /// Mints a single-use ticket for `key` that opens one event stream within
+    /// `ttl`; tickets past their time are removed meanwhile.
+    pub async fn add_event_ticket(
+        &self,
+        key: &ApiKey,
+        ttl: chrono::Duration,
+    ) -> Result<EventTicket, DbError> {
+        let now = chrono::Utc::now();
+        sqlx::query("DELETE FROM event_tickets WHERE expires_at <= $1")
+            .bind(stored_time(now))
+            .execute(self.pool())
+            .await?;
+        let ticket = EventTicket {
+            secret: format!("cs_ticket_{}", random_hex(24)?),
+            expires_at: now + ttl,
+        };
+        sqlx::query("INSERT INTO event_tickets (hash, key_id, expires_at) VALUES ($1, $2, $3)")
+            .bind(hash(&ticket.secret))
+            .bind(&key.id)
+            .bind(stored_time(ticket.expires_at))
+            .execute(self.pool())
+            .await?;
+        Ok(ticket)
+    }
+
+    /// Spends a ticket: the live key it was minted for, if the ticket exists,
+    /// is not past its time and the key is not revoked. A ticket works once,
+    /// also when two requests present it at the same instant (one delete wins).
+    pub async fn spend_event_ticket(&self, secret: &str) -> Result<Option<ApiKey>, DbError> {
+        let spent =
+            sqlx::query("DELETE FROM event_tickets WHERE hash = $1 RETURNING key_id, expires_at")
+                .bind(hash(secret))
+                .fetch_optional(self.pool())
+                .await?;
+        let Some(row) = spent else {
+            return Ok(None);
+        };
+        let key_id: String = row.try_get(0)?;
+        let expires_at: String = row.try_get(1)?;
+        if expires_at <= stored_time(chrono::Utc::now()) {
+            return Ok(None);
+        }
+        let row = sqlx::query(&format!(
+            "SELECT {KEY_COLUMNS} FROM api_keys WHERE id = $1 AND revoked_at IS NULL"
+        ))
+        .bind(&key_id)
+        .fetch_optional(self.pool())
+        .await?;
+        row.as_ref().map(key_of).transpose()
+    }
+}
