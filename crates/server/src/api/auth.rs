@@ -77,12 +77,12 @@ impl FromRequestParts<AppState> for Caller {
             parts
                 .uri
                 .query()
-                .and_then(|q| q.split('&').find_map(|pair| pair.strip_prefix("ticket=")))
+                .and_then(|q| super::query::Params::find(q, "ticket"))
         } else {
             None
         };
         if let (None, Some(ticket)) = (from_header, ticket) {
-            return match state.db.spend_event_ticket(ticket).await? {
+            return match state.db.spend_event_ticket(&ticket).await? {
                 Some(key) => Ok(Caller(key)),
                 None => Err(unauthorized(
                     "this event ticket is unknown, used or expired: ask for a new one (POST /api/v1/events/tickets)",

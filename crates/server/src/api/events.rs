@@ -6,6 +6,7 @@
 
 use super::auth::Caller;
 use super::error::{ApiError, Detail};
+use super::query::Params;
 use super::AppState;
 use crate::db::keys::KeyKind;
 use crate::db::reviews::Change;
@@ -58,28 +59,11 @@ pub async fn stream(
     RawQuery(raw): RawQuery,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     caller.require(KeyKind::Reviewer)?;
-    let mut after = None;
-    for pair in raw
-        .as_deref()
-        .unwrap_or("")
-        .split('&')
-        .filter(|p| !p.is_empty())
-    {
-        match pair.split_once('=').unwrap_or((pair, "")) {
-            ("ticket", _) => {}
-            ("after", value) => after = Some(position(value, "after")?),
-            (other, _) => {
-                return Err(ApiError::bad_request(
-                    "unknown_parameter",
-                    "the query has unknown parameters",
-                )
-                .with_details(vec![Detail::new(
-                    other,
-                    "unknown parameter; this endpoint takes: after, ticket",
-                )]))
-            }
-        }
-    }
+    let params = Params::parse(raw.as_deref(), &["after", "ticket"])?;
+    let mut after = params
+        .get("after")
+        .map(|value| position(value, "after"))
+        .transpose()?;
     if let Some(last) = headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
         after = Some(position(last, "Last-Event-ID")?);
     }

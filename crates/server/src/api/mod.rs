@@ -6,6 +6,7 @@ mod error;
 mod events;
 mod input;
 mod outcome;
+mod query;
 mod reviews;
 mod tool_calls;
 

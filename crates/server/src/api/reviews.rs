@@ -7,6 +7,7 @@ use super::body::JsonBody;
 use super::error::{ApiError, Detail};
 use super::input;
 use super::outcome::Outcome;
+use super::query::Params;
 use super::{tool_calls, AppState};
 use crate::db::keys::KeyKind;
 use crate::db::reviews::{
@@ -21,7 +22,6 @@ use countersign_domain::review::Resubmission;
 use countersign_domain::toolcall::ToolDecideError;
 use countersign_domain::{decide, resubmit, DecideError, MplpId, Review};
 use serde_json::{json, Value};
-use std::collections::HashMap;
 use std::time::Duration;
 
 /// Fresh random ids for decisions and events.
@@ -30,69 +30,6 @@ pub(super) fn new_id() -> MplpId {
     // A machine without randomness cannot run the server at all (keys need it too).
     getrandom::fill(&mut bytes).expect("the operating system's random source failed");
     MplpId::from_random_bytes(bytes)
-}
-
-/// Parses `a=1&b=2` into a map, refusing parameters the endpoint does not know.
-fn query(raw: Option<String>, known: &[&str]) -> Result<HashMap<String, String>, ApiError> {
-    let mut params = HashMap::new();
-    let mut details = Vec::new();
-    for pair in raw
-        .as_deref()
-        .unwrap_or("")
-        .split('&')
-        .filter(|p| !p.is_empty())
-    {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let decode = |s: &str| percent_decode(s);
-        let (key, value) = (decode(key), decode(value));
-        if known.contains(&key.as_str()) {
-            params.insert(key, value);
-        } else {
-            details.push(Detail::new(
-                key.clone(),
-                format!(
-                    "unknown parameter; this endpoint takes: {}",
-                    known.join(", ")
-                ),
-            ));
-        }
-    }
-    if details.is_empty() {
-        Ok(params)
-    } else {
-        Err(
-            ApiError::bad_request("unknown_parameter", "the query has unknown parameters")
-                .with_details(details),
-        )
-    }
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let hex = |b: u8| (b as char).to_digit(16);
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match (
-            bytes[i],
-            bytes.get(i + 1).copied().and_then(hex),
-            bytes.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(high), Some(low)) => {
-                out.push((high * 16 + low) as u8);
-                i += 3;
-            }
-            (b'+', _, _) => {
-                out.push(b' ');
-                i += 1;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The stored review an agent key may see: only the ones it created.
@@ -160,8 +97,8 @@ pub async fn list(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     caller.require(KeyKind::Reviewer)?;
-    let params = query(
-        raw,
+    let params = Params::parse(
+        raw.as_deref(),
         &["status", "target_type", "requester", "q", "cursor", "limit"],
     )?;
     let mut details = Vec::new();
@@ -258,7 +195,7 @@ pub async fn outcome(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Outcome>, ApiError> {
-    let params = query(raw, &["wait"])?;
+    let params = Params::parse(raw.as_deref(), &["wait"])?;
     let wait = match params.get("wait").map(|w| w.parse::<u64>()) {
         None => 0,
         Some(Ok(n)) if n <= 60 => n,
