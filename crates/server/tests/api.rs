@@ -763,6 +763,63 @@ fn a_ticket_opens_the_event_stream_once_and_a_key_in_the_url_opens_nothing() {
     assert_eq!(revoked, 401);
 }
 
+/// The confirm ids a search finds among the test reviews (`requester=deploy-agent`).
+fn found(reviewer: &Client, text: &str) -> Vec<String> {
+    let reply = reviewer.get(&format!(
+        "/reviews?requester=deploy-agent&limit=500&q={}",
+        form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>()
+    ));
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    reply.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["confirm"]["confirm_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn text_search_finds_any_substring_through_the_index_also_after_the_text_changed() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let agent = server.client(&server.agent);
+    let reviewer = server.client(&server.reviewer);
+    for n in 1..=30 {
+        assert_eq!(agent.post("/reviews", &review(n, 2, false)).status, 201);
+    }
+    // Whole words, parts of words, any case: a substring, as before the index.
+    assert_eq!(found(&reviewer, "Test Request 17"), vec![confirm_id(17)]);
+    let mut teens = found(&reviewer, "equest 1");
+    teens.sort();
+    let mut expected: Vec<String> = [1].into_iter().chain(10..=19).map(confirm_id).collect();
+    expected.sort();
+    assert_eq!(teens, expected);
+    // Shorter than a trigram: scanned, same meaning (0x17 = 23 holds "17" in its id).
+    let short = found(&reviewer, "17");
+    assert!(
+        short.contains(&confirm_id(17)) && short.contains(&confirm_id(23)),
+        "{short:?}"
+    );
+    // Quotes, wildcards and FTS syntax are text, not query language.
+    assert!(found(&reviewer, "a\"b OR c*").is_empty());
+    assert!(found(&reviewer, "100%_").is_empty());
+    // A resubmission changes the text: the index follows.
+    let id = confirm_id(5);
+    let rejected = reviewer.decide(
+        &id,
+        "s-1",
+        &json!({"status": "rejected", "decided_by_role": "reviewer", "reason": "Too wide"}),
+    );
+    assert_eq!(rejected.status, 200, "{}", rejected.text);
+    let resubmitted = agent.post(
+        &format!("/reviews/{id}/resubmit"),
+        &json!({"by_role": "deploy-agent", "reason": "Rollback window moved to Friday"}),
+    );
+    assert_eq!(resubmitted.status, 200, "{}", resubmitted.text);
+    assert_eq!(found(&reviewer, "window moved to fri"), vec![id.clone()]);
+    assert!(!found(&reviewer, "test request 5").contains(&id));
+}
+
 #[test]
 fn an_acknowledged_decision_survives_a_crash() {
     let data = tempfile::tempdir().unwrap();

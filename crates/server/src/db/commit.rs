@@ -4,7 +4,7 @@
 //! transaction holding its change has committed.
 
 use super::reviews::{ChangeError, Replacement};
-use super::{stored_time, DbError};
+use super::{begin_write, stored_time, Backend, DbError};
 use sqlx::AnyPool;
 use tokio::sync::{mpsc, oneshot};
 
@@ -21,9 +21,9 @@ pub struct Writer {
 
 impl Writer {
     /// Starts the writer task on the current runtime.
-    pub fn start(pool: AnyPool) -> Writer {
+    pub fn start(pool: AnyPool, backend: Backend) -> Writer {
         let (queue, jobs) = mpsc::channel(4 * MAX_BATCH);
-        tokio::spawn(run(pool, jobs));
+        tokio::spawn(run(pool, backend, jobs));
         Writer { queue }
     }
 
@@ -39,7 +39,7 @@ impl Writer {
     }
 }
 
-async fn run(pool: AnyPool, mut jobs: mpsc::Receiver<Job>) {
+async fn run(pool: AnyPool, backend: Backend, mut jobs: mpsc::Receiver<Job>) {
     while let Some(first) = jobs.recv().await {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -48,7 +48,7 @@ async fn run(pool: AnyPool, mut jobs: mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
-        match commit(&pool, &batch).await {
+        match commit(&pool, backend, &batch).await {
             Ok(results) => {
                 for ((_, reply), result) in batch.into_iter().zip(results) {
                     let _ = reply.send(result);
@@ -68,10 +68,11 @@ async fn run(pool: AnyPool, mut jobs: mpsc::Receiver<Job>) {
 
 async fn commit(
     pool: &AnyPool,
+    backend: Backend,
     batch: &[Job],
 ) -> Result<Vec<Result<i64, ChangeError>>, sqlx::Error> {
     let now = stored_time(chrono::Utc::now());
-    let mut tx = pool.begin().await?;
+    let mut tx = begin_write(pool, backend).await?;
     let mut results = Vec::with_capacity(batch.len());
     for (change, _) in batch {
         results.push(change.apply(&mut tx, &now).await?);

@@ -4,7 +4,7 @@
 //! old one only if nobody changed it meanwhile (compare-and-swap on `version`),
 //! and the change-feed row and idempotency record commit with it or not at all.
 
-use super::{stored_time, Db, DbError};
+use super::{stored_time, Backend, Db, DbError};
 use countersign_domain::model::TargetType;
 use countersign_domain::toolcall::ScopeGrant;
 use countersign_domain::Review;
@@ -219,7 +219,7 @@ impl Db {
     ) -> Result<Result<i64, Stored>, DbError> {
         let row = Columns::of(review);
         let now = stored_time(chrono::Utc::now());
-        let mut tx = self.pool().begin().await?;
+        let mut tx = super::begin_write(self.pool(), self.backend()).await?;
         if !insert_row(&mut tx, &row, created_by, &now).await? {
             drop(tx);
             let existing = match self.review(&row.id).await? {
@@ -247,7 +247,7 @@ impl Db {
         created_by: &str,
     ) -> Result<u64, DbError> {
         let now = stored_time(chrono::Utc::now());
-        let mut tx = self.pool().begin().await?;
+        let mut tx = super::begin_write(self.pool(), self.backend()).await?;
         let mut added = 0;
         for review in reviews {
             let row = Columns::of(review);
@@ -342,8 +342,10 @@ impl Db {
     }
 
     /// A page of reviews matching the filter, oldest request first.
-    /// Uses the (status, requested_at, id) or (requested_at, id) index; text
-    /// search scans the rows the other filters leave.
+    /// Uses the (status, requested_at, id) or (requested_at, id) index; a text
+    /// search of 3 characters or more reads only the rows holding the text
+    /// (trigram indexes: FTS5 on SQLite, pg_trgm on PostgreSQL), a shorter
+    /// one scans the rows the other filters leave.
     pub async fn list_reviews(
         &self,
         filter: &Filter,
@@ -371,7 +373,18 @@ impl Db {
             .map(str::trim)
             .filter(|t| !t.is_empty())
         {
-            let escaped = lookup_text(&text.to_lowercase())
+            let needle = lookup_text(&text.to_lowercase());
+            // SQLite: the trigram index finds the rows holding the text (3
+            // characters or more); the LIKE below keeps the exact meaning.
+            // PostgreSQL's trigram index serves the LIKE itself.
+            if self.backend() == Backend::Sqlite && needle.chars().count() >= 3 {
+                push(
+                    &mut sql,
+                    " AND rowid IN (SELECT rowid FROM reviews_search WHERE reviews_search MATCH ?)",
+                    format!("\"{}\"", needle.replace('"', "\"\"")),
+                );
+            }
+            let escaped = needle
                 .replace('\\', "\\\\")
                 .replace('%', "\\%")
                 .replace('_', "\\_");
