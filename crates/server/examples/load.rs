@@ -431,7 +431,18 @@ fn list(base: &str, key: &str, list_size: usize) {
             "pending, requester filter",
             "/reviews?status=pending&requester=agent-3&limit=50",
         ),
-        ("text search", "/reviews?q=request%20777&limit=50"),
+        (
+            "text search, 111 match",
+            "/reviews?q=request%20777&limit=50",
+        ),
+        (
+            "text search, 1 matches",
+            "/reviews?q=request%2099999%3A&limit=50",
+        ),
+        (
+            "text search, every review matches",
+            "/reviews?q=production&limit=50",
+        ),
     ] {
         let mut latencies = Vec::new();
         let started = Instant::now();
