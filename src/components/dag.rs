@@ -7,6 +7,7 @@ use countersign_domain::graph::StepGraph;
 use countersign_domain::layout::{layout_plan, LayoutOptions, PlanLayout};
 use countersign_domain::lifecycle::steps_blocked_by_failure;
 use countersign_domain::model::Plan;
+use countersign_domain::text::reveal;
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -125,13 +126,7 @@ pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
 #[component]
 fn StepDetails(plan: Arc<Plan>, drawing: Arc<Drawing>, index: usize) -> impl IntoView {
     let step = plan.steps[index].clone();
-    let name = |i: usize| {
-        format!(
-            "{}. {}",
-            i + 1,
-            crate::reveal::prose(&plan.steps[i].description)
-        )
-    };
+    let name = |i: usize| format!("{}. {}", i + 1, reveal::prose(&plan.steps[i].description));
     let depends_on: Vec<String> = step
         .dependencies()
         .iter()
@@ -154,12 +149,12 @@ fn StepDetails(plan: Arc<Plan>, drawing: Arc<Drawing>, index: usize) -> impl Int
     view! {
         <section class="step-details" aria-label="Step details" aria-live="polite">
             <h3>{format!("Step {}", index + 1)}</h3>
-            <p class="step-description">{crate::reveal::prose(&step.description)}</p>
+            <p class="step-description">{reveal::prose(&step.description)}</p>
             <dl class="fields">
                 <dt>"Status"</dt>
                 <dd>{format!("{} {}", step_icon(step.status), step_label(step.status))}{blocked.then_some(" (blocked by a failed dependency)")}</dd>
                 <dt>"Agent role"</dt>
-                <dd>{step.agent_role.as_deref().map_or_else(|| "none".into(), crate::reveal::label)}</dd>
+                <dd>{step.agent_role.as_deref().map_or_else(|| "none".into(), reveal::label)}</dd>
                 <dt>"Step id"</dt>
                 <dd><code>{step.step_id.to_string()}</code></dd>
                 <dt>"On the critical path"</dt>
@@ -205,8 +200,8 @@ fn nodes_markup(plan: &Plan, drawing: &Drawing) -> String {
         let role = step
             .agent_role
             .as_deref()
-            .map_or_else(|| "no role".into(), crate::reveal::label);
-        let description = crate::reveal::prose(&step.description);
+            .map_or_else(|| "no role".into(), reveal::label);
+        let description = reveal::prose(&step.description);
         let label = format!(
             "Step {}: {}. Status {}{}. Role {}.",
             i + 1,

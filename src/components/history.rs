@@ -2,6 +2,7 @@
 
 use crate::time;
 use countersign_domain::model::{Confirm, Event};
+use countersign_domain::text::reveal;
 use leptos::prelude::*;
 
 /// Every decision, oldest first.
@@ -18,11 +19,11 @@ pub fn DecisionTimeline(confirm: Confirm) -> impl IntoView {
                 <li class=format!("timeline-item decision-{}", d.status.as_str())>
                     <p class="timeline-head">
                         <strong>{d.status.as_str()}</strong>
-                        " by " <span class="role">{crate::reveal::label(&d.decided_by_role)}</span>
+                        " by " <span class="role">{reveal::label(&d.decided_by_role)}</span>
                         " · "
                         <time datetime=d.decided_at.to_string() title=time::exact(&d.decided_at)>{time::ago(&d.decided_at, now)}</time>
                     </p>
-                    {d.reason.clone().map(|r| view! { <p class="timeline-reason">{crate::reveal::prose(&r)}</p> })}
+                    {d.reason.clone().map(|r| view! { <p class="timeline-reason">{reveal::prose(&r)}</p> })}
                 </li>
             }).collect_view()}
         </ol>

@@ -1,6 +1,7 @@
 //! Prose from the agent that may be very long: shown whole and literal, in a box
 //! that scrolls on its own (and can be reached by keyboard) once it is long.
 
+use countersign_domain::text::reveal;
 use leptos::prelude::*;
 
 /// Above this many bytes the text gets its own scrolling region.
@@ -12,7 +13,7 @@ pub fn LongText(class: &'static str, label: &'static str, text: String) -> impl 
     let long = text.len() > LONG_TEXT_BYTES;
     view! {
         <p class=format!("long-text {class}") role=long.then_some("region") aria-label=long.then_some(label) tabindex=long.then_some("0")>
-            {crate::reveal::prose(&text)}
+            {reveal::prose(&text)}
         </p>
     }
 }

@@ -1,7 +1,7 @@
 //! Markdown shown safely: the blocks of `crate::markdown` as elements and
 //! text nodes (never HTML parsed from the text).
 
-use crate::markdown::{parse, Block, Inline};
+use countersign_domain::text::markdown::{parse, Block, Inline};
 use leptos::prelude::*;
 
 /// `text` (Markdown) as formatted, inert content.

@@ -6,6 +6,7 @@
 
 use crate::components::markdown::Markdown;
 use crate::time;
+use countersign_domain::text::reveal;
 use countersign_domain::toolcall::{
     check_summary, ApprovalRequest, CallHash, OutcomeKind, SummaryCheck, ToolCallReview,
     ToolOutcome,
@@ -75,7 +76,7 @@ pub fn ToolCallPanel(
     };
     view! {
         <section class="card tool-call" aria-labelledby="call-title">
-            <h2 id="call-title">"Tool call " <code>{crate::reveal::label(&name)}</code></h2>
+            <h2 id="call-title">"Tool call " <code>{reveal::label(&name)}</code></h2>
             <p class="tool-risk">
                 <span class=format!("risk risk-{}", tier.to_lowercase())>{format!("Risk {tier}")}</span>
                 " "
@@ -90,13 +91,13 @@ pub fn ToolCallPanel(
                 </p>
             })}
             <h3>"Exact call"</h3>
-            <pre class="call-json" aria-label="Exact call (canonical JSON)"><code>{crate::reveal::json(&pretty(&request.tool_call_canonical))}</code></pre>
+            <pre class="call-json" aria-label="Exact call (canonical JSON)"><code>{reveal::json(&pretty(&request.tool_call_canonical))}</code></pre>
             <p class="subtle call-hash">
                 "SHA-256 " <code>{request.tool_call_hash.to_string()}</code>
                 {if hash_ok { " ✓ recomputed in this browser" } else { " ✕ does NOT match the call" }}
             </p>
             <h3>"Agent’s summary"</h3>
-            <blockquote class="summary"><Markdown text=crate::reveal::prose(&request.human_summary) /></blockquote>
+            <blockquote class="summary"><Markdown text=reveal::prose(&request.human_summary) /></blockquote>
             {match summary {
                 Some(check) => view! { <SummaryCheckView check /> }.into_any(),
                 None => view! { <p class="summary-check summary-bad" role="alert">"✕ The call cannot be read, so the summary cannot be checked."</p> }.into_any(),
@@ -119,10 +120,10 @@ pub fn ToolCallPanel(
                 </Show>
             })}
             <dl class="fields">
-                <dt>"Session"</dt><dd><code>{crate::reveal::label(&request.session_id)}</code></dd>
-                <dt>"Run"</dt><dd><code>{crate::reveal::label(&request.run_id)}</code></dd>
-                {request.workspace.as_deref().map(|w| view! { <dt>"Workspace"</dt><dd><code>{crate::reveal::label(w)}</code></dd> })}
-                {request.client_device_id.as_deref().map(|d| view! { <dt>"Device"</dt><dd><code>{crate::reveal::label(d)}</code></dd> })}
+                <dt>"Session"</dt><dd><code>{reveal::label(&request.session_id)}</code></dd>
+                <dt>"Run"</dt><dd><code>{reveal::label(&request.run_id)}</code></dd>
+                {request.workspace.as_deref().map(|w| view! { <dt>"Workspace"</dt><dd><code>{reveal::label(w)}</code></dd> })}
+                {request.client_device_id.as_deref().map(|d| view! { <dt>"Device"</dt><dd><code>{reveal::label(d)}</code></dd> })}
                 <dt>"Approval id"</dt><dd><code>{request.approval_id.to_string()}</code></dd>
             </dl>
             {call.outcome.clone().map(|outcome| view! { <OutcomeView outcome interrupt /> })}
@@ -139,7 +140,7 @@ fn SummaryCheckView(check: SummaryCheck) -> impl IntoView {
             <div class="summary-check summary-bad" role="alert">
                 <p><strong>"✕ The summary contradicts the exact call."</strong> " It names what the call does not carry; decide on the call above, not on the summary:"</p>
                 <ul>
-                    {check.contradictions.iter().map(|c| view! { <li><code>{crate::reveal::label(c)}</code></li> }).collect_view()}
+                    {check.contradictions.iter().map(|c| view! { <li><code>{reveal::label(c)}</code></li> }).collect_view()}
                 </ul>
             </div>
         }
@@ -151,7 +152,7 @@ fn SummaryCheckView(check: SummaryCheck) -> impl IntoView {
                 <ul>
                     {(!check.names_tool).then(|| view! { <li>"the tool’s name"</li> })}
                     {check.unmentioned.iter().map(|u| view! {
-                        <li><code>{crate::reveal::label(&u.path)}</code> " = " <code>{crate::reveal::label(&u.value)}</code></li>
+                        <li><code>{reveal::label(&u.path)}</code> " = " <code>{reveal::label(&u.value)}</code></li>
                     }).collect_view()}
                 </ul>
             </div>
@@ -182,7 +183,7 @@ fn OutcomeView(outcome: ToolOutcome, interrupt: bool) -> impl IntoView {
         <p><strong>{kind}</strong> {outcome.message.clone().map(|m| format!(": “{m}”"))}</p>
         {edited.map(|call| view! {
             <p class="subtle">"The approved call (the reviewer’s edit):"</p>
-            <pre class="call-json" aria-label="Approved call"><code>{crate::reveal::json(&pretty(&call))}</code></pre>
+            <pre class="call-json" aria-label="Approved call"><code>{reveal::json(&pretty(&call))}</code></pre>
             <p class="subtle">"Hash of the call as asked: " <code>{outcome.original_hash.to_string()}</code></p>
         })}
         {outcome.grant.clone().map(|g| view! {

@@ -6,11 +6,12 @@
 //! comes with the first slice. The index is written again after every change,
 //! a moment after it is shown, when it differs.
 
-use super::entry::{Entry, Summary};
+use super::entry::Entry;
 use super::{describe_set_aside, sort, Desk};
 use crate::browser;
 use crate::split::{on_demand, LoadFailed};
 use crate::store::{LoadOutcome, LocalStore};
+use countersign_domain::wire::ReviewSummary;
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -26,7 +27,7 @@ const CANNOT_READ: &str = "The stored reviews cannot be read yet: the app's code
 
 on_demand! {
     /// Writes the inbox index.
-    in review fn write_index(store: LocalStore, summaries: Vec<Summary>) -> () {
+    in review fn write_index(store: LocalStore, summaries: Vec<ReviewSummary>) -> () {
         match serde_json::to_string(&summaries) {
             Ok(text) => store.save_index_text(&text),
             Err(_) => store.remove_index(),
@@ -47,7 +48,7 @@ on_demand! {
 /// function whole; see `WASM_OPT` in scripts/split-app.mjs.)
 #[inline(never)]
 pub(super) fn listed_entries(index: &str) -> Option<Vec<Arc<Entry>>> {
-    let summaries: Vec<Summary> = serde_json::from_str(index).ok()?;
+    let summaries: Vec<ReviewSummary> = serde_json::from_str(index).ok()?;
     let mut entries: Vec<Arc<Entry>> = summaries
         .into_iter()
         .map(|s| Arc::new(Entry::listed(s)))
@@ -183,7 +184,7 @@ mod tests {
     #[wasm_bindgen_test]
     fn an_index_lists_its_entries_oldest_first() {
         let reviews = countersign_domain::demo::reviews(crate::browser::now()).unwrap();
-        let mut summaries: Vec<Summary> = reviews.iter().map(Summary::of).collect();
+        let mut summaries: Vec<ReviewSummary> = reviews.iter().map(ReviewSummary::of).collect();
         summaries.reverse();
         let index = serde_json::to_string(&summaries).unwrap();
         let listed = listed_entries(&index).unwrap();

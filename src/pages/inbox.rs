@@ -9,6 +9,7 @@ use crate::split::on_demand;
 use crate::time;
 use countersign_domain::langgraph::ThreadStatus;
 use countersign_domain::model::{ConfirmStatus, TargetType};
+use countersign_domain::text::reveal;
 use countersign_domain::MplpId;
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -422,7 +423,7 @@ fn ReviewRow(
             <a class="review-link" href=href>
                 <span class="review-main">
                     <span class="tag">{summary.kind.clone()}</span>
-                    <span class="review-title">{crate::reveal::prose(&summary.title)}</span>
+                    <span class="review-title">{reveal::prose(&summary.title)}</span>
                     {queued.then(|| view! {
                         <span class="badge badge-queued" title="Your decision is kept on this device until the server is reachable">"Queued"</span>
                     })}
@@ -442,7 +443,7 @@ fn ReviewRow(
                 </span>
                 <span class="review-meta">
                     <StatusBadge status=summary.status />
-                    <span>"by " <strong>{crate::reveal::label(&summary.by)}</strong></span>
+                    <span>"by " <strong>{reveal::label(&summary.by)}</strong></span>
                     <time datetime=summary.at.to_string() title=time::exact(&summary.at)>
                         {time::ago(&summary.at, now)}
                     </time>

@@ -12,6 +12,7 @@ use crate::download::download;
 use crate::exchange;
 use crate::time;
 use countersign_domain::model::ConfirmStatus;
+use countersign_domain::text::reveal;
 use countersign_domain::Review;
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -66,7 +67,7 @@ fn InterruptNote(facts: crate::desk::InterruptFacts) -> impl IntoView {
     let agent = match &facts.agent {
         Some(agent) => view! {
             <p class="interrupt-agent">
-                "LangGraph agent " <code>{crate::reveal::label(agent.name())}</code>
+                "LangGraph agent " <code>{reveal::label(agent.name())}</code>
                 <span class="subtle">{format!(" (assistant {}); your decision resumes its thread with this assistant.", agent.assistant_id)}</span>
             </p>
         }
@@ -143,11 +144,11 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
         <article class="review" aria-labelledby="review-title">
             <p class="breadcrumb"><a href="/" aria-keyshortcuts="Escape">"← Inbox"</a></p>
             <header class="review-head">
-                <h1 id="review-title">{crate::reveal::prose(entry.title())}</h1>
+                <h1 id="review-title">{reveal::prose(entry.title())}</h1>
                 <p class="review-meta">
                     <StatusBadge status=confirm.status />
                     <span class="tag">{entry.kind_label().to_owned()}</span>
-                    <span>"asked by " <strong>{crate::reveal::label(&confirm.requested_by_role)}</strong></span>
+                    <span>"asked by " <strong>{reveal::label(&confirm.requested_by_role)}</strong></span>
                     <time datetime=confirm.requested_at.to_string() title=time::exact(&confirm.requested_at)>
                         {time::ago(&confirm.requested_at, now)}
                     </time>
@@ -164,7 +165,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
                     {plan.clone().map(|plan| view! {
                         <section aria-labelledby="plan-title" class="card">
                             <h2 id="plan-title">"Plan"</h2>
-                            <p class="plan-title"><strong>{crate::reveal::prose(&plan.title)}</strong> " " <PlanStatusBadge status=plan.status /></p>
+                            <p class="plan-title"><strong>{reveal::prose(&plan.title)}</strong> " " <PlanStatusBadge status=plan.status /></p>
                             <LongText class="plan-objective" label="Plan objective" text=plan.objective.clone() />
                             <PlanGraph plan=plan.clone() />
                         </section>
@@ -212,8 +213,8 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
                                         <h2>"Queued on this device"</h2>
                                         <p>
                                             <strong>{queued.input.status.clone()}</strong>
-                                            {format!(" as {}", crate::reveal::label(&queued.input.decided_by_role))}
-                                            {queued.input.reason.clone().filter(|r| !r.trim().is_empty()).map(|r| format!(": “{}”", crate::reveal::prose(&r)))}
+                                            {format!(" as {}", reveal::label(&queued.input.decided_by_role))}
+                                            {queued.input.reason.clone().filter(|r| !r.trim().is_empty()).map(|r| format!(": “{}”", reveal::prose(&r)))}
                                         </p>
                                         <p class="subtle">"The server cannot be reached. This decision is kept in this browser and sent as soon as the server is back (never twice)."</p>
                                     </section>
@@ -238,7 +239,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
                                 <h2>"Decided"</h2>
                                 <p>
                                     <StatusBadge status=confirm.status />
-                                    {last.map(|d| format!(" by {} · {}", crate::reveal::label(&d.decided_by_role), time::exact(&d.decided_at)))}
+                                    {last.map(|d| format!(" by {} · {}", reveal::label(&d.decided_by_role), time::exact(&d.decided_at)))}
                                 </p>
                                 {(confirm.status == ConfirmStatus::Rejected && review.tool_call().is_none()).then(|| view! {
                                     <p class="subtle">"The requester can resubmit a revised request; it will appear as pending again."</p>
@@ -252,7 +253,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
                         <dl class="fields">
                             <dt>"Confirm id"</dt><dd><code>{confirm.confirm_id.to_string()}</code></dd>
                             <dt>"Target"</dt><dd>{confirm.target_type.as_str()} " " <code>{confirm.target_id.to_string()}</code></dd>
-                            <dt>"Requested by"</dt><dd>{crate::reveal::label(&confirm.requested_by_role)}</dd>
+                            <dt>"Requested by"</dt><dd>{reveal::label(&confirm.requested_by_role)}</dd>
                             <dt>"Requested at"</dt><dd>{time::exact(&confirm.requested_at)}</dd>
                             <dt>"Protocol"</dt><dd>{format!("MPLP {} (schema {})", confirm.meta.protocol_version, confirm.meta.schema_version)}</dd>
                         </dl>

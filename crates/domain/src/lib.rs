@@ -8,6 +8,8 @@
 //! - [`toolcall`]: tool-call approvals: canonical JSON, hashes, grants, tokens.
 //! - [`langgraph`]: LangGraph and LangChain interrupts as reviews, the answers
 //!   they take (checked against a response schema) and the runs that resume them.
+//! - [`text`]: Markdown read into blocks, and hidden characters made visible.
+//! - [`wire`]: the HTTP contract's types (what a list row shows of a review).
 //! - [`demo`]: the demo reviews the app and `countersign serve --demo` seed.
 //!
 //! Pure Rust: no I/O, no clock, no randomness (callers pass time and ids).
@@ -23,9 +25,11 @@ pub mod lifecycle;
 pub mod model;
 mod parsed_text;
 pub mod review;
+pub mod text;
 mod timestamp;
 pub mod toolcall;
 pub mod validate;
+pub mod wire;
 
 pub use id::{IdError, IdSource, MplpId};
 pub use issue::{Issue, IssueCode, Pointer};

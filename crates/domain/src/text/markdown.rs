@@ -189,9 +189,8 @@ pub fn plain_text(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasm_bindgen_test::*;
 
-    #[wasm_bindgen_test]
+    #[test]
     fn reads_blocks_and_marks() {
         let blocks = parse(
             "Send the **quarterly numbers** to `ana`.\n\n- one\n- *two*\n\n```\n<b>x</b>\n```",
@@ -218,7 +217,7 @@ mod tests {
         );
     }
 
-    #[wasm_bindgen_test]
+    #[test]
     fn plain_text_drops_marks_and_keeps_markup_as_text() {
         assert_eq!(
             plain_text("Pay invoice *2026-114* to [the supplier](https://x.test) <script>"),

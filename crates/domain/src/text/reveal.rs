@@ -65,9 +65,8 @@ fn replace(text: &str, hidden: fn(char) -> bool, mark: impl Fn(char) -> String) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[wasm_bindgen_test]
+    #[test]
     fn hidden_characters_become_visible() {
         assert_eq!(
             label("agent\u{202e}live\u{200b}"),
@@ -86,7 +85,7 @@ mod tests {
         );
     }
 
-    #[wasm_bindgen_test]
+    #[test]
     fn prose_shows_reordering_but_keeps_joiners_and_line_breaks() {
         assert_eq!(
             prose("pay \u{202e}LIVE\u{2066}x\u{2069}\u{0}"),
