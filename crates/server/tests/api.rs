@@ -190,6 +190,8 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
         pending_total
     );
     assert!(rest.body["next_cursor"].is_null());
+    let rows = reviewer.get("/reviews?status=pending&limit=2&view=summary");
+    assert_eq!(rows.body["items"].as_array().unwrap().len(), 2);
     let found = reviewer.get("/reviews?q=TEST%20PLAN%201&target_type=plan&requester=deploy-agent");
     assert_eq!(
         found.body["items"][0]["confirm"]["confirm_id"],
@@ -761,6 +763,51 @@ fn a_ticket_opens_the_event_stream_once_and_a_key_in_the_url_opens_nothing() {
         "",
     );
     assert_eq!(revoked, 401);
+}
+
+#[test]
+fn a_page_of_summaries_says_what_the_rows_show_in_a_fraction_of_the_bytes() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let agent = server.client(&server.agent);
+    let reviewer = server.client(&server.reviewer);
+    for n in 1..=20 {
+        assert_eq!(agent.post("/reviews", &review(n, 12, false)).status, 201);
+    }
+    let decided = reviewer.decide(
+        &confirm_id(3),
+        "v-1",
+        &json!({"status": "approved", "decided_by_role": "reviewer", "reason": "ok"}),
+    );
+    assert_eq!(decided.status, 200, "{}", decided.text);
+    let query = "/reviews?requester=deploy-agent&limit=50";
+    let full = reviewer.get(query);
+    let rows = reviewer.get(&format!("{query}&view=summary"));
+    assert_eq!(rows.status, 200, "{}", rows.text);
+    let reviews = full.body["items"].as_array().unwrap();
+    let summaries = rows.body["items"].as_array().unwrap();
+    assert_eq!(summaries.len(), reviews.len());
+    // Each row is exactly the domain's summary of its review (the one the app shows).
+    for (review, summary) in reviews.iter().zip(summaries) {
+        let review: countersign_domain::Review = serde_json::from_value(review.clone()).unwrap();
+        let expected = countersign_domain::wire::ReviewSummary::of(&review);
+        assert_eq!(summary, &serde_json::to_value(&expected).unwrap());
+    }
+    let third = summaries.iter().find(|s| s["id"] == confirm_id(3)).unwrap();
+    assert_eq!(
+        (third["status"].as_str(), third["decisions"].as_u64()),
+        (Some("approved"), Some(1))
+    );
+    assert_eq!(rows.body["counts"], full.body["counts"]);
+    println!(
+        "a page of {} reviews of 12 steps: whole {} bytes, summaries {} bytes",
+        reviews.len(),
+        full.text.len(),
+        rows.text.len()
+    );
+    assert!(rows.text.len() * 5 < full.text.len());
+    let bad = reviewer.get("/reviews?view=rows");
+    assert_eq!((bad.status, bad.paths()), (400, vec!["view".to_owned()]));
 }
 
 /// The confirm ids a search finds among the test reviews (`requester=deploy-agent`).

@@ -90,7 +90,8 @@ fn same_request(stored: &Review, submitted: &Review) -> bool {
         && stored.confirm.requested_by_role == submitted.confirm.requested_by_role
 }
 
-/// `GET /api/v1/reviews` (reviewer): filtered, oldest first, cursor paging.
+/// `GET /api/v1/reviews` (reviewer): filtered, oldest first, cursor paging;
+/// whole reviews, or with `view=summary` what a list row shows of each.
 pub async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -99,7 +100,15 @@ pub async fn list(
     caller.require(KeyKind::Reviewer)?;
     let params = Params::parse(
         raw.as_deref(),
-        &["status", "target_type", "requester", "q", "cursor", "limit"],
+        &[
+            "status",
+            "target_type",
+            "requester",
+            "q",
+            "cursor",
+            "limit",
+            "view",
+        ],
     )?;
     let mut details = Vec::new();
     let status = params
@@ -141,6 +150,16 @@ pub async fn list(
             50
         }
     };
+    // `summary`: what a list row shows of each review, a few hundred bytes
+    // instead of the whole review.
+    let summaries = match params.get("view").map(String::as_str) {
+        None | Some("full") => false,
+        Some("summary") => true,
+        Some(_) => {
+            details.push(Detail::new("view", "one of: full, summary"));
+            false
+        }
+    };
     if !details.is_empty() {
         return Err(
             ApiError::bad_request("invalid_parameter", "the query has invalid parameters")
@@ -153,10 +172,19 @@ pub async fn list(
         requester: params.get("requester").cloned(),
         text: params.get("q").cloned(),
     };
-    let page = state
-        .db
-        .list_reviews(&filter, cursor.as_ref(), limit)
-        .await?;
+    let (items, next) = if summaries {
+        let page = state
+            .db
+            .list_summaries(&filter, cursor.as_ref(), limit)
+            .await?;
+        (json!(page.items), page.next)
+    } else {
+        let page = state
+            .db
+            .list_reviews(&filter, cursor.as_ref(), limit)
+            .await?;
+        (json!(page.items), page.next)
+    };
     let counts: serde_json::Map<String, Value> = state
         .db
         .status_counts()
@@ -165,8 +193,8 @@ pub async fn list(
         .map(|(status, n)| (status, json!(n)))
         .collect();
     Ok(Json(json!({
-        "items": page.reviews,
-        "next_cursor": page.next.map(|c| c.encode()),
+        "items": items,
+        "next_cursor": next.map(|c| c.encode()),
         "counts": counts,
     })))
 }

@@ -7,6 +7,7 @@
 use super::{stored_time, Backend, Db, DbError};
 use countersign_domain::model::TargetType;
 use countersign_domain::toolcall::ScopeGrant;
+use countersign_domain::wire::ReviewSummary;
 use countersign_domain::Review;
 use serde::Serialize;
 use sqlx::Row;
@@ -103,9 +104,9 @@ impl Cursor {
 
 /// A page of reviews.
 #[derive(Debug)]
-pub struct Page {
-    /// The reviews, oldest request first.
-    pub reviews: Vec<Review>,
+pub struct Page<T> {
+    /// The reviews (or what a list row shows of them), oldest request first.
+    pub items: Vec<T>,
     /// Where the next page starts, if there is one.
     pub next: Option<Cursor>,
 }
@@ -148,6 +149,7 @@ struct Columns {
     requested_at: String,
     search: String,
     doc: String,
+    summary: String,
     expires_at: Option<String>,
     approval_id: Option<String>,
 }
@@ -186,6 +188,7 @@ impl Columns {
             requested_at: stored_time(confirm.requested_at.to_utc()),
             search,
             doc,
+            summary: serde_json::to_string(&ReviewSummary::of(review)).unwrap_or_default(),
             expires_at: request.map(|r| stored_time(r.expires_at.to_utc())),
             approval_id: request.map(|r| r.approval_id.to_string()),
         }
@@ -342,17 +345,55 @@ impl Db {
     }
 
     /// A page of reviews matching the filter, oldest request first.
-    /// Uses the (status, requested_at, id) or (requested_at, id) index; a text
-    /// search of 3 characters or more that few reviews hold reads only the rows
-    /// holding it (trigram indexes: FTS5 on SQLite, pg_trgm on PostgreSQL),
-    /// another one reads the rows in order until the page is full.
     pub async fn list_reviews(
         &self,
         filter: &Filter,
         after: Option<&Cursor>,
         limit: u32,
-    ) -> Result<Page, DbError> {
-        let mut sql = String::from("SELECT id, doc, requested_at FROM reviews WHERE 1 = 1");
+    ) -> Result<Page<Review>, DbError> {
+        let rows = self.page_rows(filter, after, limit, "doc").await?;
+        self.page(rows, limit, |id, row| {
+            parse_doc(id, &row.try_get::<String, _>(2)?)
+        })
+    }
+
+    /// A page of what the list rows show of the reviews matching the filter,
+    /// oldest request first: each stored summary as written with its review
+    /// (a review stored before summaries were kept is summarized when read).
+    pub async fn list_summaries(
+        &self,
+        filter: &Filter,
+        after: Option<&Cursor>,
+        limit: u32,
+    ) -> Result<Page<ReviewSummary>, DbError> {
+        let columns = "summary, CASE WHEN summary IS NULL THEN doc END";
+        let rows = self.page_rows(filter, after, limit, columns).await?;
+        self.page(rows, limit, |id, row| {
+            match row.try_get::<Option<String>, _>(2)? {
+                Some(summary) => serde_json::from_str(&summary)
+                    .map_err(|e| DbError::Damaged(format!("review {id}'s summary: {e}"))),
+                None => Ok(ReviewSummary::of(&parse_doc(
+                    id,
+                    &row.try_get::<String, _>(3)?,
+                )?)),
+            }
+        })
+    }
+
+    /// The rows of a page: `id, requested_at`, then `columns`; one more than
+    /// `limit` when there is a next page. Uses the (status, requested_at, id)
+    /// or (requested_at, id) index; a text search of 3 characters or more
+    /// that few reviews hold reads only the rows holding it (trigram indexes:
+    /// FTS5 on SQLite, pg_trgm on PostgreSQL), another one reads the rows in
+    /// order until the page is full.
+    async fn page_rows(
+        &self,
+        filter: &Filter,
+        after: Option<&Cursor>,
+        limit: u32,
+        columns: &str,
+    ) -> Result<Vec<sqlx::any::AnyRow>, DbError> {
+        let mut sql = format!("SELECT id, requested_at, {columns} FROM reviews WHERE 1 = 1");
         let mut binds: Vec<String> = Vec::new();
         let mut push = |sql: &mut String, clause: &str, value: String| {
             binds.push(value);
@@ -418,22 +459,30 @@ impl Db {
         for value in &binds {
             query = query.bind(value);
         }
-        let rows = query.fetch_all(self.pool()).await?;
+        Ok(query.fetch_all(self.pool()).await?)
+    }
+
+    /// The page of `rows` (from `page_rows`), each item read by `item`.
+    fn page<T>(
+        &self,
+        rows: Vec<sqlx::any::AnyRow>,
+        limit: u32,
+        item: impl Fn(&str, &sqlx::any::AnyRow) -> Result<T, DbError>,
+    ) -> Result<Page<T>, DbError> {
         let more = rows.len() > limit as usize;
-        let mut reviews = Vec::with_capacity(rows.len().min(limit as usize));
+        let mut items = Vec::with_capacity(rows.len().min(limit as usize));
         let mut next = None;
         for row in rows.iter().take(limit as usize) {
             let id: String = row.try_get(0)?;
-            let doc: String = row.try_get(1)?;
-            reviews.push(parse_doc(&id, &doc)?);
+            items.push(item(&id, row)?);
             if more {
                 next = Some(Cursor {
-                    requested_at: row.try_get(2)?,
+                    requested_at: row.try_get(1)?,
                     id,
                 });
             }
         }
-        Ok(Page { reviews, next })
+        Ok(Page { items, next })
     }
 
     /// The FTS5 phrase for `needle` when the trigram index should find its
@@ -572,8 +621,8 @@ async fn insert_row(
     now: &str,
 ) -> Result<bool, sqlx::Error> {
     let inserted = sqlx::query(
-        "INSERT INTO reviews (id, status, target_type, requester, requested_at, search, doc, version, created_by, updated_at, expires_at, approval_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
+        "INSERT INTO reviews (id, status, target_type, requester, requested_at, search, doc, version, created_by, updated_at, expires_at, approval_id, summary)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING",
     )
     .bind(&row.id)
     .bind(&row.status)
@@ -586,6 +635,7 @@ async fn insert_row(
     .bind(now)
     .bind(&row.expires_at)
     .bind(&row.approval_id)
+    .bind(&row.summary)
     .execute(&mut **tx)
     .await?
     .rows_affected();
@@ -646,13 +696,14 @@ impl Replacement {
             }
         }
         let updated = sqlx::query(
-            "UPDATE reviews SET status = $1, target_type = $2, search = $3, doc = $4, version = version + 1, updated_at = $5
-             WHERE id = $6 AND version = $7",
+            "UPDATE reviews SET status = $1, target_type = $2, search = $3, doc = $4, summary = $5, version = version + 1, updated_at = $6
+             WHERE id = $7 AND version = $8",
         )
         .bind(&row.status)
         .bind(&row.target_type)
         .bind(&row.search)
         .bind(&row.doc)
+        .bind(&row.summary)
         .bind(now)
         .bind(&row.id)
         .bind(self.version)
