@@ -190,7 +190,7 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
         pending_total
     );
     assert!(rest.body["next_cursor"].is_null());
-    let rows = reviewer.get("/reviews?status=pending&limit=2&view=summary");
+    let rows = reviewer.get("/reviews?status=pending&limit=2&view=summary&order=newest");
     assert_eq!(rows.body["items"].as_array().unwrap().len(), 2);
     let found = reviewer.get("/reviews?q=TEST%20PLAN%201&target_type=plan&requester=deploy-agent");
     assert_eq!(
@@ -808,6 +808,52 @@ fn a_page_of_summaries_says_what_the_rows_show_in_a_fraction_of_the_bytes() {
     assert!(rows.text.len() * 5 < full.text.len());
     let bad = reviewer.get("/reviews?view=rows");
     assert_eq!((bad.status, bad.paths()), (400, vec!["view".to_owned()]));
+}
+
+/// Every id of the test reviews, page by page (3 a page) in `order`.
+fn every_page(reviewer: &Client, order: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let page = reviewer.get(&format!(
+            "/reviews?requester=deploy-agent&view=summary&limit=3&order={order}{cursor}"
+        ));
+        assert_eq!(page.status, 200, "{}", page.text);
+        ids.extend(
+            page.body["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["id"].as_str().unwrap().to_owned()),
+        );
+        match page.body["next_cursor"].as_str() {
+            Some(next) => cursor = format!("&cursor={next}"),
+            None => return ids,
+        }
+    }
+}
+
+#[test]
+fn the_list_pages_newest_first_as_well_as_oldest_first() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let agent = server.client(&server.agent);
+    let reviewer = server.client(&server.reviewer);
+    for n in 1..=10 {
+        let mut asked = review(n, 2, false);
+        // Two share a request time: the id orders them, both ways.
+        let minute = if n == 5 { 4 } else { n };
+        asked["confirm"]["requested_at"] = json!(format!("2026-11-01T10:{minute:02}:00Z"));
+        assert_eq!(agent.post("/reviews", &asked).status, 201);
+    }
+    let oldest = every_page(&reviewer, "oldest");
+    assert_eq!(oldest.len(), 10);
+    let mut newest = every_page(&reviewer, "newest");
+    assert_eq!(newest.first(), Some(&confirm_id(10)));
+    newest.reverse();
+    assert_eq!(newest, oldest);
+    let bad = reviewer.get("/reviews?order=random");
+    assert_eq!((bad.status, bad.paths()), (400, vec!["order".to_owned()]));
 }
 
 /// The confirm ids a search finds among the test reviews (`requester=deploy-agent`).

@@ -90,7 +90,7 @@ fn same_request(stored: &Review, submitted: &Review) -> bool {
         && stored.confirm.requested_by_role == submitted.confirm.requested_by_role
 }
 
-/// `GET /api/v1/reviews` (reviewer): filtered, oldest first, cursor paging;
+/// `GET /api/v1/reviews` (reviewer): filtered, oldest (or newest) first, cursor paging;
 /// whole reviews, or with `view=summary` what a list row shows of each.
 pub async fn list(
     State(state): State<AppState>,
@@ -108,6 +108,7 @@ pub async fn list(
             "cursor",
             "limit",
             "view",
+            "order",
         ],
     )?;
     let mut details = Vec::new();
@@ -160,6 +161,14 @@ pub async fn list(
             false
         }
     };
+    let newest_first = match params.get("order").map(String::as_str) {
+        None | Some("oldest") => false,
+        Some("newest") => true,
+        Some(_) => {
+            details.push(Detail::new("order", "one of: oldest, newest"));
+            false
+        }
+    };
     if !details.is_empty() {
         return Err(
             ApiError::bad_request("invalid_parameter", "the query has invalid parameters")
@@ -171,6 +180,7 @@ pub async fn list(
         target_type,
         requester: params.get("requester").cloned(),
         text: params.get("q").cloned(),
+        newest_first,
     };
     let (items, next) = if summaries {
         let page = state

@@ -74,6 +74,8 @@ pub struct Filter {
     pub requester: Option<String>,
     /// Only reviews whose title, objective, reason, requester or id contains this (any case).
     pub text: Option<String>,
+    /// Newest request first (else oldest first).
+    pub newest_first: bool,
 }
 
 /// Where a page starts: after this (requested_at, id).
@@ -344,7 +346,7 @@ impl Db {
         .transpose()
     }
 
-    /// A page of reviews matching the filter, oldest request first.
+    /// A page of reviews matching the filter, in its order.
     pub async fn list_reviews(
         &self,
         filter: &Filter,
@@ -358,7 +360,7 @@ impl Db {
     }
 
     /// A page of what the list rows show of the reviews matching the filter,
-    /// oldest request first: each stored summary as written with its review
+    /// in its order: each stored summary as written with its review
     /// (a review stored before summaries were kept is summarized when read).
     pub async fn list_summaries(
         &self,
@@ -438,10 +440,16 @@ impl Db {
                 format!("%{escaped}%"),
             );
         }
+        // Newest first reads the same indexes backwards.
+        let (beyond, order) = if filter.newest_first {
+            ("<", "DESC")
+        } else {
+            (">", "ASC")
+        };
         if let Some(cursor) = after {
             push(
                 &mut sql,
-                " AND (requested_at > ?",
+                &format!(" AND (requested_at {beyond} ?"),
                 cursor.requested_at.clone(),
             );
             push(
@@ -449,10 +457,14 @@ impl Db {
                 " OR (requested_at = ?",
                 cursor.requested_at.clone(),
             );
-            push(&mut sql, " AND id > ?))", cursor.id.clone());
+            push(
+                &mut sql,
+                &format!(" AND id {beyond} ?))"),
+                cursor.id.clone(),
+            );
         }
         sql.push_str(&format!(
-            " ORDER BY requested_at, id LIMIT {}",
+            " ORDER BY requested_at {order}, id {order} LIMIT {}",
             u64::from(limit) + 1
         ));
         let mut query = sqlx::query(&sql);
