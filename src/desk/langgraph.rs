@@ -409,21 +409,28 @@ impl Desk {
             browser::pause(std::time::Duration::from_millis(500)).await;
             waited += 500;
         }
-        if !still_waits(store, interrupt).await? {
+        let state = store.state(thread).await.map_err(DecisionFailure::Server)?;
+        if !pending_in(&state, interrupt) {
             return Err(DecisionFailure::Gone);
         }
         let run = store
             .start_run(thread, body)
             .await
             .map_err(DecisionFailure::Server)?;
-        let ended = store
-            .join(thread, &run)
-            .await
-            .map_err(DecisionFailure::Server)?;
+        // From here the answer is sent: a failure to learn the outcome must not
+        // say "nothing was sent".
+        let unconfirmed = |e: HttpError| {
+            DecisionFailure::Unconfirmed(match e {
+                HttpError::Unreachable(base) => format!("{base} could not be reached"),
+                other => other.to_string(),
+            })
+        };
+        let ended = store.join(thread, &run).await.map_err(unconfirmed)?;
         if let Some(failure) = run_failure(&ended) {
             return Err(DecisionFailure::RunFailed(failure));
         }
-        if still_waits(store, interrupt).await? {
+        let state = store.state(thread).await.map_err(unconfirmed)?;
+        if pending_in(&state, interrupt) {
             return Err(DecisionFailure::RunFailed(
                 "the run ended, but the interrupt still waits for an answer: the graph did not take it".into(),
             ));
@@ -432,19 +439,12 @@ impl Desk {
     }
 }
 
-/// Whether the interrupt is among the thread's pending interrupts now.
-async fn still_waits(
-    store: &LangGraphStore,
-    interrupt: &PendingInterrupt,
-) -> Result<bool, DecisionFailure> {
-    let state = store
-        .state(&interrupt.thread_id)
-        .await
-        .map_err(DecisionFailure::Server)?;
-    Ok(state["interrupts"].as_array().is_some_and(|list| {
+/// Whether the interrupt is among a thread state's pending interrupts.
+fn pending_in(state: &serde_json::Value, interrupt: &PendingInterrupt) -> bool {
+    state["interrupts"].as_array().is_some_and(|list| {
         list.iter()
             .any(|i| i["id"] == interrupt.interrupt_id.as_str())
-    }))
+    })
 }
 
 /// The answer a decided review gives its interrupt, checked.

@@ -52,6 +52,10 @@ pub enum DecisionFailure {
     /// answer; nothing was recorded.
     #[error("LangGraph did not take your decision: {0}. Nothing was recorded; your decision is still here to retry or change")]
     RunFailed(String),
+    /// LangGraph: the run was started, but whether it took the answer could
+    /// not be learned (the server stopped answering); nothing was recorded.
+    #[error("LangGraph was sent your decision, but whether it ran it could not be confirmed ({0}). Nothing was recorded here; look at the thread before deciding again")]
+    Unconfirmed(String),
     /// LangGraph: the interrupt no longer waits (answered elsewhere).
     #[error("this interrupt no longer waits for an answer (it was answered elsewhere, or its thread moved on); nothing was sent")]
     Gone,

@@ -466,6 +466,25 @@ test("an answer the graph refuses shows as failed, is not recorded, and the erro
   expect(after, "nothing recorded").toBe(before);
 });
 
+test("when the run's outcome cannot be learned, the page says the decision was sent but unconfirmed, and records nothing", async ({ page }) => {
+  await connect(page, server);
+  const thread = await interruptedThread(server, "human");
+  await open(page, thread, "send_email");
+  // The resume reaches LangGraph; the request that waits for its end is cut.
+  await page.route("**/runs/*/join", (route) => route.abort("connectionreset"));
+  await page.getByRole("button", { name: "Approve", exact: true }).click();
+  const alert = page.getByRole("alert").filter({ hasText: "whether it ran it could not be confirmed" });
+  await expect(alert).toBeVisible({ timeout: 30_000 });
+  await expect(alert).not.toContainText("nothing was sent");
+  await expect(page.getByRole("heading", { name: "Decided" })).toHaveCount(0);
+  const recorded = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("countersign.v1.langgraph.review.")).length);
+  expect(recorded).toBe(0);
+  // It did run: saying "nothing was sent" would have been false.
+  expect(await answerOf(server, thread, "send_email")).toEqual([{ type: "accept", args: null }]);
+  const aborted = page.errors.filter((e) => e.includes("ERR_CONNECTION_RESET") || e.includes("Failed to load resource"));
+  page.errors.splice(0, page.errors.length, ...page.errors.filter((e) => !aborted.includes(e)));
+});
+
 test("with the server stopped, a decision fails visibly, stays on screen, and nothing is recorded", async ({ page }) => {
   await connect(page, server);
   const thread = await interruptedThread(server, "human");
