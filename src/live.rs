@@ -110,7 +110,10 @@ fn reopen_later(desk: Desk, server: HttpStore, refused: u32) {
 
 fn attach(desk: Desk, server: HttpStore, source: EventSource, refused: u32) {
     let on_change = Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
-        LAST_SEEN.with(|l| *l.borrow_mut() = Some(event.last_event_id()));
+        let id = event.last_event_id();
+        if !id.is_empty() {
+            LAST_SEEN.with(|l| *l.borrow_mut() = Some(id));
+        }
         let data = event.data().as_string().unwrap_or_default();
         let review = serde_json::from_str::<serde_json::Value>(&data)
             .map_err(|e| e.to_string())

@@ -26,7 +26,18 @@ pub struct LangGraphStore {
 /// field may leave out the one whose answer failed, so its state is read, once
 /// per change.
 #[derive(Debug, Clone, Default)]
-pub struct StateCache(HashMap<String, (Value, Value)>);
+pub struct StateCache(HashMap<String, Errored>);
+
+/// What an errored thread's state said when the thread last changed.
+#[derive(Debug, Clone)]
+struct Errored {
+    /// The thread's `updated_at` then.
+    updated_at: Value,
+    /// Its pending interrupts.
+    interrupts: Value,
+    /// Its last run's error.
+    error: Value,
+}
 
 impl LangGraphStore {
     /// A store for this connection (nothing is sent yet).
@@ -155,13 +166,11 @@ impl LangGraphStore {
         let mut kept = StateCache::default();
         for thread in threads.iter_mut() {
             if thread["status"] == "error" {
-                let (interrupts, error) = self.errored_state(thread, cache).await?;
-                thread["interrupts"] = interrupts.clone();
-                thread["error"] = error.clone();
+                let known = self.errored_state(thread, cache).await?;
+                thread["interrupts"] = known.interrupts.clone();
+                thread["error"] = known.error.clone();
                 let id = thread["thread_id"].as_str().unwrap_or_default().to_owned();
-                let updated = thread["updated_at"].clone();
-                kept.0
-                    .insert(format!("{id}\n{updated}"), (interrupts, error));
+                kept.0.insert(id, known);
             }
         }
         *cache = kept;
@@ -202,14 +211,19 @@ impl LangGraphStore {
         &self,
         thread: &Value,
         cache: &StateCache,
-    ) -> Result<(Value, Value), HttpError> {
+    ) -> Result<Errored, HttpError> {
         let id = thread["thread_id"].as_str().unwrap_or_default();
-        if let Some(known) = cache.0.get(&format!("{id}\n{}", thread["updated_at"])) {
+        let updated_at = &thread["updated_at"];
+        if let Some(known) = cache.0.get(id).filter(|k| k.updated_at == *updated_at) {
             return Ok(known.clone());
         }
         let state = self.state(id).await?;
         let full = self.thread(id).await?;
-        Ok((state["interrupts"].clone(), full["error"].clone()))
+        Ok(Errored {
+            updated_at: updated_at.clone(),
+            interrupts: state["interrupts"].clone(),
+            error: full["error"].clone(),
+        })
     }
 
     /// A thread (`GET /threads/{id}`): its status, metadata and error.
