@@ -46,13 +46,7 @@ fn Shell() -> impl IntoView {
     use_shortcuts(help);
     let route = Memo::new(move |_| location.path.with(|p| Route::parse(p)));
     let current = move |r: Route| move || (route.get() == r).then_some("page");
-    let pending = Memo::new(move |_| {
-        desk.entries.with(|e| {
-            e.iter()
-                .filter(|e| e.status() == countersign_domain::model::ConfirmStatus::Pending)
-                .count()
-        })
-    });
+    let pending = Memo::new(move |_| desk.pending_count());
     view! {
         <a class="skip-link" href="#main">"Skip to content"</a>
         <header class="topbar">

@@ -6,7 +6,7 @@ use countersign_domain::model::{Confirm, TargetType};
 use countersign_domain::review::learning_sample;
 use countersign_domain::toolcall::{new_tool_call_review, ToolCallSubmission};
 use countersign_domain::{
-    validate_bundle, Document, DocumentKind, Issue, IssueCode, Pointer, Review, Target,
+    validate_bundle, Document, DocumentKind, Issue, IssueCode, MplpId, Pointer, Review, Target,
 };
 use serde_json::Value;
 use std::collections::HashSet;
@@ -59,7 +59,7 @@ pub struct ImportReport {
 /// Countersign's own `{confirm, target}` envelope, or tool-call requests. Confirms are paired with
 /// the plans they name; a review is accepted only when the confirm, its target
 /// and the pair are all valid and it is not already stored (`known`).
-pub fn import(text: &str, known: &HashSet<String>) -> Result<ImportReport, String> {
+pub fn import(text: &str, known: &HashSet<MplpId>) -> Result<ImportReport, String> {
     let value: Value = serde_json::from_str(text)
         .map_err(|e| format!("not JSON: {e} (line {}, column {})", e.line(), e.column()))?;
     let (docs, paths, calls) = flatten(value);
@@ -109,7 +109,7 @@ pub fn import(text: &str, known: &HashSet<String>) -> Result<ImportReport, Strin
                 let pair_problems = review.validate();
                 if !pair_problems.is_empty() {
                     report.refused.extend(pair_problems.into_iter().map(under));
-                } else if known.contains(&review.confirm.confirm_id.to_string()) {
+                } else if known.contains(&review.confirm.confirm_id) {
                     report.refused.push(Issue::new(
                         &paths[i].child("confirm_id"),
                         IssueCode::DuplicateItem,

@@ -1,22 +1,18 @@
-//! Keeps a server-backed desk fresh: loads every review, then follows the
-//! server's Server-Sent Events, opened with a single-use ticket (the reviewer
-//! key never goes in a URL) and opened again with a fresh one after a drop,
-//! resuming after the last change seen. When the server offers no stream,
-//! refreshes every 10 seconds instead. The connection state is shown in the header.
+//! Keeps a server-backed desk fresh: follows the server's Server-Sent Events,
+//! opened with a single-use ticket (the reviewer key never goes in a URL) and
+//! opened again with a fresh one after a drop, resuming after the last change
+//! seen; each change patches what the desk shows. When the server offers no
+//! stream, the page shown is asked for again every 10 seconds instead. The
+//! connection state is shown in the header.
 
 use crate::desk::{Desk, Link};
 use crate::store::{review_of, HttpError, HttpStore};
+use countersign_domain::wire::ChangeKind;
 use leptos::prelude::*;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use web_sys::{EventSource, MessageEvent};
 
-const CHANGE_EVENTS: [&str; 4] = [
-    "review.created",
-    "review.decided",
-    "review.resubmitted",
-    "review.redeemed",
-];
 const POLL_SECONDS: u32 = 10;
 /// How long a dropped stream waits before it is opened again.
 const REOPEN_SECONDS: u64 = 3;
@@ -28,13 +24,28 @@ thread_local! {
     static STREAM_OPEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// The feed position of the last change received (a reopened stream resumes after it).
     static LAST_SEEN: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    /// Whether the desk polls instead of following a stream.
+    static POLLING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Opens the live stream first (so nothing is missed), then loads every review.
+/// Opens the live stream, counts the reviews for the header (the inbox asks
+/// for its own page), and retries queued decisions.
 pub fn connect(desk: Desk, server: HttpStore) {
     follow(desk, &server);
-    leptos::task::spawn_local(refresh(desk, server));
+    desk.refresh_page();
     retry_queued(desk);
+}
+
+/// What the header says once the server answered again: live while the
+/// stream is open, else polling or reconnecting.
+pub fn settled_link() -> Link {
+    if STREAM_OPEN.with(std::cell::Cell::get) {
+        Link::Live
+    } else if POLLING.with(std::cell::Cell::get) {
+        Link::Polling(POLL_SECONDS)
+    } else {
+        Link::Reconnecting
+    }
 }
 
 /// Tries the queued decisions every 5 seconds while there are any.
@@ -53,33 +64,6 @@ fn retry_queued(desk: Desk) {
     tick.forget();
 }
 
-async fn refresh(desk: Desk, server: HttpStore) {
-    match server.list_all().await {
-        Ok(reviews) => {
-            desk.merge(reviews);
-            desk.deliver_queued().await;
-            if desk.link.get_untracked() != Link::Polling(POLL_SECONDS) {
-                let open = STREAM_OPEN.with(std::cell::Cell::get);
-                desk.link
-                    .set(if open { Link::Live } else { Link::Reconnecting });
-            }
-        }
-        Err(e) => match desk.link.get_untracked() {
-            // Nothing loaded yet: the server cannot be reached.
-            Link::Connecting | Link::Offline(_) => desk.link.set(Link::Offline(e.to_string())),
-            // The stream reconnects by itself and loads again once it is back.
-            Link::Reconnecting => {}
-            // What is shown stays; the reviewer is told this load failed.
-            _ => desk.notices.update(|n| {
-                let message = format!("Refreshing failed: {e}");
-                if n.last() != Some(&message) {
-                    n.push(message);
-                }
-            }),
-        },
-    }
-}
-
 fn follow(desk: Desk, server: &HttpStore) {
     leptos::task::spawn_local(open_stream(desk, server.clone(), 0));
 }
@@ -92,12 +76,12 @@ async fn open_stream(desk: Desk, server: HttpStore, refused: u32) {
         // Down for now: tried again in a moment (the header says Reconnecting).
         Err(HttpError::Unreachable(_)) => return reopen_later(desk, server, refused),
         // A server without event tickets (or a stream) is refreshed instead.
-        Err(_) => return poll(desk, server),
+        Err(_) => return poll(desk),
     };
     let after = LAST_SEEN.with(|l| l.borrow().clone());
     match EventSource::new(&server.events_url(&ticket, after.as_deref())) {
         Ok(source) => attach(desk, server, source, refused),
-        Err(_) => poll(desk, server),
+        Err(_) => poll(desk),
     }
 }
 
@@ -114,31 +98,35 @@ fn attach(desk: Desk, server: HttpStore, source: EventSource, refused: u32) {
         if !id.is_empty() {
             LAST_SEEN.with(|l| *l.borrow_mut() = Some(id));
         }
+        let Some(kind) = ChangeKind::parse(&event.type_()) else {
+            return;
+        };
         let data = event.data().as_string().unwrap_or_default();
         let review = serde_json::from_str::<serde_json::Value>(&data)
             .map_err(|e| e.to_string())
             .and_then(|v| review_of(&v["review"]).map_err(|e| e.to_string()));
         match review {
-            Ok(review) => desk.merge(vec![review]),
+            Ok(review) => desk.apply_change(kind, review),
             Err(e) => desk.notify(format!("A live update could not be read: {e}")),
         }
     });
-    for name in CHANGE_EVENTS {
-        let _ = source.add_event_listener_with_callback(name, on_change.as_ref().unchecked_ref());
+    for kind in ChangeKind::ALL {
+        let _ = source
+            .add_event_listener_with_callback(kind.as_str(), on_change.as_ref().unchecked_ref());
     }
     on_change.forget();
-    let reopened = server.clone();
     let opened = std::rc::Rc::new(std::cell::Cell::new(false));
     let on_open = Closure::<dyn Fn()>::new({
         let opened = opened.clone();
         move || {
             opened.set(true);
-            // After a drop, load again: the gap may be longer than the event history.
+            // After a drop, ask for the page shown again: the gap may be
+            // longer than the event history.
             if matches!(
                 desk.link.get_untracked(),
                 Link::Reconnecting | Link::Offline(_)
             ) {
-                leptos::task::spawn_local(refresh(desk, reopened.clone()));
+                desk.refresh_page();
             }
             STREAM_OPEN.with(|o| o.set(true));
             desk.link.set(Link::Live);
@@ -158,7 +146,7 @@ fn attach(desk: Desk, server: HttpStore, source: EventSource, refused: u32) {
         }
         let refused = if opened.get() { 0 } else { refused + 1 };
         if refused >= REFUSED_STREAMS {
-            poll(desk, server.clone());
+            poll(desk);
         } else {
             reopen_later(desk, server.clone(), refused);
         }
@@ -167,14 +155,10 @@ fn attach(desk: Desk, server: HttpStore, source: EventSource, refused: u32) {
     on_error.forget();
 }
 
-fn poll(desk: Desk, server: HttpStore) {
+fn poll(desk: Desk) {
+    POLLING.with(|p| p.set(true));
     desk.link.set(Link::Polling(POLL_SECONDS));
-    let tick = Closure::<dyn Fn()>::new(move || {
-        let server = server.clone();
-        leptos::task::spawn_local(async move {
-            refresh(desk, server).await;
-        });
-    });
+    let tick = Closure::<dyn Fn()>::new(move || desk.refresh_page());
     if let Some(window) = web_sys::window() {
         let _ = window.set_interval_with_callback_and_timeout_and_arguments_0(
             tick.as_ref().unchecked_ref(),

@@ -1,7 +1,7 @@
 //! One review as the desk holds it: what the inbox lists of it (its summary)
 //! and, once read from storage, the review itself.
 
-use countersign_domain::model::{ConfirmStatus, TargetType};
+use countersign_domain::model::ConfirmStatus;
 use countersign_domain::wire::ReviewSummary;
 use countersign_domain::{MplpId, Review, Timestamp};
 use std::sync::OnceLock;
@@ -121,14 +121,6 @@ impl Entry {
         match self.review() {
             Some(review) => review.confirm.status,
             None => self.summary().status,
-        }
-    }
-
-    /// What the confirm is about.
-    pub fn target_type(&self) -> TargetType {
-        match self.review() {
-            Some(review) => review.confirm.target_type,
-            None => self.summary().target_type,
         }
     }
 

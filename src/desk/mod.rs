@@ -5,13 +5,17 @@
 mod drafts;
 mod entry;
 mod langgraph;
+mod listing;
 mod reading;
 mod remote;
 mod seed;
+mod served;
 mod tools;
 
 pub use entry::Entry;
 pub use langgraph::{InterruptFacts, Interrupts};
+pub use listing::{Ask, Listing, PageLink};
+pub use served::Unfound;
 
 use crate::browser;
 use crate::settings::Settings;
@@ -19,6 +23,7 @@ use crate::store::{
     outbox, Backend, Connection, HttpError, HttpStore, LangGraphStore, LocalStore, SetAside,
     StoreError,
 };
+use countersign_domain::wire::{ChangeKind, StatusCounts};
 use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -116,8 +121,15 @@ impl Link {
 /// The app's state, shared through context (cheap to copy).
 #[derive(Clone, Copy)]
 pub struct Desk {
-    /// Every review, oldest request first.
-    pub entries: RwSignal<Vec<Arc<Entry>>>,
+    /// The reviews held, oldest request first: every review in local storage
+    /// and on LangGraph; on a Countersign server, the few opened last.
+    entries: RwSignal<Vec<Arc<Entry>>>,
+    /// A Countersign server's counts per status (the others count `entries`).
+    counts: RwSignal<StatusCounts>,
+    /// The inbox page a Countersign server answered.
+    served_page: RwSignal<served::ServedPage>,
+    /// Reviews a Countersign server could not give when opened, and why.
+    unfound: RwSignal<Vec<(MplpId, Unfound)>>,
     /// The reviewer's settings.
     pub settings: RwSignal<Settings>,
     /// Problems found while loading (set-aside values, unavailable storage).
@@ -184,6 +196,9 @@ impl Desk {
         let desk = Desk {
             outbox: RwSignal::new(queued),
             entries: RwSignal::new(listed.clone().unwrap_or_default()),
+            counts: RwSignal::new(StatusCounts::default()),
+            served_page: RwSignal::new(Default::default()),
+            unfound: RwSignal::new(Vec::new()),
             settings: RwSignal::new(settings),
             notices: RwSignal::new(notices),
             link: RwSignal::new(if remote {
@@ -230,35 +245,10 @@ impl Desk {
             })
     }
 
-    /// Adds or replaces reviews from the server, keeping whichever version of
-    /// each has seen more changes (a live event may overtake a page load).
-    pub fn merge(&self, reviews: Vec<Review>) {
-        let changes = |r: &Review| {
-            r.confirm.decisions().len() + r.confirm.events.as_ref().map_or(0, Vec::len)
-        };
-        self.entries.update(|entries| {
-            for review in reviews {
-                match entries
-                    .iter_mut()
-                    .find(|e| e.id() == review.confirm.confirm_id)
-                {
-                    // An unchanged review keeps its entry, so its page is not drawn again.
-                    Some(slot)
-                        if slot.review().is_some_and(|current| {
-                            changes(current) > changes(&review) || *current == review
-                        }) => {}
-                    Some(slot) => *slot = Arc::new(Entry::new(review)),
-                    None => entries.push(Arc::new(Entry::new(review))),
-                }
-            }
-            sort(entries);
-        });
-    }
-
     /// The entry of a confirm, if present.
-    pub fn entry(&self, id: &str) -> Option<Arc<Entry>> {
+    pub fn entry(&self, id: MplpId) -> Option<Arc<Entry>> {
         self.entries
-            .with(|entries| entries.iter().find(|e| e.id().to_string() == id).cloned())
+            .with(|entries| entries.iter().find(|e| e.id() == id).cloned())
     }
 
     /// Checks a decision with the domain's `decide`, then saves it (in local
@@ -273,13 +263,22 @@ impl Desk {
         idempotency_key: &str,
     ) -> Result<Arc<Entry>, DecisionFailure> {
         self.read_all().await;
-        let current = self
+        let held = self
             .entries
             .with_untracked(|entries| entries.iter().find(|e| e.id() == id).cloned())
-            .ok_or(DecisionFailure::Missing)?;
+            .filter(|e| e.review().is_some());
+        let current = match held {
+            Some(entry) => entry,
+            // A row of a server's page: its review is fetched to be checked.
+            None if self.served() => self.fetch_review(id).await.map_err(|e| match e {
+                Unfound::Missing => DecisionFailure::Missing,
+                Unfound::Failed(e) => DecisionFailure::Server(e),
+            })?,
+            None => return Err(DecisionFailure::Missing),
+        };
         let review = current.review().ok_or(DecisionFailure::Missing)?;
         let mut ids = browser::new_id;
-        let mut next =
+        let next =
             decide(review, input, browser::now(), &mut ids).map_err(DecisionFailure::Refused)?;
         if self.langgraph.with_value(Option::is_some) {
             return match langgraph::interrupt_decision(*self, id, next).await {
@@ -290,14 +289,17 @@ impl Desk {
         match self.server.get_value() {
             None => self.persist(&next).map_err(DecisionFailure::NotSaved)?,
             Some(server) => match server.decide(&id.to_string(), input, idempotency_key).await {
-                Ok(stored) => next = stored,
+                Ok(stored) => {
+                    self.apply_change(ChangeKind::Decided, stored);
+                    return self.entry(id).ok_or(DecisionFailure::Missing);
+                }
                 Err(HttpError::Refused { code, .. }) if code == "already_decided" => {
                     let latest = server
                         .review(&id.to_string())
                         .await
                         .map_err(DecisionFailure::Server)?;
                     let conflict = describe_conflict(&latest);
-                    self.merge(vec![latest]);
+                    self.apply_change(ChangeKind::Decided, latest);
                     return Err(DecisionFailure::Conflict(conflict));
                 }
                 Err(HttpError::Unreachable(_)) => {
@@ -325,6 +327,24 @@ impl Desk {
             }
         });
         Ok(entry)
+    }
+
+    /// The ids of the reviews held (for an import, which adds only new ones).
+    pub fn held_ids(&self) -> std::collections::HashSet<MplpId> {
+        self.entries
+            .with_untracked(|e| e.iter().map(|e| e.id()).collect())
+    }
+
+    /// Every review, for an export: those in storage, or a server's fetched
+    /// page by page (LangGraph: the interrupts listed and those decided here).
+    pub async fn every_review(&self) -> Result<Vec<Review>, HttpError> {
+        self.read_all().await;
+        if let Some(server) = self.server.get_value() {
+            return server.list_all().await;
+        }
+        Ok(self
+            .entries
+            .with_untracked(|e| e.iter().filter_map(|e| e.review().cloned()).collect()))
     }
 
     /// Adds or replaces reviews (import), saving them first. Only into local
@@ -444,14 +464,14 @@ impl Desk {
             let notice = match result {
                 Err(HttpError::Unreachable(_)) => return,
                 Ok(review) => {
-                    self.merge(vec![review]);
+                    self.apply_change(ChangeKind::Decided, review);
                     None
                 }
                 Err(HttpError::Refused { code, .. }) if code == "already_decided" => {
                     match server.review(&queued.confirm_id).await {
                         Ok(latest) => {
                             let text = describe_conflict(&latest);
-                            self.merge(vec![latest]);
+                            self.apply_change(ChangeKind::Decided, latest);
                             Some(format!("Your queued decision was not delivered. {text}"))
                         }
                         Err(e) => Some(format!("Your queued decision was not delivered: {e}")),

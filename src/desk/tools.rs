@@ -39,7 +39,7 @@ impl Desk {
         if self.remote() {
             return Err("on a server, only the agent that asked redeems its token".into());
         }
-        let current = self.entry(&id.to_string());
+        let current = self.entry(id);
         let review = current
             .as_deref()
             .and_then(Entry::review)

@@ -7,7 +7,6 @@ use crate::download::download;
 use crate::exchange::{self, ImportReport};
 use countersign_domain::Issue;
 use leptos::prelude::*;
-use std::collections::HashSet;
 use wasm_bindgen_futures::JsFuture;
 
 /// What happened to one imported source.
@@ -56,9 +55,7 @@ pub fn ImportPage() -> impl IntoView {
         outcomes.update(|o| o.insert(0, Outcome::failed(number, source, vec![], error)));
     };
     let import_now = move |source: String, text: String| {
-        let known: HashSet<String> = desk
-            .entries
-            .with_untracked(|e| e.iter().map(|e| e.id().to_string()).collect());
+        let known = desk.held_ids();
         let number = next_number(outcomes);
         let outcome = match exchange::import(&text, &known) {
             Err(error) => Outcome::failed(number, source, vec![], error),
@@ -105,37 +102,40 @@ pub fn ImportPage() -> impl IntoView {
         }
     };
 
-    // Exports hold every review, so they wait until the stored ones are read.
+    // Exports hold every review (they wait until the stored ones are read).
     let export_all = move |_| {
         leptos::task::spawn_local(async move {
-            desk.read_all().await;
-            let text = desk.entries.with_untracked(|e| {
-                exchange::export_all(&e.iter().filter_map(|e| e.review()).collect::<Vec<_>>())
-            });
-            export_message
-                .set(download("countersign-reviews.json", "application/json", &text).err());
+            let message = match desk.every_review().await {
+                Ok(reviews) => {
+                    let text = exchange::export_all(&reviews.iter().collect::<Vec<_>>());
+                    download("countersign-reviews.json", "application/json", &text).err()
+                }
+                Err(e) => Some(format!("The reviews could not be read: {e}")),
+            };
+            export_message.set(message);
         });
     };
     let export_samples = move |_| {
         leptos::task::spawn_local(async move {
-            desk.read_all().await;
-            let text = desk.entries.with_untracked(|e| {
-                exchange::learning_samples_ndjson(
-                    &e.iter().filter_map(|e| e.review()).collect::<Vec<_>>(),
-                )
-            });
-            let message = if text.is_empty() {
-                Some(
-                    "No review is decided yet, so there is no learning sample to export."
-                        .to_owned(),
-                )
-            } else {
-                download(
-                    "countersign-learning-samples.ndjson",
-                    "application/x-ndjson",
-                    &text,
-                )
-                .err()
+            let message = match desk.every_review().await {
+                Ok(reviews) => {
+                    let text =
+                        exchange::learning_samples_ndjson(&reviews.iter().collect::<Vec<_>>());
+                    if text.is_empty() {
+                        Some(
+                            "No review is decided yet, so there is no learning sample to export."
+                                .to_owned(),
+                        )
+                    } else {
+                        download(
+                            "countersign-learning-samples.ndjson",
+                            "application/x-ndjson",
+                            &text,
+                        )
+                        .err()
+                    }
+                }
+                Err(e) => Some(format!("The reviews could not be read: {e}")),
             };
             export_message.set(message);
         });

@@ -3,18 +3,17 @@
 
 use crate::components::call_group::{similar_calls, CallGroup};
 use crate::components::status::StatusBadge;
-use crate::desk::{Desk, Entry, Link};
+use crate::desk::{Ask, Desk, Entry, Link, Listing, PageLink};
 use crate::router::use_location;
 use crate::split::on_demand;
 use crate::time;
 use countersign_domain::langgraph::ThreadStatus;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::text::reveal;
+use countersign_domain::wire::{Order, ReviewQuery};
 use countersign_domain::MplpId;
 use leptos::prelude::*;
 use std::sync::Arc;
-
-const PAGE_SIZE: usize = 50;
 
 /// The inbox's filters, read from and written to the query string.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -26,6 +25,8 @@ struct Filters {
     text: String,
     newest_first: bool,
     page: usize,
+    /// Where a server's page starts (`after` in the URL).
+    cursor: Option<String>,
 }
 
 impl Filters {
@@ -45,6 +46,36 @@ impl Filters {
                 .and_then(|p| p.parse::<usize>().ok())
                 .unwrap_or(1)
                 .max(1),
+            cursor: get("after").filter(|c| !c.is_empty()),
+        }
+    }
+
+    /// What the desk is asked for.
+    fn ask(&self) -> Ask {
+        Ask {
+            query: ReviewQuery {
+                status: self.status,
+                target_type: self.target_type,
+                requester: self.requester.clone(),
+                text: self.text.clone(),
+                order: if self.newest_first {
+                    Order::Newest
+                } else {
+                    Order::Oldest
+                },
+                cursor: self.cursor.clone(),
+                limit: 0,
+            },
+            page: self.page,
+        }
+    }
+
+    /// The same filters from their first page.
+    fn first_page(self) -> Filters {
+        Filters {
+            page: 1,
+            cursor: None,
+            ..self
         }
     }
 
@@ -70,21 +101,14 @@ impl Filters {
         if self.page > 1 {
             parts.push(format!("page={}", self.page));
         }
+        if let Some(cursor) = &self.cursor {
+            parts.push(format!("after={}", encode(cursor)));
+        }
         if parts.is_empty() {
             "/".to_owned()
         } else {
             format!("/?{}", parts.join("&"))
         }
-    }
-
-    fn matches(&self, entry: &Entry, needle: &str) -> bool {
-        self.status.is_none_or(|s| entry.status() == s)
-            && self.target_type.is_none_or(|t| entry.target_type() == t)
-            && self
-                .requester
-                .as_ref()
-                .is_none_or(|r| entry.requested_by() == r.as_str())
-            && (needle.is_empty() || entry.haystack().contains(needle))
     }
 }
 
@@ -114,53 +138,9 @@ pub fn Inbox() -> impl IntoView {
     });
     let go = Callback::new(move |f: Filters| location.navigate(&f.to_query(), true));
 
-    let counts = Memo::new(move |_| {
-        desk.entries.with(|entries| {
-            let mut counts = [0usize; 4];
-            for e in entries {
-                counts[ConfirmStatus::ALL
-                    .iter()
-                    .position(|s| *s == e.status())
-                    .unwrap_or(0)] += 1;
-            }
-            (counts, entries.len())
-        })
-    });
-    let requesters = Memo::new(move |_| {
-        desk.entries.with(|entries| {
-            let mut roles: Vec<&str> = entries.iter().map(|e| e.requested_by()).collect();
-            roles.sort_unstable();
-            roles.dedup();
-            roles.into_iter().map(str::to_owned).collect::<Vec<_>>()
-        })
-    });
-    let matching = Memo::new(move |_| {
-        let f = filters.get();
-        let needle = f.text.trim().to_lowercase();
-        let mut found: Vec<Arc<Entry>> = desk.entries.with(|entries| {
-            entries
-                .iter()
-                .filter(|e| f.matches(e, &needle))
-                .cloned()
-                .collect()
-        });
-        if f.newest_first {
-            found.reverse();
-        }
-        found
-    });
-    let page_count = move || matching.with(|m| m.len().div_ceil(PAGE_SIZE)).max(1);
-    let page = move || filters.with(|f| f.page).min(page_count());
-    let visible = Memo::new(move |_| {
-        let start = (page() - 1) * PAGE_SIZE;
-        matching.with(|m| {
-            m.iter()
-                .skip(start)
-                .take(PAGE_SIZE)
-                .cloned()
-                .collect::<Vec<_>>()
-        })
-    });
+    let ask = Memo::new(move |_| filters.with(Filters::ask));
+    let listing = desk.listing(ask);
+    let visible = Memo::new(move |_| listing.with(|l| l.rows.clone()));
     // The rows on screen are validated a moment after they are drawn, so a
     // page of rows appears at once and its warnings right after.
     let problems = RwSignal::new(Vec::<(MplpId, usize)>::new());
@@ -206,10 +186,11 @@ pub fn Inbox() -> impl IntoView {
     };
 
     let status_tab = move |status: Option<ConfirmStatus>, label: &'static str| {
-        let count = move || match status {
-            Some(s) => counts
-                .with(|(c, _)| c[ConfirmStatus::ALL.iter().position(|x| *x == s).unwrap_or(0)]),
-            None => counts.with(|(_, total)| *total),
+        let count = move || {
+            listing.with(|l| match status {
+                Some(s) => l.counts.of(s),
+                None => l.counts.total(),
+            })
         };
         let current = move || filters.with(|f| f.status == status);
         view! {
@@ -217,7 +198,7 @@ pub fn Inbox() -> impl IntoView {
                 type="button"
                 class="tab"
                 aria-pressed=move || current().to_string()
-                on:click=move |_| go.run(Filters { status, page: 1, ..filters.get_untracked() })
+                on:click=move |_| go.run(Filters { status, ..filters.get_untracked() }.first_page())
             >
                 {label}
                 <span class="count">{count}</span>
@@ -227,48 +208,61 @@ pub fn Inbox() -> impl IntoView {
 
     let on_type = move |ev| {
         let value = event_target_value(&ev);
-        go.run(Filters {
-            target_type: value.parse().ok(),
-            page: 1,
-            ..filters.get_untracked()
-        })
+        go.run(
+            Filters {
+                target_type: value.parse().ok(),
+                ..filters.get_untracked()
+            }
+            .first_page(),
+        )
     };
     let on_requester = move |ev| {
         let value = event_target_value(&ev);
-        go.run(Filters {
-            requester: Some(value).filter(|v| !v.is_empty()),
-            page: 1,
-            ..filters.get_untracked()
-        })
+        go.run(
+            Filters {
+                requester: Some(value).filter(|v| !v.is_empty()),
+                ..filters.get_untracked()
+            }
+            .first_page(),
+        )
     };
     let on_search = move |ev| {
-        go.run(Filters {
-            text: event_target_value(&ev),
-            page: 1,
-            ..filters.get_untracked()
-        })
+        go.run(
+            Filters {
+                text: event_target_value(&ev),
+                ..filters.get_untracked()
+            }
+            .first_page(),
+        )
     };
     let on_sort = move |ev| {
-        go.run(Filters {
-            newest_first: event_target_value(&ev) == "newest",
-            page: 1,
-            ..filters.get_untracked()
-        })
+        go.run(
+            Filters {
+                newest_first: event_target_value(&ev) == "newest",
+                ..filters.get_untracked()
+            }
+            .first_page(),
+        )
     };
-    let to_page = move |p: usize| {
-        go.run(Filters {
-            page: p,
-            ..filters.get_untracked()
-        })
+    let to_page = move |link: Option<PageLink>| {
+        if let Some(link) = link {
+            go.run(Filters {
+                page: link.page,
+                cursor: link.cursor,
+                ..filters.get_untracked()
+            })
+        }
     };
-    let previous_page = move |_: leptos::ev::MouseEvent| to_page(page() - 1);
-    let next_page = move |_: leptos::ev::MouseEvent| to_page(page() + 1);
+    let previous_page =
+        move |_: leptos::ev::MouseEvent| to_page(listing.with_untracked(|l| l.previous.clone()));
+    let next_page =
+        move |_: leptos::ev::MouseEvent| to_page(listing.with_untracked(|l| l.next.clone()));
 
     // Ready once it lists reviews, or says there are none (not while it waits for them).
     let ready = StoredValue::new(false);
     Effect::new(move |_| {
-        let listing = !desk.reading() || desk.entries.with(|e| !e.is_empty());
-        if listing && !ready.get_value() {
+        let listed = listing.with(|l| !l.loading && (!desk.reading() || !l.rows.is_empty()));
+        if listed && !ready.get_value() {
             ready.set_value(true);
             crate::browser::mark("countersign:inbox-ready");
         }
@@ -280,6 +274,12 @@ pub fn Inbox() -> impl IntoView {
                 <p class="subtle">"Requests from agents waiting for a human decision."</p>
             </div>
             <Unreachable />
+            {move || listing.with(|l| l.failure.clone()).filter(|_| desk.link.with(|l| !matches!(l, Link::Offline(_)))).map(|why| view! {
+                <div class="notice notice-danger" role="alert">
+                    <p><strong>"This page of the inbox could not be listed"</strong>{format!(": {why}.")}</p>
+                    <p>"Nothing was changed; the page is asked for again when the server's live stream reconnects, or when you change a filter."</p>
+                </div>
+            })}
             <div class="tabs" role="group" aria-label="Status">
                 {status_tab(Some(ConfirmStatus::Pending), "Pending")}
                 {status_tab(Some(ConfirmStatus::Approved), "Approved")}
@@ -309,7 +309,7 @@ pub fn Inbox() -> impl IntoView {
                     "Requester "
                     <select on:change=on_requester prop:value=move || filters.with(|f| f.requester.clone().unwrap_or_default())>
                         <option value="">"Anyone"</option>
-                        {move || requesters.get().into_iter().map(|r| view! { <option value=r.clone()>{r.clone()}</option> }).collect_view()}
+                        {move || listing.with(|l| l.requesters.clone()).into_iter().map(|r| view! { <option value=r.clone()>{r.clone()}</option> }).collect_view()}
                     </select>
                 </label>
                 <label>
@@ -321,11 +321,11 @@ pub fn Inbox() -> impl IntoView {
                 </label>
             </div>
             <Show
-                when=move || matching.with(|m| !m.is_empty())
-                fallback=move || view! { <EmptyState filters /> }
+                when=move || visible.with(|rows| !rows.is_empty())
+                fallback=move || view! { <EmptyState filters listing /> }
             >
                 {move || {
-                    let groups = matching.with(|m| similar_calls(m));
+                    let groups = visible.with(|rows| similar_calls(rows));
                     (!groups.is_empty()).then(|| view! {
                         <ul class="call-groups" aria-label="Similar pending calls">
                             {groups.into_iter().map(|(name, session, members)| view! { <CallGroup name session members /> }).collect_view()}
@@ -338,15 +338,9 @@ pub fn Inbox() -> impl IntoView {
                     </For>
                 </ol>
                 <nav class="pager" aria-label="Pages">
-                    <span>
-                        {move || {
-                            let total = matching.with(Vec::len);
-                            let start = (page() - 1) * PAGE_SIZE + 1;
-                            format!("{start}–{} of {total}", (start + PAGE_SIZE - 1).min(total))
-                        }}
-                    </span>
-                    <button type="button" disabled=move || page() <= 1 on:click=previous_page>"Previous"</button>
-                    <button type="button" disabled=move || { page() >= page_count() } on:click=next_page>"Next"</button>
+                    <span>{move || listing.with(pager_text)}</span>
+                    <button type="button" disabled=move || listing.with(|l| l.previous.is_none()) on:click=previous_page>"Previous"</button>
+                    <button type="button" disabled=move || listing.with(|l| l.next.is_none()) on:click=next_page>"Next"</button>
                 </nav>
             </Show>
         </section>
@@ -376,8 +370,18 @@ fn Unreachable() -> impl IntoView {
     }
 }
 
+/// "1–50 of 120", or "1–50" when the backend does not count the matches.
+fn pager_text(listing: &Listing) -> String {
+    let start = listing.offset + 1;
+    let end = listing.offset + listing.rows.len();
+    match listing.matching {
+        Some(total) => format!("{start}–{end} of {total}"),
+        None => format!("{start}–{end}"),
+    }
+}
+
 #[component]
-fn EmptyState(filters: Memo<Filters>) -> impl IntoView {
+fn EmptyState(filters: Memo<Filters>, listing: Memo<Listing>) -> impl IntoView {
     let desk = expect_context::<Desk>();
     let message = move || {
         let f = filters.get();
@@ -385,7 +389,7 @@ fn EmptyState(filters: Memo<Filters>) -> impl IntoView {
             "Reading the stored reviews…"
         } else if desk.link.with(|l| matches!(l, Link::Offline(_))) {
             "Nothing can be listed while the server cannot be reached."
-        } else if desk.link.with(|l| *l == Link::Connecting) {
+        } else if listing.with(|l| l.loading) || desk.link.with(|l| *l == Link::Connecting) {
             "Loading from the server…"
         } else if !f.text.is_empty() || f.target_type.is_some() || f.requester.is_some() {
             "No review matches these filters. Clear the search or pick “Any” to see more."
@@ -487,6 +491,7 @@ mod tests {
             text: "rollback & restore".into(),
             newest_first: true,
             page: 3,
+            cursor: None,
         };
         let url = f.to_query();
         assert_eq!(url, "/?status=all&type=plan&requester=dba%20admin&q=rollback%20%26%20restore&sort=newest&page=3");

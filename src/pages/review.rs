@@ -7,13 +7,13 @@ use crate::components::history::{DecisionTimeline, EventList};
 use crate::components::long_text::LongText;
 use crate::components::status::{PlanStatusBadge, StatusBadge};
 use crate::components::tool_call::{RedeemForm, ToolCallPanel};
-use crate::desk::{Desk, Entry, Link};
+use crate::desk::{Desk, Entry, Link, Unfound};
 use crate::download::download;
 use crate::exchange;
 use crate::time;
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::text::reveal;
-use countersign_domain::Review;
+use countersign_domain::{MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -24,38 +24,61 @@ pub fn ReviewPage(
     id: String,
 ) -> impl IntoView {
     let desk = expect_context::<Desk>();
+    let Ok(confirm_id) = MplpId::parse(&id) else {
+        return view! { <NoSuchReview id /> }.into_any();
+    };
+    // On a server, the review is fetched (a desk there holds only what is on screen).
+    desk.open(confirm_id);
     // Re-rendered only when this review changes, not when any other does
     // (what the reviewer typed in the form stays).
-    let entry = Memo::new({
-        let id = id.clone();
-        move |_| desk.entry(&id)
-    });
-    move || {
-        match entry.get().ok_or_else(|| desk.link.get()) {
-        Ok(entry) => match entry.review().cloned() {
+    let entry = Memo::new(move |_| desk.entry(confirm_id));
+    (move || match entry.get() {
+        Some(entry) => match entry.review().cloned() {
             Some(review) => view! { <ReviewBody entry review /> }.into_any(),
             // Listed from the inbox index a moment ago: read very soon.
             None => view! { <Reading /> }.into_any(),
         },
-        Err(_) if desk.reading() => view! { <Reading /> }.into_any(),
-        Err(Link::Connecting) => view! { <p class="subtle" role="status">"Loading from the server…"</p> }.into_any(),
-        Err(Link::Offline(why)) => view! {
-            <section class="not-found" role="alert">
-                <h1>"The server cannot be reached"</h1>
-                <p>{why}</p>
-                <p><a href="/settings">"Check the connection in Settings"</a></p>
-            </section>
-        }
-        .into_any(),
-        Err(_) => view! {
-            <section class="not-found">
-                <h1>"No such review"</h1>
-                <p>{format!("Nothing here has the confirm id “{id}”. It may have been decided elsewhere or removed, or the link is mistyped.")}</p>
-                <p><a href="/">"Back to the inbox"</a></p>
-            </section>
-        }
-        .into_any(),
+        None if desk.reading() => view! { <Reading /> }.into_any(),
+        None => match (desk.unfound(confirm_id), desk.link.get()) {
+            (Some(Unfound::Failed(why)), _) => {
+                view! { <NotOpened id=confirm_id why=why.to_string() /> }.into_any()
+            }
+            (None, Link::Offline(why)) => view! { <NotOpened id=confirm_id why /> }.into_any(),
+            (None, _) if desk.remote() => {
+                view! { <p class="subtle" role="status">"Loading the review from the server…"</p> }
+                    .into_any()
+            }
+            _ => view! { <NoSuchReview id=id.clone() /> }.into_any(),
+        },
+    })
+    .into_any()
+}
+
+/// Said when the server could not give a review (it is asked again on request).
+#[component]
+fn NotOpened(id: MplpId, why: String) -> impl IntoView {
+    let desk = expect_context::<Desk>();
+    view! {
+        <section class="not-found" role="alert">
+            <h1>"This review could not be loaded"</h1>
+            <p>{why}</p>
+            <p>
+                <button type="button" on:click=move |_| desk.open(id)>"Try again"</button>
+                " or " <a href="/settings">"check the connection in Settings"</a>
+            </p>
+        </section>
     }
+}
+
+/// Said when nothing here has the id in the URL.
+#[component]
+fn NoSuchReview(id: String) -> impl IntoView {
+    view! {
+        <section class="not-found">
+            <h1>"No such review"</h1>
+            <p>{format!("Nothing here has the confirm id “{id}”. It may have been decided elsewhere or removed, or the link is mistyped.")}</p>
+            <p><a href="/">"Back to the inbox"</a></p>
+        </section>
     }
 }
 

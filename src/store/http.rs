@@ -5,6 +5,7 @@
 
 use super::connection::Connection;
 use super::fetch::fetch_json;
+use countersign_domain::wire::{ReviewQuery, SummaryPage};
 use countersign_domain::{DecisionInput, Review};
 use serde_json::{json, Value};
 
@@ -95,7 +96,18 @@ impl HttpStore {
             .map(drop)
     }
 
-    /// Every review, page by page (500 per request).
+    /// One page of what the inbox's rows show, for `query`, with the counts per status.
+    pub async fn page(&self, query: &ReviewQuery) -> Result<SummaryPage, HttpError> {
+        let mut path = "/reviews?view=summary".to_owned();
+        for (name, value) in query.pairs() {
+            path.push_str(&format!("&{name}={}", encode(&value)));
+        }
+        let value = self.call("GET", &path, None, None).await?;
+        serde_json::from_value(value)
+            .map_err(|e| HttpError::Garbled(format!("a page of reviews: {e}")))
+    }
+
+    /// Every review, page by page (500 per request): for an export.
     pub async fn list_all(&self) -> Result<Vec<Review>, HttpError> {
         let mut reviews = Vec::new();
         let mut cursor: Option<String> = None;
@@ -174,11 +186,6 @@ impl HttpStore {
     /// The live event stream's address with a ticket, resuming after the
     /// change at position `after` when given.
     pub fn events_url(&self, ticket: &str, after: Option<&str>) -> String {
-        let encode = |text: &str| {
-            js_sys::encode_uri_component(text)
-                .as_string()
-                .unwrap_or_default()
-        };
         let resume = after
             .map(|seq| format!("&after={}", encode(seq)))
             .unwrap_or_default();
@@ -188,6 +195,13 @@ impl HttpStore {
             encode(ticket)
         )
     }
+}
+
+/// Text as one URL query value.
+fn encode(text: &str) -> String {
+    js_sys::encode_uri_component(text)
+        .as_string()
+        .unwrap_or_default()
 }
 
 /// A review from the server (typed through its text, like every stored review).

@@ -14,6 +14,7 @@
 //!
 //! `cargo run --release -p countersign-server --example load [-- --quick] [--database URL]`
 
+use countersign_domain::demo::numbered_id;
 use countersign_domain::Review;
 use countersign_server::db::keys::KeyKind;
 use countersign_server::db::Db;
@@ -24,25 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn review(n: usize) -> Review {
-    let id = |prefix: u32, k: usize| format!("{prefix:08x}-0000-4000-8000-{k:012x}");
-    let plan = id(0xbbbb0000, n);
-    let value = json!({
-        "confirm": {
-            "meta": {"protocol_version": "1.0.0", "schema_version": "1.0.0"},
-            "confirm_id": id(0xaaaa0000, n), "target_type": "plan", "target_id": plan, "status": "pending",
-            "requested_by_role": format!("agent-{}", n % 7),
-            "requested_at": format!("2026-11-{:02}T{:02}:{:02}:{:02}Z", 1 + n % 28, n / 3600 % 24, n / 60 % 60, n % 60),
-            "reason": format!("Request {n}: change production settings"),
-        },
-        "target": {"plan": {
-            "meta": {"protocol_version": "1.0.0", "schema_version": "1.0.0"},
-            "plan_id": plan, "context_id": id(0xcccc0000, 1), "title": format!("Plan {n}"), "objective": "Keep data safe",
-            "status": "proposed",
-            "steps": (0..3).map(|s| json!({"step_id": id(0xdddd0000 + s, n), "description": format!("step {s}"), "status": "pending",
-                "dependencies": if s == 0 { vec![] } else { vec![id(0xdddd0000 + s - 1, n)] }})).collect::<Vec<_>>(),
-        }},
-    });
-    serde_json::from_value(value).expect("benchmark review")
+    countersign_domain::demo::numbered(n).expect("a numbered review")
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
@@ -75,7 +58,7 @@ fn client() -> ureq::Agent {
 }
 
 fn decide(agent: &ureq::Agent, base: &str, key: &str, n: usize) -> bool {
-    let id = format!("aaaa0000-0000-4000-8000-{n:012x}");
+    let id = numbered_id(n);
     agent
         .post(&format!("{base}/api/v1/reviews/{id}/decisions"))
         .header("Authorization", &format!("Bearer {key}"))
@@ -126,7 +109,8 @@ fn one_thread_decisions(
                     while Instant::now() < until {
                         let n = next.fetch_add(1, Ordering::Relaxed);
                         let request = hyper::Request::post(format!(
-                            "/api/v1/reviews/aaaa0000-0000-4000-8000-{n:012x}/decisions"
+                            "/api/v1/reviews/{}/decisions",
+                            numbered_id(n)
                         ))
                         .header("host", format!("127.0.0.1:{port}"))
                         .header("authorization", &bearer)

@@ -3,6 +3,10 @@
 //! migration plan, a large credential rotation, a plan with a dependency cycle,
 //! one already decided, and tool calls waiting for approval.
 
+mod numbered;
+
+pub use numbered::{numbered, numbered_id};
+
 use crate::toolcall::{new_tool_call_review, ToolCallSubmission};
 use crate::{decide, DecisionInput, MplpId, Review, Timestamp};
 use chrono::{DateTime, Duration, Utc};

@@ -121,7 +121,7 @@ async fn to_event(state: &AppState, change: Change) -> Event {
     };
     let data = json!({
         "seq": change.seq,
-        "kind": change.kind,
+        "kind": change.kind.as_str(),
         "confirm_id": change.confirm_id,
         "status": change.status,
         "at": change.at,
@@ -129,6 +129,6 @@ async fn to_event(state: &AppState, change: Change) -> Event {
     });
     Event::default()
         .id(change.seq.to_string())
-        .event(change.kind)
+        .event(change.kind.as_str())
         .data(data.to_string())
 }

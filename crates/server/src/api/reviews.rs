@@ -10,16 +10,14 @@ use super::outcome::Outcome;
 use super::query::Params;
 use super::{tool_calls, AppState};
 use crate::db::keys::KeyKind;
-use crate::db::reviews::{
-    known_target_type, ChangeError, ChangeKind, Cursor, Filter, IdempotentResult, Stored,
-};
+use crate::db::reviews::{ChangeError, ChangeKind, Cursor, IdempotentResult, Stored};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use countersign_domain::model::ConfirmStatus;
 use countersign_domain::review::Resubmission;
 use countersign_domain::toolcall::ToolDecideError;
+use countersign_domain::wire::{ReviewQuery, SummaryPage};
 use countersign_domain::{decide, resubmit, DecideError, MplpId, Review};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -111,45 +109,23 @@ pub async fn list(
             "order",
         ],
     )?;
-    let mut details = Vec::new();
-    let status = params
-        .get("status")
-        .filter(|s| s.as_str() != "all")
-        .cloned();
-    if let Some(s) = &status {
-        if s.parse::<ConfirmStatus>().is_err() {
-            details.push(Detail::new(
-                "status",
-                "one of: pending, approved, rejected, cancelled, all",
-            ));
+    let mut details: Vec<Detail> = Vec::new();
+    let query = ReviewQuery::from_pairs(|name| params.get(name).map(String::as_str))
+        .unwrap_or_else(|problems| {
+            details.extend(problems.into_iter().map(|p| Detail::new(p.name, p.message)));
+            ReviewQuery::default()
+        });
+    let cursor = match query
+        .cursor
+        .as_deref()
+        .map(|text| (text, Cursor::decode(text)))
+    {
+        Some((_, Some(c))) => Some(c),
+        Some((_, None)) => {
+            details.push(Detail::new("cursor", "not a cursor this server returned"));
+            None
         }
-    }
-    let target_type = params.get("target_type").cloned();
-    if let Some(t) = &target_type {
-        if !known_target_type(t) {
-            details.push(Detail::new(
-                "target_type",
-                format!("`{t}` is not an MPLP target type"),
-            ));
-        }
-    }
-    let cursor = match params.get("cursor") {
-        Some(text) => match Cursor::decode(text) {
-            Some(c) => Some(c),
-            None => {
-                details.push(Detail::new("cursor", "not a cursor this server returned"));
-                None
-            }
-        },
         None => None,
-    };
-    let limit = match params.get("limit").map(|l| l.parse::<u32>()) {
-        None => 50,
-        Some(Ok(n)) if (1..=500).contains(&n) => n,
-        Some(_) => {
-            details.push(Detail::new("limit", "a whole number from 1 to 500"));
-            50
-        }
     };
     // `summary`: what a list row shows of each review, a few hundred bytes
     // instead of the whole review.
@@ -161,50 +137,25 @@ pub async fn list(
             false
         }
     };
-    let newest_first = match params.get("order").map(String::as_str) {
-        None | Some("oldest") => false,
-        Some("newest") => true,
-        Some(_) => {
-            details.push(Detail::new("order", "one of: oldest, newest"));
-            false
-        }
-    };
     if !details.is_empty() {
         return Err(
             ApiError::bad_request("invalid_parameter", "the query has invalid parameters")
                 .with_details(details),
         );
     }
-    let filter = Filter {
-        status,
-        target_type,
-        requester: params.get("requester").cloned(),
-        text: params.get("q").cloned(),
-        newest_first,
-    };
-    let (items, next) = if summaries {
-        let page = state
-            .db
-            .list_summaries(&filter, cursor.as_ref(), limit)
-            .await?;
-        (json!(page.items), page.next)
-    } else {
-        let page = state
-            .db
-            .list_reviews(&filter, cursor.as_ref(), limit)
-            .await?;
-        (json!(page.items), page.next)
-    };
-    let counts: serde_json::Map<String, Value> = state
-        .db
-        .status_counts()
-        .await?
-        .into_iter()
-        .map(|(status, n)| (status, json!(n)))
-        .collect();
+    let counts = state.db.status_counts().await?;
+    if summaries {
+        let page = state.db.list_summaries(&query, cursor.as_ref()).await?;
+        return Ok(Json(json!(SummaryPage {
+            items: page.items,
+            next_cursor: page.next.map(|c| c.encode()),
+            counts,
+        })));
+    }
+    let page = state.db.list_reviews(&query, cursor.as_ref()).await?;
     Ok(Json(json!({
-        "items": items,
-        "next_cursor": next.map(|c| c.encode()),
+        "items": page.items,
+        "next_cursor": page.next.map(|c| c.encode()),
         "counts": counts,
     })))
 }

@@ -5,11 +5,10 @@
 //! and the change-feed row and idempotency record commit with it or not at all.
 
 use super::{stored_time, Backend, Db, DbError};
-use countersign_domain::model::TargetType;
 use countersign_domain::toolcall::ScopeGrant;
-use countersign_domain::wire::ReviewSummary;
+pub use countersign_domain::wire::ChangeKind;
+use countersign_domain::wire::{Order, ReviewQuery, ReviewSummary, StatusCounts};
 use countersign_domain::Review;
-use serde::Serialize;
 use sqlx::Row;
 
 /// A review as stored, with its version for compare-and-swap.
@@ -23,59 +22,19 @@ pub struct Stored {
     pub created_by: String,
 }
 
-/// What kind of change a feed entry records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangeKind {
-    /// An agent created a review.
-    Created,
-    /// A reviewer decided it.
-    Decided,
-    /// Its requester re-opened it after a rejection.
-    Resubmitted,
-    /// Its agent redeemed the approval token (tool calls).
-    Redeemed,
-}
-
-impl ChangeKind {
-    /// The event name on the live stream.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChangeKind::Created => "review.created",
-            ChangeKind::Decided => "review.decided",
-            ChangeKind::Resubmitted => "review.resubmitted",
-            ChangeKind::Redeemed => "review.redeemed",
-        }
-    }
-}
-
 /// One entry of the change feed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Change {
     /// Position in the feed (increasing).
     pub seq: i64,
-    /// `review.created`, `review.decided`, `review.resubmitted` or `review.redeemed`.
-    pub kind: String,
+    /// What happened.
+    pub kind: ChangeKind,
     /// The confirm_id of the review.
     pub confirm_id: String,
     /// The review's status after the change.
     pub status: String,
     /// When the change was stored.
     pub at: String,
-}
-
-/// Which reviews a list returns.
-#[derive(Debug, Clone, Default)]
-pub struct Filter {
-    /// Only this confirm status.
-    pub status: Option<String>,
-    /// Only this target type.
-    pub target_type: Option<String>,
-    /// Only this requester (`requested_by_role`).
-    pub requester: Option<String>,
-    /// Only reviews whose title, objective, reason, requester or id contains this (any case).
-    pub text: Option<String>,
-    /// Newest request first (else oldest first).
-    pub newest_first: bool,
 }
 
 /// Where a page starts: after this (requested_at, id).
@@ -203,11 +162,6 @@ impl Columns {
 /// pass their values through here too, so they still match.
 fn lookup_text(text: &str) -> String {
     text.replace('\0', "\u{fffd}")
-}
-
-/// Whether a target type name is one MPLP knows (list filters are checked with it).
-pub fn known_target_type(name: &str) -> bool {
-    name.parse::<TargetType>().is_ok()
 }
 
 fn parse_doc(id: &str, doc: &str) -> Result<Review, DbError> {
@@ -349,12 +303,11 @@ impl Db {
     /// A page of reviews matching the filter, in its order.
     pub async fn list_reviews(
         &self,
-        filter: &Filter,
+        query: &ReviewQuery,
         after: Option<&Cursor>,
-        limit: u32,
     ) -> Result<Page<Review>, DbError> {
-        let rows = self.page_rows(filter, after, limit, "doc").await?;
-        self.page(rows, limit, |id, row| {
+        let rows = self.page_rows(query, after, "doc").await?;
+        self.page(rows, query.limit, |id, row| {
             parse_doc(id, &row.try_get::<String, _>(2)?)
         })
     }
@@ -364,13 +317,12 @@ impl Db {
     /// (a review stored before summaries were kept is summarized when read).
     pub async fn list_summaries(
         &self,
-        filter: &Filter,
+        query: &ReviewQuery,
         after: Option<&Cursor>,
-        limit: u32,
     ) -> Result<Page<ReviewSummary>, DbError> {
         let columns = "summary, CASE WHEN summary IS NULL THEN doc END";
-        let rows = self.page_rows(filter, after, limit, columns).await?;
-        self.page(rows, limit, |id, row| {
+        let rows = self.page_rows(query, after, columns).await?;
+        self.page(rows, query.limit, |id, row| {
             match row.try_get::<Option<String>, _>(2)? {
                 Some(summary) => serde_json::from_str(&summary)
                     .map_err(|e| DbError::Damaged(format!("review {id}'s summary: {e}"))),
@@ -390,9 +342,8 @@ impl Db {
     /// order until the page is full.
     async fn page_rows(
         &self,
-        filter: &Filter,
+        filter: &ReviewQuery,
         after: Option<&Cursor>,
-        limit: u32,
         columns: &str,
     ) -> Result<Vec<sqlx::any::AnyRow>, DbError> {
         let mut sql = format!("SELECT id, requested_at, {columns} FROM reviews WHERE 1 = 1");
@@ -401,21 +352,16 @@ impl Db {
             binds.push(value);
             sql.push_str(&clause.replace('?', &format!("${}", binds.len())));
         };
-        if let Some(status) = &filter.status {
-            push(&mut sql, " AND status = ?", status.clone());
+        if let Some(status) = filter.status {
+            push(&mut sql, " AND status = ?", status.as_str().to_owned());
         }
-        if let Some(kind) = &filter.target_type {
-            push(&mut sql, " AND target_type = ?", kind.clone());
+        if let Some(kind) = filter.target_type {
+            push(&mut sql, " AND target_type = ?", kind.as_str().to_owned());
         }
         if let Some(requester) = &filter.requester {
             push(&mut sql, " AND requester = ?", lookup_text(requester));
         }
-        if let Some(text) = filter
-            .text
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-        {
+        if let Some(text) = Some(filter.text.trim()).filter(|t| !t.is_empty()) {
             let needle = lookup_text(&text.to_lowercase());
             // SQLite: a text few reviews hold is found through the trigram
             // index; a common one by walking the time order, where matches
@@ -441,10 +387,9 @@ impl Db {
             );
         }
         // Newest first reads the same indexes backwards.
-        let (beyond, order) = if filter.newest_first {
-            ("<", "DESC")
-        } else {
-            (">", "ASC")
+        let (beyond, order) = match filter.order {
+            Order::Newest => ("<", "DESC"),
+            Order::Oldest => (">", "ASC"),
         };
         if let Some(cursor) = after {
             push(
@@ -465,7 +410,7 @@ impl Db {
         }
         sql.push_str(&format!(
             " ORDER BY requested_at {order}, id {order} LIMIT {}",
-            u64::from(limit) + 1
+            u64::from(filter.limit) + 1
         ));
         let mut query = sqlx::query(&sql);
         for value in &binds {
@@ -519,13 +464,20 @@ impl Db {
     }
 
     /// How many reviews there are in each status (kept by triggers, O(statuses)).
-    pub async fn status_counts(&self) -> Result<Vec<(String, i64)>, DbError> {
-        let rows = sqlx::query("SELECT status, n FROM review_counts WHERE n > 0 ORDER BY status")
+    pub async fn status_counts(&self) -> Result<StatusCounts, DbError> {
+        let rows = sqlx::query("SELECT status, n FROM review_counts WHERE n > 0")
             .fetch_all(self.pool())
             .await?;
-        rows.iter()
-            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
-            .collect()
+        let mut counts = StatusCounts::default();
+        for row in &rows {
+            let status: String = row.try_get(0)?;
+            let n: i64 = row.try_get(1)?;
+            let status = status.parse().map_err(|_| {
+                DbError::Damaged(format!("a count of the unknown status `{status}`"))
+            })?;
+            counts.set(status, u64::try_from(n).unwrap_or(0));
+        }
+        Ok(counts)
     }
 
     /// Replaces a review read at `version` with its next state, records the
@@ -604,9 +556,12 @@ impl Db {
         .await?;
         rows.iter()
             .map(|row| {
+                let kind: String = row.try_get(1)?;
                 Ok(Change {
                     seq: row.try_get(0)?,
-                    kind: row.try_get(1)?,
+                    kind: ChangeKind::parse(&kind).ok_or_else(|| {
+                        DbError::Damaged(format!("a change of the unknown kind `{kind}`"))
+                    })?,
                     confirm_id: row.try_get(2)?,
                     status: row.try_get(3)?,
                     at: row.try_get(4)?,

@@ -1,0 +1,206 @@
+//! What the inbox shows for its query: one page of rows, the counts per
+//! status, and where the pages before and after start. Reviews held in memory
+//! (local storage, LangGraph's interrupts) are filtered and paged here; a
+//! Countersign server answers the same question itself, a page at a time
+//! (`served.rs`), so the desk never holds more than what is on screen.
+
+use super::{Desk, Entry};
+use countersign_domain::model::ConfirmStatus;
+use countersign_domain::wire::{Order, ReviewQuery, StatusCounts};
+use leptos::prelude::*;
+use std::sync::Arc;
+
+/// Rows per page.
+pub const PAGE_SIZE: usize = 50;
+
+/// What the inbox asks for: a query (its `cursor`: where a server's page
+/// starts) and which page that is, counted from 1.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Ask {
+    /// Filters, order and (server) cursor.
+    pub query: ReviewQuery,
+    /// The page number, from 1.
+    pub page: usize,
+}
+
+impl Ask {
+    /// Whether two asks list the same reviews (they may differ in page).
+    pub fn same_filters(&self, other: &Ask) -> bool {
+        ReviewQuery {
+            cursor: None,
+            ..self.query.clone()
+        } == ReviewQuery {
+            cursor: None,
+            ..other.query.clone()
+        }
+    }
+}
+
+/// Where a page starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageLink {
+    /// Its number, from 1.
+    pub page: usize,
+    /// A server's cursor (`None`: the first page, or a page in memory).
+    pub cursor: Option<String>,
+}
+
+/// One page of the inbox, as shown.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Listing {
+    /// The rows, in the asked order.
+    pub rows: Vec<Arc<Entry>>,
+    /// How many reviews have each status (all of them).
+    pub counts: StatusCounts,
+    /// How many rows come before this page.
+    pub offset: usize,
+    /// How many reviews match, when known (a server counts by status only).
+    pub matching: Option<usize>,
+    /// The page before, if any.
+    pub previous: Option<PageLink>,
+    /// The page after, if any.
+    pub next: Option<PageLink>,
+    /// The roles that asked, for the requester filter.
+    pub requesters: Vec<String>,
+    /// Whether a newer answer is on its way (a server is asked).
+    pub loading: bool,
+    /// Why the page could not be listed (a server refused or could not be asked).
+    pub failure: Option<String>,
+}
+
+/// The page of `entries` (every review, oldest request first) for `ask`.
+pub fn in_memory(entries: &[Arc<Entry>], ask: &Ask) -> Listing {
+    let query = &ask.query;
+    let needle = query.text.trim().to_lowercase();
+    let mut counts = StatusCounts::default();
+    let mut requesters: Vec<&str> = Vec::new();
+    let mut found: Vec<&Arc<Entry>> = Vec::new();
+    for entry in entries {
+        counts.add(entry.status());
+        requesters.push(entry.requested_by());
+        if query.admits(entry.summary())
+            && (needle.is_empty() || entry.haystack().contains(&needle))
+        {
+            found.push(entry);
+        }
+    }
+    if query.order == Order::Newest {
+        found.reverse();
+    }
+    requesters.sort_unstable();
+    requesters.dedup();
+    let pages = found.len().div_ceil(PAGE_SIZE).max(1);
+    let page = ask.page.clamp(1, pages);
+    let offset = (page - 1) * PAGE_SIZE;
+    let link = |page| PageLink { page, cursor: None };
+    Listing {
+        rows: found
+            .iter()
+            .skip(offset)
+            .take(PAGE_SIZE)
+            .map(|e| Arc::clone(e))
+            .collect(),
+        counts,
+        offset,
+        matching: Some(found.len()),
+        previous: (page > 1).then(|| link(page - 1)),
+        next: (page < pages).then(|| link(page + 1)),
+        requesters: requesters.into_iter().map(str::to_owned).collect(),
+        loading: false,
+        failure: None,
+    }
+}
+
+impl Desk {
+    /// The inbox's page for `ask`, kept current as reviews change. A screen
+    /// asks for it while shown: on a server, a change of `ask` fetches its page.
+    pub fn listing(&self, ask: Memo<Ask>) -> Memo<Listing> {
+        let desk = *self;
+        if self.served() {
+            Effect::new(move |_| desk.fetch_page(ask.get()));
+            return Memo::new(move |_| desk.served_listing());
+        }
+        Memo::new(move |_| {
+            let ask = ask.get();
+            desk.entries.with(|entries| in_memory(entries, &ask))
+        })
+    }
+
+    /// How many reviews wait for a decision (the header's badge).
+    pub fn pending_count(&self) -> u64 {
+        if self.served() {
+            return self.counts.with(|c| c.of(ConfirmStatus::Pending));
+        }
+        self.entries.with(|e| {
+            e.iter()
+                .filter(|e| e.status() == ConfirmStatus::Pending)
+                .count() as u64
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use countersign_domain::model::TargetType;
+    use wasm_bindgen_test::*;
+
+    fn entries() -> Vec<Arc<Entry>> {
+        let reviews = countersign_domain::demo::reviews(crate::browser::now()).unwrap();
+        let mut entries: Vec<Arc<Entry>> = reviews
+            .into_iter()
+            .map(|r| Arc::new(Entry::new(r)))
+            .collect();
+        super::super::sort(&mut entries);
+        entries
+    }
+
+    fn ask(query: ReviewQuery) -> Ask {
+        Ask { query, page: 1 }
+    }
+
+    #[wasm_bindgen_test]
+    fn a_page_in_memory_counts_every_review_and_lists_the_matching_ones() {
+        let entries = entries();
+        let all = in_memory(&entries, &ask(ReviewQuery::default()));
+        assert_eq!(all.counts.total() as usize, entries.len());
+        assert_eq!(all.matching, Some(entries.len()));
+        let plans = in_memory(
+            &entries,
+            &ask(ReviewQuery {
+                target_type: Some(TargetType::Plan),
+                ..ReviewQuery::default()
+            }),
+        );
+        assert!(plans
+            .rows
+            .iter()
+            .all(|e| e.summary().target_type == TargetType::Plan));
+        assert_eq!(plans.counts, all.counts);
+        let newest = in_memory(
+            &entries,
+            &ask(ReviewQuery {
+                order: Order::Newest,
+                ..ReviewQuery::default()
+            }),
+        );
+        assert_eq!(newest.rows.first(), all.rows.last());
+    }
+
+    #[wasm_bindgen_test]
+    fn a_search_in_memory_matches_any_case() {
+        let entries = entries();
+        let found = in_memory(
+            &entries,
+            &ask(ReviewQuery {
+                text: "DATABASE migration".into(),
+                ..ReviewQuery::default()
+            }),
+        );
+        assert!(!found.rows.is_empty());
+        assert!(found
+            .rows
+            .iter()
+            .all(|e| e.haystack().contains("database migration")));
+    }
+}
