@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the release app into dist/ with trunk (offline, pinned tools), makes it
-# run under a strict Content-Security-Policy, and prints its size.
+# run under a strict Content-Security-Policy, writes brotli and gzip copies of
+# its files for servers that send precompressed files, and prints its size.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$PWD/node_modules/.bin:$PATH"
@@ -11,4 +12,5 @@ trunk build --release --features split
 target_dir="$(cargo metadata --format-version 1 --no-deps | node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(0)).target_directory)')"
 node scripts/split-app.mjs dist "$target_dir/wasm32-unknown-unknown/wasm-release/countersign-app.wasm"
 node scripts/harden-dist.mjs dist
+node scripts/compress-dist.mjs dist
 node scripts/size-report.mjs dist

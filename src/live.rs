@@ -32,7 +32,7 @@ thread_local! {
 /// for its own page), and retries queued decisions.
 pub fn connect(desk: Desk, server: HttpStore) {
     follow(desk, &server);
-    desk.refresh_page();
+    desk.count();
     retry_queued(desk);
 }
 
@@ -73,12 +73,20 @@ fn follow(desk: Desk, server: &HttpStore) {
 async fn open_stream(desk: Desk, server: HttpStore, refused: u32) {
     let ticket = match server.event_ticket().await {
         Ok(ticket) => ticket,
-        // Down for now: tried again in a moment (the header says Reconnecting).
-        Err(HttpError::Unreachable(_)) => return reopen_later(desk, server, refused),
+        // Down for now: tried again in a moment (the header says so).
+        Err(e @ HttpError::Unreachable(_)) => {
+            if desk.link.get_untracked() == Link::Connecting {
+                desk.link.set(Link::Offline(e.to_string()));
+            }
+            return reopen_later(desk, server, refused);
+        }
         // A server without event tickets (or a stream) is refreshed instead.
         Err(_) => return poll(desk),
     };
-    let after = LAST_SEEN.with(|l| l.borrow().clone());
+    // After the last change seen, or else after the position the first page was read at.
+    let after = LAST_SEEN
+        .with(|l| l.borrow().clone())
+        .or_else(|| desk.first_position().map(|p| p.to_string()));
     match EventSource::new(&server.events_url(&ticket, after.as_deref())) {
         Ok(source) => attach(desk, server, source, refused),
         Err(_) => poll(desk),

@@ -12,6 +12,7 @@ use crate::desk::{DecisionFailure, Desk};
 use crate::store::HttpError;
 use countersign_domain::langgraph::Answer;
 use countersign_domain::toolcall::{RiskTier, Scope, ToolCallReview, ToolChoice};
+use countersign_domain::wire::Detail;
 use countersign_domain::{DecideError, DecisionInput, MplpId};
 use leptos::html;
 use leptos::prelude::*;
@@ -131,7 +132,11 @@ pub fn DecisionForm(
             message, details, ..
         }) => {
             let mut placed = false;
-            for (path, detail) in details {
+            for Detail {
+                path,
+                message: detail,
+            } in details
+            {
                 match path.as_str() {
                     "/reason" => reason_error.set(Some(detail)),
                     "/decided_by_role" => role_error.set(Some(detail)),

@@ -130,6 +130,9 @@ pub struct Desk {
     served_page: RwSignal<served::ServedPage>,
     /// Reviews a Countersign server could not give when opened, and why.
     unfound: RwSignal<Vec<(MplpId, Unfound)>>,
+    /// A Countersign server not followed yet: its live stream opens once it
+    /// answered first (its code would otherwise hold up the first rows).
+    unfollowed: StoredValue<Option<HttpStore>>,
     /// The reviewer's settings.
     pub settings: RwSignal<Settings>,
     /// Problems found while loading (set-aside values, unavailable storage).
@@ -210,12 +213,16 @@ impl Desk {
             reading: RwSignal::new(reading || needs_demo),
             store: StoredValue::new(store),
             server: StoredValue::new(server.clone()),
+            unfollowed: StoredValue::new(None),
             langgraph: StoredValue::new(langgraph),
             thread_states: RwSignal::new(Default::default()),
             drafts: StoredValue::new(Default::default()),
         };
-        if remote {
-            desk.follow_remote(server);
+        match server {
+            // The first page comes first; the stream follows from its position.
+            Some(server) => desk.follow_after_first_answer(server),
+            None if remote => desk.follow_remote(None),
+            None => {}
         }
         if let Some(store) = local {
             if reading {

@@ -20,7 +20,29 @@ on_demand! {
     }
 }
 
+/// How long a desk on a Countersign server waits for its first answer before
+/// following the server anyway.
+const FOLLOW_AT_THE_LATEST: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Desk {
+    /// Follows the server once it has answered the first request (its page,
+    /// or the review opened), or after a second: the first rows then never
+    /// wait behind the code that follows the server.
+    pub(super) fn follow_after_first_answer(self, server: HttpStore) {
+        self.unfollowed.set_value(Some(server));
+        leptos::task::spawn_local(async move {
+            crate::browser::pause(FOLLOW_AT_THE_LATEST).await;
+            self.start_following();
+        });
+    }
+
+    /// Starts following the server unless it is followed already.
+    pub(super) fn start_following(&self) {
+        if let Some(server) = self.unfollowed.try_update_value(Option::take).flatten() {
+            self.follow_remote(Some(server));
+        }
+    }
+
     /// Starts following the saved server once its code is here.
     pub(super) fn follow_remote(self, server: Option<HttpStore>) {
         leptos::task::spawn_local(async move {

@@ -6,14 +6,11 @@
 
 use super::listing::{Ask, Listing, PageLink, PAGE_SIZE};
 use super::{Desk, Entry, Link};
-use crate::split::on_demand;
 use crate::store::{HttpError, HttpStore};
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::wire::{ChangeKind, Order, ReviewQuery, ReviewSummary, SummaryPage};
 use countersign_domain::{MplpId, Review};
 use leptos::prelude::*;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 /// How many opened reviews a desk on a server keeps (the rest is fetched again when opened).
@@ -43,6 +40,9 @@ pub(super) struct ServedPage {
     next: Option<String>,
     /// Why the last ask failed, if it did.
     failure: Option<String>,
+    /// The change feed's position when the first page was read (the live
+    /// stream opens after it).
+    position: Option<i64>,
     /// The cursor of each page seen with these filters (page 1's is `None`),
     /// so "Previous" goes back to where it was.
     trail: Vec<Option<String>>,
@@ -50,20 +50,14 @@ pub(super) struct ServedPage {
     asks: u64,
 }
 
-on_demand! {
-    /// Asks the server for one page (its code comes with the rest of the
-    /// server's, off the first load).
-    in remote fn ask_page(server: HttpStore, ask: Ask)
-        -> Pin<Box<dyn Future<Output = Result<SummaryPage, HttpError>>>>
-    {
-        Box::pin(async move {
-            let mut query = ask.query;
-            if query.limit == 0 {
-                query.limit = PAGE_SIZE as u32;
-            }
-            server.page(&query).await
-        })
+/// Asks the server for one page (in the first load: on a server, the first
+/// rows wait for nothing else).
+async fn ask_page(server: HttpStore, ask: Ask) -> Result<SummaryPage, HttpError> {
+    let mut query = ask.query;
+    if query.limit == 0 {
+        query.limit = PAGE_SIZE as u32;
     }
+    server.page(&query).await
 }
 
 impl Desk {
@@ -149,12 +143,7 @@ impl Desk {
             p.asked = Some(ask.clone());
         });
         leptos::task::spawn_local(async move {
-            let answer = match ask_page(server, ask.clone()).await {
-                Ok(asking) => asking.await,
-                Err(_) => Err(HttpError::Unreachable(
-                    "the app's code for asking the server could not be loaded".into(),
-                )),
-            };
+            let answer = ask_page(server, ask.clone()).await;
             if desk.served_page.with_untracked(|p| p.asks != number) {
                 return;
             }
@@ -183,11 +172,18 @@ impl Desk {
                 .collect();
             p.next = page.next_cursor;
             p.failure = None;
+            p.position = p.position.or(page.position);
             p.answered = Some(ask);
         });
         if matches!(self.link.get_untracked(), Link::Offline(_)) {
             self.link.set(crate::live::settled_link());
         }
+        self.start_following();
+    }
+
+    /// The change feed's position when the first page was read, if known.
+    pub fn first_position(&self) -> Option<i64> {
+        self.served_page.with_untracked(|p| p.position)
     }
 
     /// Says why the page could not be listed. A page asked for again keeps its
@@ -206,6 +202,7 @@ impl Desk {
             p.failure = Some(error.to_string());
             p.answered = Some(ask);
         });
+        self.start_following();
     }
 
     /// Asks for the page shown again (after the live stream dropped, or on
@@ -213,28 +210,35 @@ impl Desk {
     pub fn refresh_page(&self) {
         match self.served_page.with_untracked(|p| p.asked.clone()) {
             Some(ask) => self.ask_again(ask),
-            // No inbox shown: only the counts (the header's badge).
-            None => {
-                let Some(server) = self.server.get_value() else {
-                    return;
-                };
-                let desk = *self;
-                leptos::task::spawn_local(async move {
-                    let ask = Ask {
-                        query: ReviewQuery {
-                            limit: 1,
-                            ..ReviewQuery::default()
-                        },
-                        page: 1,
-                    };
-                    if let Ok(asking) = ask_page(server, ask).await {
-                        if let Ok(page) = asking.await {
-                            desk.counts.set(page.counts);
-                        }
-                    }
-                });
-            }
+            None => self.count(),
         }
+    }
+
+    /// Asks for the counts alone (the header's badge) unless a page is asked
+    /// for, which brings them.
+    pub fn count(&self) {
+        let (Some(server), false) = (
+            self.server.get_value(),
+            self.served_page.with_untracked(|p| p.asked.is_some()),
+        ) else {
+            return;
+        };
+        let desk = *self;
+        leptos::task::spawn_local(async move {
+            let ask = Ask {
+                query: ReviewQuery {
+                    limit: 1,
+                    ..ReviewQuery::default()
+                },
+                page: 1,
+            };
+            if let Ok(page) = ask_page(server, ask).await {
+                desk.counts.set(page.counts);
+                desk.served_page
+                    .update_untracked(|p| p.position = p.position.or(page.position));
+            }
+            desk.start_following();
+        });
     }
 
     /// Applies a change the server announced (or this desk made): the review
@@ -278,13 +282,13 @@ impl Desk {
         }
         let desk = *self;
         leptos::task::spawn_local(async move {
-            match desk.fetch_review(id).await {
-                Ok(_) => {}
-                Err(why) => desk.unfound.update(|u| {
+            if let Err(why) = desk.fetch_review(id).await {
+                desk.unfound.update(|u| {
                     u.retain(|(known, _)| *known != id);
                     u.push((id, why));
-                }),
+                });
             }
+            desk.start_following();
         });
     }
 

@@ -16,6 +16,21 @@ pub async fn fetch_json(
     body: Option<&Value>,
     base: &str,
 ) -> Result<(u16, Value), HttpError> {
+    let (status, text) = fetch_text(method, url, headers, body, base).await?;
+    let value = serde_json::from_str(&text)
+        .map_err(|e| HttpError::Garbled(format!("{status} {url}: {e}")))?;
+    Ok((status, value))
+}
+
+/// As [`fetch_json`], with the answer's text left to the caller to read
+/// into its own type.
+pub async fn fetch_text(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<&Value>,
+    base: &str,
+) -> Result<(u16, String), HttpError> {
     let unreachable = |_| HttpError::Unreachable(base.to_owned());
     let request_headers = web_sys::Headers::new().map_err(unreachable)?;
     for (name, value) in headers {
@@ -41,8 +56,5 @@ pub async fn fetch_json(
         .map_err(unreachable)?
         .as_string()
         .unwrap_or_default();
-    let status = response.status();
-    let value = serde_json::from_str(&text)
-        .map_err(|e| HttpError::Garbled(format!("{status} {url}: {e}")))?;
-    Ok((status, value))
+    Ok((response.status(), text))
 }

@@ -4,9 +4,10 @@
 //! Server-Sent Events.
 
 use super::connection::Connection;
-use super::fetch::fetch_json;
-use countersign_domain::wire::{ReviewQuery, SummaryPage};
+use super::fetch::fetch_text;
+use countersign_domain::wire::{Detail, ErrorBody, ReviewQuery, SummaryPage};
 use countersign_domain::{DecisionInput, Review};
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 /// Why a call to the backend failed.
@@ -24,8 +25,8 @@ pub enum HttpError {
         code: String,
         /// The server's message.
         message: String,
-        /// (path, message) pairs.
-        details: Vec<(String, String)>,
+        /// Each precise problem.
+        details: Vec<Detail>,
     },
     /// The answer was not what the contract promises.
     #[error("the server's answer was not understood: {0}")]
@@ -56,36 +57,36 @@ impl HttpStore {
         body: Option<&Value>,
         idempotency_key: Option<&str>,
     ) -> Result<Value, HttpError> {
+        self.call_as(method, path, body, idempotency_key).await
+    }
+
+    /// Sends a request and reads a successful answer as `T`; an error answer
+    /// is read as the API's error envelope.
+    async fn call_as<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        idempotency_key: Option<&str>,
+    ) -> Result<T, HttpError> {
         let url = format!("{}/api/v1{path}", self.connection.base());
         let bearer = format!("Bearer {}", self.connection.key);
         let mut headers = vec![("Authorization", bearer.as_str())];
         if let Some(key) = idempotency_key {
             headers.push(("Idempotency-Key", key));
         }
-        let (status, value) =
-            fetch_json(method, &url, &headers, body, self.connection.base()).await?;
+        let (status, text) =
+            fetch_text(method, &url, &headers, body, self.connection.base()).await?;
+        let garbled = |e: serde_json::Error| HttpError::Garbled(format!("{status} {url}: {e}"));
         if (200..300).contains(&status) {
-            return Ok(value);
+            return serde_json::from_str(&text).map_err(garbled);
         }
-        let error = &value["error"];
+        let ErrorBody { error } = serde_json::from_str(&text).map_err(garbled)?;
         Err(HttpError::Refused {
             status,
-            code: error["code"].as_str().unwrap_or("unknown").to_owned(),
-            message: error["message"]
-                .as_str()
-                .unwrap_or("the server refused")
-                .to_owned(),
-            details: error["details"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|d| {
-                    (
-                        d["path"].as_str().unwrap_or_default().to_owned(),
-                        d["message"].as_str().unwrap_or_default().to_owned(),
-                    )
-                })
-                .collect(),
+            code: error.code,
+            message: error.message,
+            details: error.details,
         })
     }
 
@@ -102,9 +103,7 @@ impl HttpStore {
         for (name, value) in query.pairs() {
             path.push_str(&format!("&{name}={}", encode(&value)));
         }
-        let value = self.call("GET", &path, None, None).await?;
-        serde_json::from_value(value)
-            .map_err(|e| HttpError::Garbled(format!("a page of reviews: {e}")))
+        self.call_as("GET", &path, None, None).await
     }
 
     /// Every review, page by page (500 per request): for an export.

@@ -207,6 +207,7 @@ test("a server that goes down is shown, and the decision typed meanwhile is kept
   await connect(page);
   await page.goto(`${server.url}/reviews/${ROTATION}`);
   await expect(page.getByRole("button", { name: "Reject" })).toBeEnabled();
+  await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
   const url = server.url;
   await server.stop();
   await expect(page.getByRole("banner").getByRole("status")).toHaveText("Reconnecting…");

@@ -142,10 +142,14 @@ fn static_app(dir: &Path) -> Result<(Router, axum::body::Bytes), String> {
             }
         }
     };
-    let files = ServeDir::new(dir).fallback(tower::service_fn(move |request: Request| {
-        let respond = fallback.clone();
-        async move { Ok::<_, std::convert::Infallible>(respond(request).await) }
-    }));
+    // The build writes brotli and gzip copies beside each file (scripts/compress-dist.mjs).
+    let files = ServeDir::new(dir)
+        .precompressed_br()
+        .precompressed_gzip()
+        .fallback(tower::service_fn(move |request: Request| {
+            let respond = fallback.clone();
+            async move { Ok::<_, std::convert::Infallible>(respond(request).await) }
+        }));
     Ok((Router::new().fallback_service(files), page))
 }
 

@@ -1,10 +1,12 @@
 //! The HTTP contract, typed once for the server, the app and `countersign
 //! agent`: each type here is what travels between them.
 
+mod error;
 mod event;
 mod page;
 mod summary;
 
+pub use error::{Detail, ErrorBody, ErrorReport};
 pub use event::ChangeKind;
 pub use page::{Order, QueryProblem, ReviewQuery, StatusCounts, SummaryPage};
 pub use summary::ReviewSummary;

@@ -73,6 +73,10 @@ pub struct SummaryPage {
     /// How many reviews have each status (every review, not only the matching ones).
     #[serde(default)]
     pub counts: StatusCounts,
+    /// The change feed's position when the page was read: the event stream
+    /// opened `after` it misses no change since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<i64>,
 }
 
 /// Oldest request first (the inbox's default: what waited longest comes first), or newest.

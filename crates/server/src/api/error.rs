@@ -4,37 +4,9 @@
 use crate::db::DbError;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use countersign_domain::Issue;
-use serde::Serialize;
-use serde_json::json;
+use countersign_domain::wire::{ErrorBody, ErrorReport};
 
-/// One precise problem: where (a JSON Pointer into the request) and what.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct Detail {
-    /// JSON Pointer into the request body (or the parameter name), "" for the whole body.
-    pub path: String,
-    /// What is wrong there.
-    pub message: String,
-}
-
-impl Detail {
-    /// A problem at `path`.
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Detail {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl From<&Issue> for Detail {
-    fn from(issue: &Issue) -> Self {
-        Detail::new(
-            issue.path.clone(),
-            format!("{} ({})", issue.message, issue.code.as_str()),
-        )
-    }
-}
+pub use countersign_domain::wire::Detail;
 
 /// An API error response.
 #[derive(Debug)]
@@ -121,11 +93,13 @@ impl std::fmt::Display for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"error": {
-            "code": self.code,
-            "message": self.message,
-            "details": self.details,
-        }});
+        let body = ErrorBody {
+            error: ErrorReport {
+                code: self.code.to_owned(),
+                message: self.message,
+                details: self.details,
+            },
+        };
         let mut response = (self.status, axum::Json(body)).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(

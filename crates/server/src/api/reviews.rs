@@ -143,6 +143,9 @@ pub async fn list(
                 .with_details(details),
         );
     }
+    // Read first: a change committed while the page is read is then also
+    // after this position, so a stream opened after it misses nothing.
+    let position = state.db.last_change().await?;
     let counts = state.db.status_counts().await?;
     if summaries {
         let page = state.db.list_summaries(&query, cursor.as_ref()).await?;
@@ -150,6 +153,7 @@ pub async fn list(
             items: page.items,
             next_cursor: page.next.map(|c| c.encode()),
             counts,
+            position: Some(position),
         })));
     }
     let page = state.db.list_reviews(&query, cursor.as_ref()).await?;
@@ -157,6 +161,7 @@ pub async fn list(
         "items": page.items,
         "next_cursor": page.next.map(|c| c.encode()),
         "counts": counts,
+        "position": position,
     })))
 }
 

@@ -1,0 +1,22 @@
+import { chromium } from "@playwright/test";
+const [url, key] = process.argv.slice(2);
+const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu"] });
+const context = await browser.newContext();
+if (key) await context.addInitScript(([url, key]) => {
+  sessionStorage.setItem("countersign.v1.connection", JSON.stringify({ url, key, backend: "countersign" }));
+}, [url, key]);
+const page = await context.newPage();
+const client = await context.newCDPSession(page);
+await client.send("Network.enable");
+const urls = new Map(); const rows = [];
+const starts = new Map();
+client.on("Network.requestWillBeSent", (e) => starts.set(e.requestId, e.timestamp));
+client.on("Network.responseReceived", (e) => urls.set(e.requestId, [e.response.url, e.response.headers["content-encoding"] ?? ""]));
+client.on("Network.loadingFinished", (e) => rows.push([...(urls.get(e.requestId) ?? ["?", ""]), e.encodedDataLength, starts.get(e.requestId), e.timestamp]));
+await page.goto(url + "/", { waitUntil: "commit" });
+await page.waitForTimeout(2000);
+const ready = await page.evaluate(() => performance.getEntriesByName("countersign:inbox-ready")[0]?.startTime);
+console.log("ready", ready);
+const t0 = Math.min(...rows.map((r) => r[3]));
+for (const [u, enc, n, s, e] of rows) console.log((n / 1024).toFixed(1).padStart(8), enc.padEnd(5), ((s - t0) * 1000).toFixed(0).padStart(5), ((e - t0) * 1000).toFixed(0).padStart(5), u.replace(url, "").slice(0, 70));
+await browser.close();
