@@ -36,8 +36,8 @@ CHROMEDRIVER=/usr/bin/chromedriver cargo test -p countersign-app --target wasm32
 step "release wasm build"
 scripts/build-app.sh
 
-step "browser tests (headless chromium; the server tests drive target/debug/countersign)"
-cargo build -p countersign-server
+step "browser tests (headless chromium; the server tests drive target/debug/countersign and its seed example)"
+cargo build -p countersign-server --bin countersign --example seed
 npx playwright test
 
 step "fuzzing, bounded (scripts/fuzz.sh: 10 s per target, seeded from the fixtures)"

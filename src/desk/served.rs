@@ -43,6 +43,8 @@ pub(super) struct ServedPage {
     /// The change feed's position when the first page was read (the live
     /// stream opens after it).
     position: Option<i64>,
+    /// Every role that asked (the requester filter's choices), once listed.
+    requesters: Option<Vec<String>>,
     /// The cursor of each page seen with these filters (page 1's is `None`),
     /// so "Previous" goes back to where it was.
     trail: Vec<Option<String>>,
@@ -85,8 +87,8 @@ impl Desk {
                 Some(status) => counts.of(status),
                 None => counts.total(),
             });
-            let mut requesters: Vec<String> =
-                p.rows.iter().map(|e| e.requested_by().to_owned()).collect();
+            let mut requesters: Vec<String> = p.requesters.clone().unwrap_or_default();
+            requesters.extend(p.rows.iter().map(|e| e.requested_by().to_owned()));
             requesters.extend(query.requester.clone());
             requesters.sort_unstable();
             requesters.dedup();
@@ -179,6 +181,31 @@ impl Desk {
             self.link.set(crate::live::settled_link());
         }
         self.start_following();
+        self.list_requesters();
+    }
+
+    /// Lists every requester once (after the first page: the first rows do
+    /// not wait for it).
+    fn list_requesters(&self) {
+        let Some(server) = self.server.get_value() else {
+            return;
+        };
+        let listed = self.served_page.try_update_untracked(|p| {
+            let first = p.requesters.is_none();
+            p.requesters.get_or_insert_with(Vec::new);
+            first
+        });
+        if listed != Some(true) {
+            return;
+        }
+        let desk = *self;
+        leptos::task::spawn_local(async move {
+            match server.requesters().await {
+                Ok(listed) => desk.served_page.update(|p| p.requesters = Some(listed.items)),
+                // Asked again with the next page.
+                Err(_) => desk.served_page.update_untracked(|p| p.requesters = None),
+            }
+        });
     }
 
     /// The change feed's position when the first page was read, if known.
@@ -262,6 +289,12 @@ impl Desk {
         self.keep_newer(review);
         let mut ask_again = None;
         self.served_page.update(|p| {
+            if let Some(known) = p.requesters.as_mut() {
+                if !known.contains(&summary.by) {
+                    known.push(summary.by.clone());
+                    known.sort_unstable();
+                }
+            }
             if !patch(p, summary) {
                 ask_again = p.answered.clone();
             }

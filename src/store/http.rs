@@ -5,7 +5,7 @@
 
 use super::connection::Connection;
 use super::fetch::fetch_text;
-use countersign_domain::wire::{Detail, ErrorBody, ReviewQuery, SummaryPage};
+use countersign_domain::wire::{Detail, ErrorBody, Requesters, ReviewQuery, SummaryPage};
 use countersign_domain::{DecisionInput, Review};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -104,6 +104,11 @@ impl HttpStore {
             path.push_str(&format!("&{name}={}", encode(&value)));
         }
         self.call_as("GET", &path, None, None).await
+    }
+
+    /// Every role that asked for a review, for the requester filter.
+    pub async fn requesters(&self) -> Result<Requesters, HttpError> {
+        self.call_as("GET", "/requesters", None, None).await
     }
 
     /// Every review, page by page (500 per request): for an export.

@@ -3,35 +3,14 @@
 // and a server that goes down. The server is the debug binary the server tests
 // built (COUNTERSIGN_BIN overrides), serving dist/ itself.
 import { expect, test } from "@playwright/test";
-import { arriveLate, shoot } from "./support.mjs";
+import { api, arriveLate, binary, newPlanReview, shoot, startServer } from "./support.mjs";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 
-const binary = process.env.COUNTERSIGN_BIN ?? "target/debug/countersign";
 const ROTATION = "c0ffee00-0000-4000-8000-000000000001";
 const MIGRATION = "550e8400-e29b-41d4-a716-446655440520";
-
-/** Starts the server; resolves with its URL, keys, and a stop function. */
-async function startServer(dataDir, listen = "127.0.0.1:0") {
-  const child = spawn(binary, ["serve", "--demo", "--listen", listen, "--app-dir", "dist", "--data", dataDir], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const lines = createInterface({ input: child.stdout });
-  const server = { child, stop: () => new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : (child.once("exit", r), child.kill("SIGKILL")))) };
-  await new Promise((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`countersign serve exited with ${code}`)));
-    lines.on("line", (line) => {
-      if (line.startsWith("countersign: listening on ")) server.url = line.slice("countersign: listening on ".length);
-      if (line.startsWith("Demo reviewer key")) server.reviewer = line.split(" ").pop();
-      if (line.startsWith("Demo agent key")) server.agent = line.split(" ").pop();
-      if (server.url && server.reviewer && server.agent) resolve();
-    });
-  });
-  return server;
-}
 
 /** Mints a reviewer key that outlives restarts (demo keys are replaced at each start). */
 function mintReviewerKey(dataDir) {
@@ -40,32 +19,7 @@ function mintReviewerKey(dataDir) {
   return String(run.stdout).split("\n")[0];
 }
 
-async function api(server, key, method, path, body, headers = {}) {
-  const response = await fetch(`${server.url}/api/v1${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, ...(body ? { "Content-Type": "application/json" } : {}), ...headers },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: response.status, body: await response.json() };
-}
-
 const rows = (page) => page.getByRole("list", { name: "Reviews" }).getByRole("listitem");
-
-function newPlanReview(n) {
-  const meta = { protocol_version: "1.0.0", schema_version: "1.0.0" };
-  const plan = `${n}0000000-2222-4222-8222-222222222222`;
-  return {
-    confirm: {
-      meta, confirm_id: `${n}0000000-1111-4111-8111-111111111111`, target_type: "plan", target_id: plan, status: "pending",
-      requested_by_role: "cleanup-agent", requested_at: new Date().toISOString(), reason: "Nightly cleanup",
-    },
-    target: { plan: {
-      meta, plan_id: plan, context_id: "33333333-3333-4333-8333-333333333333", title: `Delete stale preview environments ${n}`,
-      objective: "Free the preview cluster", status: "proposed",
-      steps: [{ step_id: `${n}0000000-5555-4555-8555-555555555555`, description: "Delete environments idle for 14 days", status: "pending", dependencies: [] }],
-    } },
-  };
-}
 
 let dataDir;
 let server;

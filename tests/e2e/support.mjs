@@ -1,5 +1,7 @@
 // Helpers shared by the browser tests.
 import { expect, test } from "@playwright/test";
+import { spawn, spawnSync } from "node:child_process";
+import { createInterface } from "node:readline";
 
 const shots = "tests/e2e/output/screenshots";
 
@@ -31,4 +33,71 @@ export async function shoot(page, name) {
     await page.screenshot({ path: `${shots}/${name}-${label}.png`, fullPage: true });
   }
   await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+/** The `countersign` binary the browser tests drive (COUNTERSIGN_BIN overrides). */
+export const binary = process.env.COUNTERSIGN_BIN ?? "target/debug/countersign";
+
+/**
+ * Starts `countersign serve` on `dataDir`, serving dist/: with the demo data
+ * and its keys, or (`demo: false`) over what the folder's database holds.
+ * Resolves with its URL, the demo keys, and a stop function.
+ */
+export async function startServer(dataDir, listen = "127.0.0.1:0", { demo = true } = {}) {
+  const args = ["serve", ...(demo ? ["--demo"] : []), "--listen", listen, "--app-dir", "dist", "--data", dataDir];
+  const child = spawn(binary, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const lines = createInterface({ input: child.stdout });
+  const server = { child, stop: () => new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : (child.once("exit", r), child.kill("SIGKILL")))) };
+  await new Promise((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`countersign serve exited with ${code}`)));
+    lines.on("line", (line) => {
+      if (line.startsWith("countersign: listening on ")) server.url = line.slice("countersign: listening on ".length);
+      if (line.startsWith("Demo reviewer key")) server.reviewer = line.split(" ").pop();
+      if (line.startsWith("Demo agent key")) server.agent = line.split(" ").pop();
+      if (server.url && (!demo || (server.reviewer && server.agent))) resolve();
+    });
+  });
+  return server;
+}
+
+/** One API call with a key; resolves with the status and the JSON body. */
+export async function api(server, key, method, path, body, headers = {}) {
+  const response = await fetch(`${server.url}/api/v1${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${key}`, ...(body ? { "Content-Type": "application/json" } : {}), ...headers },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+/**
+ * Fills `dataDir`'s database with `count` numbered reviews (the server's
+ * `seed` example: three in four pending, seven requesting agents) and returns
+ * a reviewer key and an agent key for it.
+ */
+export function seedReviews(dataDir, count) {
+  const seed = process.env.COUNTERSIGN_SEED_BIN ?? "target/debug/examples/seed";
+  const run = spawnSync(seed, ["--database", `sqlite://${dataDir}/countersign.db`, "--count", String(count)]);
+  expect(run.status, String(run.stderr)).toBe(0);
+  const reviewer = String(run.stdout).match(/reviewer key: (\S+)/)[1];
+  const minted = spawnSync(binary, ["keys", "--data", dataDir, "add", "--kind", "agent", "--label", "e2e"]);
+  expect(minted.status, String(minted.stderr)).toBe(0);
+  return { reviewer, agent: String(minted.stdout).split("\n")[0] };
+}
+
+/** A new pending plan review numbered `n` (1–9), asked now by `cleanup-agent`. */
+export function newPlanReview(n) {
+  const meta = { protocol_version: "1.0.0", schema_version: "1.0.0" };
+  const plan = `${n}0000000-2222-4222-8222-222222222222`;
+  return {
+    confirm: {
+      meta, confirm_id: `${n}0000000-1111-4111-8111-111111111111`, target_type: "plan", target_id: plan, status: "pending",
+      requested_by_role: "cleanup-agent", requested_at: new Date().toISOString(), reason: "Nightly cleanup",
+    },
+    target: { plan: {
+      meta, plan_id: plan, context_id: "33333333-3333-4333-8333-333333333333", title: `Delete stale preview environments ${n}`,
+      objective: "Free the preview cluster", status: "proposed",
+      steps: [{ step_id: `${n}0000000-5555-4555-8555-555555555555`, description: "Delete environments idle for 14 days", status: "pending", dependencies: [] }],
+    } },
+  };
 }

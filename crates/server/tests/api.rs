@@ -179,6 +179,19 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
         "wrong_key_kind"
     );
 
+    // requesters: 200 (each role once, in order), 401, 403
+    let requesters = reviewer.get("/requesters");
+    let names: Vec<&str> = requesters.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"deploy-agent"), "{names:?}");
+    assert!(names.windows(2).all(|w| w[0] < w[1]), "{names:?}");
+    assert_eq!(anonymous.get("/requesters").status, 401);
+    assert_eq!(agent.get("/requesters").status, 403);
+
     // list: 200 with filters and paging, 400, 401, 403
     let page = reviewer.get("/reviews?status=pending&limit=2");
     assert_eq!(page.body["items"].as_array().unwrap().len(), 2);

@@ -22,12 +22,13 @@ const CALLERS: [&str; 6] = [
 
 /// Every endpoint and the status each caller gets; the owner is the agent that
 /// created the review, the role is the one the decision signs as.
-const TABLE: [(&str, [u16; 6]); 12] = [
+const TABLE: [(&str, [u16; 6]); 13] = [
     ("GET /health", [200, 200, 200, 200, 200, 200]),
     ("GET /openapi.json", [200, 200, 200, 200, 200, 200]),
     ("POST /reviews", [401, 401, 201, 201, 403, 403]),
     ("GET /reviews", [401, 401, 403, 403, 200, 200]),
     ("GET /reviews/{id}", [401, 401, 200, 404, 200, 200]),
+    ("GET /requesters", [401, 401, 403, 403, 200, 200]),
     ("GET /reviews/{id}/outcome", [401, 401, 200, 404, 200, 200]),
     (
         "POST /reviews/{id}/decisions",
@@ -161,6 +162,7 @@ fn call(
         }
         "GET /events" => open_events(server, caller.key.as_deref()),
         "POST /events/tickets" => caller.post("/events/tickets", &json!({})).status,
+        "GET /requesters" => caller.get("/requesters").status,
         other => panic!("no cell for {other}"),
     }
 }

@@ -8,5 +8,5 @@ mod summary;
 
 pub use error::{Detail, ErrorBody, ErrorReport};
 pub use event::ChangeKind;
-pub use page::{Order, QueryProblem, ReviewQuery, StatusCounts, SummaryPage};
+pub use page::{Order, QueryProblem, Requesters, ReviewQuery, StatusCounts, SummaryPage};
 pub use summary::ReviewSummary;

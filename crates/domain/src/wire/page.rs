@@ -79,6 +79,14 @@ pub struct SummaryPage {
     pub position: Option<i64>,
 }
 
+/// The roles that asked for reviews (`GET /api/v1/requesters`), for the
+/// inbox's requester filter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requesters {
+    /// Each role once, in order.
+    pub items: Vec<String>,
+}
+
 /// Oldest request first (the inbox's default: what waited longest comes first), or newest.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Order {

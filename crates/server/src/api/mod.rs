@@ -70,6 +70,7 @@ pub fn router(state: AppState, max_body: usize) -> Router {
     let api = Router::new()
         .route("/reviews", post(reviews::create).get(reviews::list))
         .route("/reviews/{id}", get(reviews::get))
+        .route("/requesters", get(reviews::requesters))
         .route("/reviews/{id}/outcome", get(reviews::outcome))
         .route("/reviews/{id}/redeem", post(tool_calls::redeem_token))
         .route("/tool-calls", post(tool_calls::submit))

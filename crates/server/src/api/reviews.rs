@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use countersign_domain::review::Resubmission;
 use countersign_domain::toolcall::ToolDecideError;
-use countersign_domain::wire::{ReviewQuery, SummaryPage};
+use countersign_domain::wire::{Requesters, ReviewQuery, SummaryPage};
 use countersign_domain::{decide, resubmit, DecideError, MplpId, Review};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -163,6 +163,21 @@ pub async fn list(
         "counts": counts,
         "position": position,
     })))
+}
+
+/// How many requesters the list of requesters names at most.
+const REQUESTERS_LISTED: u32 = 1_000;
+
+/// `GET /api/v1/requesters` (reviewer): every role that asked for a review,
+/// in order (at most 1,000), for the inbox's requester filter.
+pub async fn requesters(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<Requesters>, ApiError> {
+    caller.require(KeyKind::Reviewer)?;
+    Ok(Json(Requesters {
+        items: state.db.requesters(REQUESTERS_LISTED).await?,
+    }))
 }
 
 /// `GET /api/v1/reviews/{id}` (reviewer, or the agent that created it): the

@@ -570,6 +570,23 @@ impl Db {
             .collect()
     }
 
+    /// Every role that asked for a review, in order (at most `limit`): one
+    /// index lookup per requester, however many reviews each asked for.
+    pub async fn requesters(&self, limit: u32) -> Result<Vec<String>, DbError> {
+        let rows = sqlx::query(
+            "WITH RECURSIVE r(requester) AS ( \
+               SELECT MIN(requester) FROM reviews \
+               UNION ALL \
+               SELECT (SELECT MIN(requester) FROM reviews WHERE requester > r.requester) \
+               FROM r WHERE r.requester IS NOT NULL) \
+             SELECT requester FROM r WHERE requester IS NOT NULL LIMIT $1",
+        )
+        .bind(i64::from(limit))
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(|row| Ok(row.try_get(0)?)).collect()
+    }
+
     /// The newest feed position (0 when nothing happened yet).
     pub async fn last_change(&self) -> Result<i64, DbError> {
         let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) FROM changes")
