@@ -214,32 +214,48 @@ fn nodes_markup(plan: &Plan, drawing: &Drawing) -> String {
             },
             role
         );
+        // The name is what the node shows (so speech matches what a sighted
+        // user reads and says); the whole step is its description, kept
+        // outside the node. Each text ends in a space (not drawn) so the
+        // node's text reads as words.
+        let id = |part: &str| format!("dag-step-{i}-{part}");
+        let lines = wrap(&description, 30, 2);
+        let names: Vec<String> = std::iter::once(id("status"))
+            .chain((0..lines.len()).map(|k| id(&format!("line{k}"))))
+            .chain(std::iter::once(id("role")))
+            .collect();
         out.push_str(&format!(
-            "<g class=\"node step-{}{}{}\" data-step=\"{i}\" transform=\"translate({:.1},{:.1})\" tabindex=\"0\" role=\"button\" aria-label=\"{}\">",
+            "<defs><desc id=\"{}\">{}</desc></defs><g class=\"node step-{}{}{}\" data-step=\"{i}\" transform=\"translate({:.1},{:.1})\" tabindex=\"0\" role=\"button\" aria-labelledby=\"{}\" aria-describedby=\"{}\">",
+            id("about"),
+            escape(&label),
             step.status.as_str(),
             if blocked { " node-blocked" } else { "" },
             if critical { " node-critical" } else { "" },
             place.x + MARGIN,
             place.y + MARGIN,
-            escape(&label)
+            names.join(" "),
+            id("about"),
         ));
         out.push_str(&format!(
-            "<rect width=\"{}\" height=\"{}\" rx=\"8\"/><text x=\"10\" y=\"20\" class=\"node-status\">{} {}{}</text>",
+            "<rect width=\"{}\" height=\"{}\" rx=\"8\"/><text id=\"{}\" x=\"10\" y=\"20\" class=\"node-status\">{} {}{} </text>",
             NODE.node_width,
             NODE.node_height,
+            id("status"),
             step_icon(step.status),
             step_label(step.status),
             if blocked { " · blocked" } else { "" }
         ));
-        for (k, line) in wrap(&description, 30, 2).iter().enumerate() {
+        for (k, line) in lines.iter().enumerate() {
             out.push_str(&format!(
-                "<text x=\"10\" y=\"{}\" class=\"node-text\">{}</text>",
+                "<text id=\"{}\" x=\"10\" y=\"{}\" class=\"node-text\">{} </text>",
+                id(&format!("line{k}")),
                 40 + 15 * k,
                 escape(line)
             ));
         }
         out.push_str(&format!(
-            "<text x=\"{}\" y=\"20\" class=\"node-role\" text-anchor=\"end\">{}</text></g>",
+            "<text id=\"{}\" x=\"{}\" y=\"20\" class=\"node-role\" text-anchor=\"end\">{}</text></g>",
+            id("role"),
             NODE.node_width - 10.0,
             escape(&truncate(&role, 16))
         ));

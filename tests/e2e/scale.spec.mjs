@@ -4,7 +4,7 @@
 // for the list again. The server and the seed are the debug binaries the
 // server tests built.
 import { expect, test } from "@playwright/test";
-import { api, failOnScriptErrors, newPlanReview, seedReviews, shoot, startServer } from "./support.mjs";
+import { api, failOnScriptErrors, newPlanReview, seedReviews, shoot, startServer, wcagViolations } from "./support.mjs";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +13,9 @@ const REVIEWS = 10_000;
 const rows = (page) => page.getByRole("list", { name: "Reviews" }).getByRole("listitem");
 const pager = (page) => page.getByRole("navigation", { name: "Pages" });
 const titles = (page) => page.locator(".review-row .review-title").allTextContents();
+
+// Checked before the server stops (its end cuts the open event stream).
+failOnScriptErrors();
 
 let dataDir;
 let server;
@@ -31,7 +34,6 @@ test.beforeEach(async ({ context }) => {
   }, [server.url, keys.reviewer]);
 });
 test.afterEach(() => server.stop());
-failOnScriptErrors();
 
 /** Every API request the page makes from now on. */
 function recordApi(page) {
@@ -78,6 +80,18 @@ test("the inbox pages through 10,000 reviews a page at a time, forward and back"
     expect(Number(url.searchParams.get("limit"))).toBeLessThanOrEqual(50);
   }
   await shoot(page, "scale-inbox");
+  // The server's inbox and a review opened from it pass WCAG 2.1 A and AA.
+  for (const width of [1280, 375]) {
+    await page.setViewportSize({ width, height: 900 });
+    expect(await wcagViolations(page), `inbox at ${width} px`).toEqual([]);
+  }
+  await rows(page).first().getByRole("link").click();
+  await expect(page.getByRole("button", { name: "Approve" })).toBeEnabled();
+  for (const width of [1280, 375]) {
+    await page.setViewportSize({ width, height: 900 });
+    expect(await wcagViolations(page), `review at ${width} px`).toEqual([]);
+  }
+  await shoot(page, "scale-review");
 });
 
 test("status, type, requester, order and text are answered by the server, with the counts", async ({ page }) => {

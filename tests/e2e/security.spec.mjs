@@ -96,9 +96,9 @@ test("hostile text in a plan and its confirm is shown literally and runs nothing
   // The bidi override and the zero-width space in the role are shown, not obeyed.
   await expect(page.getByText("agent[U+202E]evil[U+200B]").first()).toBeVisible();
   await expect(page.locator(".dag svg")).toContainText("agent[U+202E]ev…");
-  // In attribute context too: the step's accessible name, then its details.
-  const step = page.getByRole("button", { name: /^Step 1:/ });
-  await expect(step).toHaveAttribute("aria-label", `Step 1: ${payloads.step}. Status pending. Role agent[U+202E]evil[U+200B].`);
+  // In its description too, then in its details.
+  const step = page.locator('.dag g[data-step="0"]');
+  await expect(step).toHaveAccessibleDescription(`Step 1: ${payloads.step}. Status pending. Role agent[U+202E]evil[U+200B].`);
   await step.click();
   await expect(page.getByRole("region", { name: "Step details" })).toContainText(payloads.step);
   // The 10,000-character objective scrolls in its own box; nothing widens the page.

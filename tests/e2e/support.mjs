@@ -1,4 +1,5 @@
 // Helpers shared by the browser tests.
+import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "@playwright/test";
 import { spawn, spawnSync } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -100,4 +101,10 @@ export function newPlanReview(n) {
       steps: [{ step_id: `${n}0000000-5555-4555-8555-555555555555`, description: "Delete environments idle for 14 days", status: "pending", dependencies: [] }],
     } },
   };
+}
+
+/** The WCAG 2.0 and 2.1 level A and AA violations on the page as it is now. */
+export async function wcagViolations(page) {
+  const { violations } = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
+  return violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).slice(0, 5).join(", ")}`);
 }
