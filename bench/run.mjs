@@ -314,6 +314,94 @@ say("A returning reviewer: after each run above, the same tab opens the inbox ag
 say();
 table(["reviews", "app: to interactive, again", "plain JS, again", "app ÷ plain (target ≤ 1.5×)"], againRows);
 
+// ---------------------------------------------------------------- 2b. server desk
+// The desk on `countersign serve` holding N reviews (the server's seed
+// example), cold: a fresh browser context with the connection saved.
+sh("cargo", ["build", "-q", "--release", "-p", "countersign-server", "--bin", "countersign", "--example", "seed"]);
+const brotliOf = new Map();
+// What a file of dist/ weighs with brotli (quality 11, as compress-dist.mjs writes it).
+const brotliKb = (name) => {
+  if (!brotliOf.has(name)) {
+    const path = join("dist", name);
+    brotliOf.set(name, existsSync(path) ? brotliCompressSync(readFileSync(path), { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length : 0);
+  }
+  return brotliOf.get(name) / 1024;
+};
+async function seededServer(count) {
+  const dir = mkdtempSync(join(tmpdir(), "countersign-bench-desk."));
+  const key = sh("target/release/examples/seed", ["--database", `sqlite://${dir}/countersign.db`, "--count", String(count)]).match(/reviewer key: (\S+)/)[1];
+  const port = freePort();
+  const child = spawn("target/release/countersign", ["serve", "--listen", `127.0.0.1:${port}`, "--app-dir", "dist", "--data", dir], { stdio: "ignore" });
+  started.push(child);
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100 && !(await fetch(`${url}/api/v1/health`).then((r) => r.ok, () => false)); i++) await pause(100);
+  return { url, key, stop: () => (child.kill("SIGKILL"), rmSync(dir, { recursive: true, force: true })) };
+}
+// Opens the inbox cold (on a server when `server` is given, else the local
+// demo on its first visit) and reports: navigation to the first rows drawn,
+// what the browser fetched before them (files as brotli, API answers as
+// sent), the app's wasm memory, and one search keystroke until its rows are drawn.
+async function coldDesk(origin, server) {
+  const context = await browser.newContext();
+  await context.addInitScript((server) => {
+    if (server) sessionStorage.setItem("countersign.v1.connection", JSON.stringify({ url: server.url, key: server.key, backend: "countersign" }));
+    addEventListener("TrunkApplicationStarted", (e) => (window.__wasm = e.detail.wasm));
+  }, server && { url: server.url, key: server.key });
+  const p = await context.newPage();
+  const ready = await openAndMark(p, `${origin}/`, "countersign:inbox-ready");
+  const fetched = await p.evaluate((ready) => [...performance.getEntriesByType("navigation"), ...performance.getEntriesByType("resource")]
+    .filter((e) => e.responseEnd > 0 && e.responseEnd <= ready).map((e) => [new URL(e.name).pathname, e.encodedBodySize]), ready);
+  const api = fetched.filter(([path]) => path.startsWith("/api/"));
+  const files = fetched.filter(([path]) => !path.startsWith("/api/"));
+  const apiKb = api.reduce((sum, [, bytes]) => sum + bytes, 0) / 1024;
+  const filesKb = files.reduce((sum, [path]) => sum + brotliKb(path === "/" ? "index.html" : path.slice(1)), 0);
+  const memory = await p.evaluate(() => window.__wasm.memory.buffer.byteLength / 2 ** 20);
+  const search = !server ? NaN : await p.evaluate(async () => {
+    const input = document.getElementById("search");
+    const drawn = () => [...document.querySelectorAll(".review-title")].some((t) => t.textContent.includes("Plan 4242"));
+    const t0 = performance.now();
+    input.value = "Plan 4242";
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+    while (!drawn()) await new Promise((r) => setTimeout(r, 2));
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+    return performance.now() - t0;
+  });
+  await context.close();
+  return { ready, apiKb, filesKb, count: fetched.length, memory, search };
+}
+
+say("## 2b. The desk on a server, and the first visit");
+say();
+say("`countersign serve` (release build, SQLite) holding N reviews from the server's seed example (`crates/server/examples/seed.rs`: three in four pending, seven requesting agents), in a fresh browser context with the connection saved (its session storage), cold: navigation to the inbox's first rows drawn (mark `countersign:inbox-ready`); what the browser fetched before them (the app's files as brotli at quality 11, as the server sends them precompressed, and the API's answers as sent); the app's wasm memory once they are drawn; and one search keystroke (\"Plan 4242\") until its rows are drawn. The last row: the local demo on its first visit (empty storage; its files measured the same way).");
+say();
+const deskRows = [];
+const deskSizes = quick ? [100] : [100, 100_000, 1_000_000];
+const deskMedians = {};
+for (const count of deskSizes) {
+  const server = await seededServer(count);
+  const m = { ready: [], api: [], files: [], memory: [], search: [] };
+  const runs = quick ? 1 : 9;
+  for (let run = 0; run < runs; run++) {
+    const r = await coldDesk(server.url, server);
+    m.ready.push(r.ready), m.api.push(r.apiKb), m.files.push(r.filesKb), m.memory.push(r.memory), m.search.push(r.search);
+  }
+  server.stop();
+  deskMedians[count] = median(m.ready);
+  deskRows.push([
+    count.toLocaleString("en"), spread(m.ready), count === deskSizes[0] ? "1.00×" : `**${ratio(median(m.ready), deskMedians[deskSizes[0]])}**`,
+    spread(m.api, "KB"), spread(m.files, "KB"), spread(m.memory, "MB"), spread(m.search),
+  ]);
+}
+{
+  const m = { ready: [], files: [], memory: [] };
+  for (let run = 0; run < (quick ? 1 : 9); run++) {
+    const r = await coldDesk(appUrl, null);
+    m.ready.push(r.ready), m.files.push(r.filesKb), m.memory.push(r.memory);
+  }
+  deskRows.push(["local demo, first visit", spread(m.ready), "", "", spread(m.files, "KB"), spread(m.memory, "MB"), ""]);
+}
+table(["reviews on the server", "to the first rows (budget ≤ 300 ms at 100,000)", "÷ 100 reviews (budget ≤ 1.2×)", "from the API (budget ≤ 50 KB)", "files before the first row (budget ≤ 150 KB)", "wasm memory", "search keystroke (budget ≤ 150 ms)"], deskRows);
+
 // ---------------------------------------------------------------- 3. layout
 const bp = await (await browser.newContext()).newPage();
 await bp.goto(`${pageUrl}/index.html`);

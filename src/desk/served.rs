@@ -201,7 +201,9 @@ impl Desk {
         let desk = *self;
         leptos::task::spawn_local(async move {
             match server.requesters().await {
-                Ok(listed) => desk.served_page.update(|p| p.requesters = Some(listed.items)),
+                Ok(listed) => desk
+                    .served_page
+                    .update(|p| p.requesters = Some(listed.items)),
                 // Asked again with the next page.
                 Err(_) => desk.served_page.update_untracked(|p| p.requesters = None),
             }

@@ -1,9 +1,7 @@
-//! One JSON request over `fetch`, shared by the HTTP stores.
+//! One JSON request (over `gloo-net`), shared by the HTTP stores.
 
 use super::HttpError;
 use serde_json::Value;
-use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 
 /// Sends `body` (as JSON) with `headers` to `url` and reads the JSON answer,
 /// whatever its status. `base` names the server in errors. A network failure
@@ -32,29 +30,22 @@ pub async fn fetch_text(
     base: &str,
 ) -> Result<(u16, String), HttpError> {
     let unreachable = |_| HttpError::Unreachable(base.to_owned());
-    let request_headers = web_sys::Headers::new().map_err(unreachable)?;
+    let method = match method {
+        "POST" => gloo_net::http::Method::POST,
+        _ => gloo_net::http::Method::GET,
+    };
+    let mut builder = gloo_net::http::RequestBuilder::new(url).method(method);
     for (name, value) in headers {
-        request_headers.set(name, value).map_err(unreachable)?;
+        builder = builder.header(name, value);
     }
-    let init = web_sys::RequestInit::new();
-    init.set_method(method);
-    if let Some(body) = body {
-        request_headers
-            .set("Content-Type", "application/json")
-            .map_err(unreachable)?;
-        init.set_body(&JsValue::from_str(&body.to_string()));
-    }
-    init.set_headers(&request_headers);
-    let request = web_sys::Request::new_with_str_and_init(url, &init).map_err(unreachable)?;
-    let window = web_sys::window().ok_or_else(|| HttpError::Unreachable("no window".into()))?;
-    let response: web_sys::Response = JsFuture::from(window.fetch_with_request(&request))
-        .await
-        .map_err(unreachable)?
-        .unchecked_into();
-    let text = JsFuture::from(response.text().map_err(unreachable)?)
-        .await
-        .map_err(unreachable)?
-        .as_string()
-        .unwrap_or_default();
+    let request = match body {
+        Some(body) => builder
+            .header("Content-Type", "application/json")
+            .body(body.to_string())
+            .map_err(unreachable)?,
+        None => builder.build().map_err(unreachable)?,
+    };
+    let response = request.send().await.map_err(unreachable)?;
+    let text = response.text().await.map_err(unreachable)?;
     Ok((response.status(), text))
 }

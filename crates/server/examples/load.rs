@@ -206,6 +206,13 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
     let (seconds, list_size) = if quick { (1, 2_000) } else { (5, 100_000) };
+    // `--list N`: list over N reviews; `--list-only`: skip the decision runs.
+    let list_size = args
+        .iter()
+        .position(|a| a == "--list")
+        .and_then(|i| args.get(i + 1)?.parse().ok())
+        .unwrap_or(list_size);
+    let list_only = args.iter().any(|a| a == "--list-only");
     let data = std::env::temp_dir().join(format!("countersign-load-{}", std::process::id()));
     std::fs::create_dir_all(&data).unwrap();
     let url = args
@@ -216,7 +223,11 @@ fn main() {
     let sqlite = url.starts_with("sqlite:");
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // Enough pending reviews for every decision the runs below can make.
-    let pending = if quick { 40_000 } else { 80_000 };
+    let pending = match (list_only, quick) {
+        (true, _) => 0,
+        (false, true) => 40_000,
+        (false, false) => 80_000,
+    };
     let key = runtime.block_on(async {
         let db = Db::open(&url).await.unwrap();
         for chunk in (0..pending).collect::<Vec<_>>().chunks(10_000) {
@@ -267,6 +278,27 @@ fn main() {
         },
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
+    if !list_only {
+        decision_runs(&base, &key, port, seconds, quick);
+    }
+    list_runs(&url, &runtime, &base, &key, pending, list_size);
+    if sqlite && !list_only {
+        let floor = runtime.block_on(bare_insert_floor(&data, seconds));
+        println!(
+            "bare SQLite insert loop (WAL, synchronous=FULL, one transaction per insert): {floor:.0}/s"
+        );
+    }
+    println!(
+        "memory: resident {} MB (server and load clients in one process)",
+        resident_mb()
+    );
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+/// Decisions: closed loops from threads and from one thread, then open loops
+/// at fixed rates.
+fn decision_runs(base: &str, key: &str, port: u16, seconds: u64, quick: bool) {
+    let (base, key) = (base.to_owned(), key.to_owned());
     let next = Arc::new(AtomicUsize::new(0));
 
     // 1. Closed loop: N clients decide as fast as the server acknowledges
@@ -331,10 +363,20 @@ fn main() {
     } {
         open_loop(&next, &base, &key, rate, seconds);
     }
+}
 
-    // 3. Listing the first page (50, the app's page) and a filtered page over many reviews.
+/// Stores reviews up to `list_size` (after the `pending` ones), then lists
+/// pages over them.
+fn list_runs(
+    url: &str,
+    runtime: &tokio::runtime::Runtime,
+    base: &str,
+    key: &str,
+    pending: usize,
+    list_size: usize,
+) {
     runtime.block_on(async {
-        let db = Db::open(&url).await.unwrap();
+        let db = Db::open(url).await.unwrap();
         let mut n = pending;
         while n < list_size {
             let reviews: Vec<Review> = (n..(n + 10_000).min(list_size)).map(review).collect();
@@ -342,18 +384,7 @@ fn main() {
             n += 10_000;
         }
     });
-    list(&base, &key, list_size);
-    if sqlite {
-        let floor = runtime.block_on(bare_insert_floor(&data, seconds));
-        println!(
-            "bare SQLite insert loop (WAL, synchronous=FULL, one transaction per insert): {floor:.0}/s"
-        );
-    }
-    println!(
-        "memory: resident {} MB (server and load clients in one process)",
-        resident_mb()
-    );
-    let _ = std::fs::remove_dir_all(&data);
+    list(base, key, list_size.max(pending));
 }
 
 /// Decides at `rate` requests per second for `seconds` (32 client threads).
@@ -410,22 +441,25 @@ fn open_loop(next: &Arc<AtomicUsize>, base: &str, key: &str, rate: f64, seconds:
 fn list(base: &str, key: &str, list_size: usize) {
     let agent = client();
     for (label, query) in [
-        ("first page", "/reviews?limit=50"),
+        (
+            "first page",
+            "/reviews?view=summary&status=pending&limit=50",
+        ),
         (
             "pending, requester filter",
-            "/reviews?status=pending&requester=agent-3&limit=50",
+            "/reviews?view=summary&status=pending&requester=agent-3&limit=50",
         ),
         (
-            "text search, 111 match",
-            "/reviews?q=request%20777&limit=50",
+            "text search, a phrase 0.1 % hold",
+            "/reviews?view=summary&q=request%20777&limit=50",
         ),
         (
-            "text search, 1 matches",
-            "/reviews?q=request%2099999%3A&limit=50",
+            "text search, a phrase 1 holds",
+            "/reviews?view=summary&q=request%2099999%3A&limit=50",
         ),
         (
-            "text search, every review matches",
-            "/reviews?q=production&limit=50",
+            "text search, a phrase every review holds",
+            "/reviews?view=summary&q=production&limit=50",
         ),
     ] {
         let mut latencies = Vec::new();
