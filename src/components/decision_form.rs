@@ -9,10 +9,8 @@ use crate::browser;
 use crate::components::args_editor::ArgsEditor;
 use crate::components::tool_call::{pretty, seconds_left};
 use crate::desk::{DecisionFailure, Desk};
-use crate::store::HttpError;
 use countersign_domain::langgraph::Answer;
 use countersign_domain::toolcall::{RiskTier, Scope, ToolCallReview, ToolChoice};
-use countersign_domain::wire::Detail;
 use countersign_domain::{DecideError, DecisionInput, MplpId};
 use leptos::html;
 use leptos::prelude::*;
@@ -128,26 +126,7 @@ pub fn DecisionForm(
             reason_error.set(Some(DecideError::ReasonRequired.to_string()));
             focus_reason();
         }
-        DecisionFailure::Server(HttpError::Refused {
-            message, details, ..
-        }) => {
-            let mut placed = false;
-            for Detail {
-                path,
-                message: detail,
-            } in details
-            {
-                match path.as_str() {
-                    "/reason" => reason_error.set(Some(detail)),
-                    "/decided_by_role" => role_error.set(Some(detail)),
-                    _ => continue,
-                }
-                placed = true;
-            }
-            if !placed {
-                form_error.set(Some(message));
-            }
-        }
+        DecisionFailure::RoleNotAllowed { .. } => role_error.set(Some(failure.to_string())),
         DecisionFailure::Conflict(message) => desk.notify(message),
         // The review page shows the queued decision instead of the form.
         DecisionFailure::Queued => {}

@@ -23,7 +23,7 @@ use crate::store::{
     outbox, Backend, Connection, HttpError, HttpStore, LangGraphStore, LocalStore, SetAside,
     StoreError,
 };
-use countersign_domain::wire::{ChangeKind, StatusCounts};
+use countersign_domain::wire::{ChangeKind, Refusal, StatusCounts};
 use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -40,6 +40,14 @@ pub enum DecisionFailure {
     /// The server refused it or could not be reached.
     #[error("{0}")]
     Server(HttpError),
+    /// The server's key may not sign as this role.
+    #[error("`{role}` is not a role this key may sign as (it may sign as: {})", if allowed.is_empty() { "no role".to_owned() } else { allowed.join(", ") })]
+    RoleNotAllowed {
+        /// The role asked for.
+        role: String,
+        /// The roles the key may sign as.
+        allowed: Vec<String>,
+    },
     /// Someone else decided first; the review now shows their decision.
     #[error("{0}")]
     Conflict(String),
@@ -300,7 +308,7 @@ impl Desk {
                     self.apply_change(ChangeKind::Decided, stored);
                     return self.entry(id).ok_or(DecisionFailure::Missing);
                 }
-                Err(HttpError::Refused { code, .. }) if code == "already_decided" => {
+                Err(refused) if decided_first(&refused) => {
                     let latest = server
                         .review(&id.to_string())
                         .await
@@ -324,7 +332,16 @@ impl Desk {
                     });
                     return Err(DecisionFailure::Queued);
                 }
-                Err(e) => return Err(DecisionFailure::Server(e)),
+                // A refusal by the server's own check is shown as the browser's would be.
+                Err(e) => {
+                    return Err(match e.refusal() {
+                        Some(Refusal::Decide(refused)) => DecisionFailure::Refused(refused),
+                        Some(Refusal::Role { role, allowed }) => {
+                            DecisionFailure::RoleNotAllowed { role, allowed }
+                        }
+                        None => DecisionFailure::Server(e),
+                    })
+                }
             },
         }
         let entry = Arc::new(Entry::new(next));
@@ -474,7 +491,7 @@ impl Desk {
                     self.apply_change(ChangeKind::Decided, review);
                     None
                 }
-                Err(HttpError::Refused { code, .. }) if code == "already_decided" => {
+                Err(refused) if decided_first(&refused) => {
                     match server.review(&queued.confirm_id).await {
                         Ok(latest) => {
                             let text = describe_conflict(&latest);
@@ -505,6 +522,14 @@ impl Desk {
         self.outbox
             .with(|q| q.iter().find(|o| o.confirm_id == id).cloned())
     }
+}
+
+/// Whether the server refused a decision because the review was decided first.
+fn decided_first(error: &HttpError) -> bool {
+    matches!(
+        error.refusal(),
+        Some(Refusal::Decide(DecideError::NotPending { .. }))
+    )
 }
 
 fn describe_conflict(latest: &Review) -> String {

@@ -5,13 +5,13 @@
 
 use super::connection::Connection;
 use super::fetch::fetch_text;
-use countersign_domain::wire::{Detail, ErrorBody, Requesters, ReviewQuery, SummaryPage};
+use countersign_domain::wire::{Detail, ErrorBody, Refusal, Requesters, ReviewQuery, SummaryPage};
 use countersign_domain::{DecisionInput, Review};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 /// Why a call to the backend failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum HttpError {
     /// The server could not be reached (down, offline, blocked by CORS).
     #[error("the server at {0} could not be reached; nothing was sent or changed")]
@@ -27,10 +27,26 @@ pub enum HttpError {
         message: String,
         /// Each precise problem.
         details: Vec<Detail>,
+        /// A refused decision, as JSON: read as a [`Refusal`] by [`HttpError::refusal`].
+        refusal: Option<Value>,
     },
     /// The answer was not what the contract promises.
     #[error("the server's answer was not understood: {0}")]
     Garbled(String),
+}
+
+impl HttpError {
+    /// Why the server refused a decision, typed as the browser's own checks
+    /// type it (`None`: not a refused decision, or not one this app knows).
+    pub fn refusal(&self) -> Option<Refusal> {
+        match self {
+            HttpError::Refused {
+                refusal: Some(refusal),
+                ..
+            } => serde_json::from_value(refusal.clone()).ok(),
+            _ => None,
+        }
+    }
 }
 
 /// A connected backend.
@@ -81,12 +97,13 @@ impl HttpStore {
         if (200..300).contains(&status) {
             return serde_json::from_str(&text).map_err(garbled);
         }
-        let ErrorBody { error } = serde_json::from_str(&text).map_err(garbled)?;
+        let ErrorBody::<Value> { error } = serde_json::from_str(&text).map_err(garbled)?;
         Err(HttpError::Refused {
             status,
             code: error.code,
             message: error.message,
             details: error.details,
+            refusal: error.refusal,
         })
     }
 

@@ -99,6 +99,7 @@ impl LangGraphStore {
             code: format!("http_{status}"),
             message: format!("LangGraph refused ({status}): {message}"),
             details: Vec::new(),
+            refusal: None,
         })
     }
 
@@ -141,6 +142,7 @@ impl LangGraphStore {
                 }
             ),
             details: Vec::new(),
+            refusal: None,
         })
     }
 

@@ -128,7 +128,8 @@ pub fn allows<S: PartialEq + Copy>(table: &[Transition<S>], from: S, to: S) -> b
 }
 
 /// Why a plan cannot move to a status.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PlanTransitionError {
     /// The table has no such move.
     #[error("a plan cannot go from {from} to {to}")]

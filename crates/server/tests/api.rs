@@ -275,6 +275,13 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
         (refused.status, refused.paths()),
         (422, vec!["/reason".to_owned()])
     );
+    // The refusal is also the domain's own error, typed.
+    let typed: countersign_domain::wire::Refusal =
+        serde_json::from_value(refused.body["error"]["refusal"].clone()).unwrap();
+    assert_eq!(
+        typed,
+        countersign_domain::wire::Refusal::Decide(countersign_domain::DecideError::ReasonRequired)
+    );
     let unknown = reviewer.decide(
         &id,
         "d-1",
@@ -287,6 +294,8 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
         &json!({"status": "approved", "decided_by_role": "ceo"}),
     );
     assert_eq!((role.status, role.code()), (403, "role_not_allowed"));
+    assert_eq!(role.body["error"]["refusal"]["by"], "role");
+    assert_eq!(role.body["error"]["refusal"]["error"]["role"], "ceo");
     let no_key = reviewer.send(
         "POST",
         &format!("/reviews/{id}/decisions"),

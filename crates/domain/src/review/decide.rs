@@ -26,8 +26,11 @@ pub struct DecisionInput {
     pub tool_call: Option<ToolChoice>,
 }
 
-/// Why a decision cannot be recorded.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+/// Why a decision cannot be recorded. On the wire (a server's refusal) it
+/// travels as `{"kind": "reason_required"}`, with the variant's data under
+/// `detail`, so a client shows it exactly as the browser's own check would.
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
 pub enum DecideError {
     /// The status is none of approved, rejected, cancelled.
     #[error("`{0}` is not a decision: choose approved, rejected or cancelled")]

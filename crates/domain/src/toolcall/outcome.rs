@@ -92,7 +92,8 @@ pub struct ToolChoice {
 }
 
 /// Why a tool-call decision is refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
 pub enum ToolDecideError {
     /// Past `expiresAt`.
     #[error("this request expired at {0}; an expired request cannot be approved")]

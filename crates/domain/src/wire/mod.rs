@@ -6,7 +6,7 @@ mod event;
 mod page;
 mod summary;
 
-pub use error::{Detail, ErrorBody, ErrorReport};
+pub use error::{Detail, ErrorBody, ErrorReport, Refusal};
 pub use event::ChangeKind;
 pub use page::{Order, QueryProblem, Requesters, ReviewQuery, StatusCounts, SummaryPage};
 pub use summary::ReviewSummary;

@@ -10,6 +10,7 @@ use crate::db::keys::{ApiKey, KeyKind};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
+use countersign_domain::wire::Refusal;
 
 /// The authenticated key of a request.
 pub struct Caller(pub ApiKey);
@@ -51,7 +52,11 @@ impl Caller {
         .with_details(vec![super::error::Detail::new(
             "/decided_by_role",
             "not a role this key may sign as",
-        )]))
+        )])
+        .with_refusal(Refusal::Role {
+            role: role.trim().to_owned(),
+            allowed: self.0.roles.clone(),
+        }))
     }
 }
 

@@ -4,7 +4,7 @@
 use crate::db::DbError;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use countersign_domain::wire::{ErrorBody, ErrorReport};
+use countersign_domain::wire::{ErrorBody, ErrorReport, Refusal};
 
 pub use countersign_domain::wire::Detail;
 
@@ -15,6 +15,8 @@ pub struct ApiError {
     code: &'static str,
     message: String,
     details: Vec<Detail>,
+    /// Boxed: rare, and it keeps every `Result<_, ApiError>` small.
+    refusal: Option<Box<Refusal>>,
 }
 
 impl ApiError {
@@ -25,6 +27,7 @@ impl ApiError {
             code,
             message: message.into(),
             details: Vec::new(),
+            refusal: None,
         }
     }
 
@@ -35,6 +38,12 @@ impl ApiError {
             "busy",
             "the review kept changing; try again",
         )
+    }
+
+    /// Adds the typed reason a decision was refused.
+    pub fn with_refusal(mut self, refusal: Refusal) -> Self {
+        self.refusal = Some(Box::new(refusal));
+        self
     }
 
     /// Adds the precise problems.
@@ -98,6 +107,7 @@ impl IntoResponse for ApiError {
                 code: self.code.to_owned(),
                 message: self.message,
                 details: self.details,
+                refusal: self.refusal.map(|r| *r),
             },
         };
         let mut response = (self.status, axum::Json(body)).into_response();

@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use countersign_domain::review::Resubmission;
 use countersign_domain::toolcall::ToolDecideError;
-use countersign_domain::wire::{Requesters, ReviewQuery, SummaryPage};
+use countersign_domain::wire::{Refusal, Requesters, ReviewQuery, SummaryPage};
 use countersign_domain::{decide, resubmit, DecideError, MplpId, Review};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -347,8 +347,14 @@ fn json_text(body: String) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-/// How a refused decision is reported: the field at fault, or the decision that stands.
+/// How a refused decision is reported: the field at fault, or the decision
+/// that stands, and the domain's error itself.
 fn refusal(e: DecideError) -> ApiError {
+    let typed = Refusal::Decide(e.clone());
+    report_refusal(e).with_refusal(typed)
+}
+
+fn report_refusal(e: DecideError) -> ApiError {
     let message = e.to_string();
     match e {
         DecideError::NotPending { status, last } => {
