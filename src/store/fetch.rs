@@ -30,9 +30,15 @@ pub async fn fetch_text(
     base: &str,
 ) -> Result<(u16, String), HttpError> {
     let unreachable = |_| HttpError::Unreachable(base.to_owned());
+    // Only these two are sent; another one is refused, never sent as a GET.
     let method = match method {
         "POST" => gloo_net::http::Method::POST,
-        _ => gloo_net::http::Method::GET,
+        "GET" => gloo_net::http::Method::GET,
+        other => {
+            return Err(HttpError::Garbled(format!(
+                "the app does not send {other} requests"
+            )))
+        }
     };
     let mut builder = gloo_net::http::RequestBuilder::new(url).method(method);
     for (name, value) in headers {
