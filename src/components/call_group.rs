@@ -4,8 +4,8 @@
 
 use crate::desk::{Desk, Entry};
 use crate::split::{on_demand, LoadFailed};
-use countersign_domain::model::ConfirmStatus;
-use countersign_domain::toolcall::ToolChoice;
+use countersign_domain::model::{ConfirmStatus, DecisionStatus};
+use countersign_domain::toolcall::{ToolChoice, ToolMode};
 use countersign_domain::{DecisionInput, MplpId};
 use leptos::prelude::*;
 use std::future::Future;
@@ -41,7 +41,7 @@ on_demand! {
     /// code is shared with the review page and loads on demand.
     in review fn decide_each(desk: Desk, ids: Vec<MplpId>, input: DecisionInput) -> Pin<Box<dyn Future<Output = String>>> {
         Box::pin(async move {
-            let status = input.status.clone();
+            let status = input.status;
             let (mut done, mut failed) = (0, Vec::new());
             for id in ids {
                 let key = crate::browser::new_id().to_string();
@@ -53,7 +53,7 @@ on_demand! {
             match failed.first() {
                 None => format!(
                     "{done} call(s) {status}, each with its own decision{}.",
-                    if status == "approved" { " and token" } else { "" }
+                    if status == DecisionStatus::Approved { " and token" } else { "" }
                 ),
                 Some(first) => format!("{done} {status}; {} refused: {first}", failed.len()),
             }
@@ -70,17 +70,17 @@ pub fn CallGroup(name: String, session: String, members: Vec<Arc<Entry>>) -> imp
     let busy = RwSignal::new(false);
     let ids: Vec<_> = members.iter().map(|e| e.id()).collect();
     let count = ids.len();
-    let decide_all = move |status: &'static str| {
+    let decide_all = move |status: DecisionStatus| {
         if busy.get_untracked() {
             return;
         }
         let ids = ids.clone();
         let input = DecisionInput {
-            status: status.to_owned(),
+            status,
             decided_by_role: desk.settings.get_untracked().reviewer_role,
             reason: Some(reason.get_untracked()),
-            tool_call: (status == "approved").then(|| ToolChoice {
-                mode: "once".into(),
+            tool_call: (status == DecisionStatus::Approved).then(|| ToolChoice {
+                mode: Some(ToolMode::Once),
                 ..ToolChoice::default()
             }),
         };
@@ -105,12 +105,12 @@ pub fn CallGroup(name: String, session: String, members: Vec<Arc<Entry>>) -> imp
             </ul>
             <div class="actions">
                 <button type="button" class="button-approve" disabled=move || busy.get()
-                    on:click={let d = decide_all.clone(); move |_| d("approved")}>{format!("Approve each once ({count})")}</button>
+                    on:click={let d = decide_all.clone(); move |_| d(DecisionStatus::Approved)}>{format!("Approve each once ({count})")}</button>
                 <label class="visually-hidden" for=format!("group-reason-{name}-{session}")>"Reason to deny the group"</label>
                 <input id=format!("group-reason-{name}-{session}") type="text" placeholder="Reason to deny"
                     prop:value=move || reason.get() on:input=move |ev| reason.set(event_target_value(&ev)) />
                 <button type="button" class="button-reject" disabled=move || busy.get()
-                    on:click=move |_| decide_all("rejected")>{format!("Deny each ({count})")}</button>
+                    on:click=move |_| decide_all(DecisionStatus::Rejected)>{format!("Deny each ({count})")}</button>
             </div>
             <p role="status" class="subtle">{move || result.get()}</p>
         </li>

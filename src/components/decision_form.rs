@@ -10,7 +10,8 @@ use crate::components::args_editor::ArgsEditor;
 use crate::components::tool_call::{pretty, seconds_left};
 use crate::desk::{DecisionFailure, Desk};
 use countersign_domain::langgraph::Answer;
-use countersign_domain::toolcall::{RiskTier, Scope, ToolCallReview, ToolChoice};
+use countersign_domain::model::DecisionStatus;
+use countersign_domain::toolcall::{RiskTier, Scope, ToolCallReview, ToolChoice, ToolMode};
 use countersign_domain::{DecideError, DecisionInput, MplpId};
 use leptos::html;
 use leptos::prelude::*;
@@ -133,7 +134,7 @@ pub fn DecisionForm(
         DecisionFailure::Held(_) => held.set(Some(failure.to_string())),
         other => form_error.set(Some(other.to_string())),
     };
-    let submit = move |status: &'static str, feedback: bool| {
+    let submit = move |status: DecisionStatus, feedback: bool| {
         if busy.get_untracked() {
             return;
         }
@@ -142,15 +143,15 @@ pub fn DecisionForm(
         form_error.set(None);
         held.set(None);
         let tool_call = match (&tool, status, feedback) {
-            (_, "rejected", true) => Some(ToolChoice {
-                mode: "feedback".into(),
+            (_, DecisionStatus::Rejected, true) => Some(ToolChoice {
+                mode: Some(ToolMode::Feedback),
                 ..ToolChoice::default()
             }),
-            (Some(options), "approved", _) => Some(options.choice()),
+            (Some(options), DecisionStatus::Approved, _) => Some(options.choice()),
             _ => None,
         };
         let input = DecisionInput {
-            status: status.to_owned(),
+            status,
             decided_by_role: role.get_untracked(),
             reason: Some(reason.get_untracked()),
             tool_call,
@@ -188,8 +189,8 @@ pub fn DecisionForm(
         (None, None) => "(kept in the history)".to_owned(),
     };
     let approve_label = move || match tool.map(|t| t.mode.get()) {
-        Some("scope") => "Approve with scope",
-        Some("edit") => "Approve edited call",
+        Some(ToolMode::Scope) => "Approve with scope",
+        Some(ToolMode::Edit) => "Approve edited call",
         Some(_) if answers_given => "Approve",
         Some(_) => "Approve once",
         None => "Approve",
@@ -229,7 +230,7 @@ pub fn DecisionForm(
                     on:keydown=move |ev| {
                         if ev.key() == "Enter" && (ev.ctrl_key() || ev.meta_key()) && offer.deny.is_some() {
                             ev.prevent_default();
-                            submit("rejected", false);
+                            submit(DecisionStatus::Rejected, false);
                         }
                     }
                     aria-invalid=move || reason_error.with(Option::is_some).to_string()
@@ -265,17 +266,17 @@ pub fn DecisionForm(
                         disabled=move || blocked || busy.get() || expired.get()
                         aria-describedby=blocked.then_some("approval-blocked")
                         aria-keyshortcuts="a"
-                        on:click=move |_| submit("approved", false)
+                        on:click=move |_| submit(DecisionStatus::Approved, false)
                     >{approve_label}</button>
                 })}
                 {offer.deny.map(|label| view! {
-                    <button id="reject" type="button" class="button-reject" aria-keyshortcuts="r" disabled=move || busy.get() on:click=move |_| submit("rejected", false)>{label}</button>
+                    <button id="reject" type="button" class="button-reject" aria-keyshortcuts="r" disabled=move || busy.get() on:click=move |_| submit(DecisionStatus::Rejected, false)>{label}</button>
                 })}
                 {offer.feedback.filter(|_| is_tool).map(|label| view! {
-                    <button id="feedback" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| submit("rejected", true)>{label}</button>
+                    <button id="feedback" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| submit(DecisionStatus::Rejected, true)>{label}</button>
                 })}
                 {offer.cancel.map(|label| view! {
-                    <button id="cancel" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| submit("cancelled", false)>{label}</button>
+                    <button id="cancel" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| submit(DecisionStatus::Cancelled, false)>{label}</button>
                 })}
             </div>
         </form>
@@ -285,7 +286,7 @@ pub fn DecisionForm(
 /// How an approval of a tool call reaches, as the reviewer sets it.
 #[derive(Clone, Copy)]
 struct ToolOptions {
-    mode: RwSignal<&'static str>,
+    mode: RwSignal<ToolMode>,
     scope: RwSignal<Scope>,
     whole_tool: RwSignal<bool>,
     confirm_high_risk: RwSignal<bool>,
@@ -301,7 +302,11 @@ impl ToolOptions {
         let parsed = call.request.tool_call().ok();
         let original = parsed.as_ref().map(|c| c.args.clone()).unwrap_or_default();
         ToolOptions {
-            mode: RwSignal::new(if offer.once { "once" } else { "edit" }),
+            mode: RwSignal::new(if offer.once {
+                ToolMode::Once
+            } else {
+                ToolMode::Edit
+            }),
             scope: RwSignal::new(Scope::Session),
             whole_tool: RwSignal::new(false),
             confirm_high_risk: RwSignal::new(false),
@@ -317,20 +322,20 @@ impl ToolOptions {
 
     fn choice(&self) -> ToolChoice {
         match self.mode.get_untracked() {
-            "scope" => ToolChoice {
-                mode: "scope".into(),
-                scope: Some(self.scope.get_untracked().as_str().into()),
+            ToolMode::Scope => ToolChoice {
+                mode: Some(ToolMode::Scope),
+                scope: Some(self.scope.get_untracked()),
                 whole_tool: self.whole_tool.get_untracked(),
                 confirm_high_risk: self.confirm_high_risk.get_untracked(),
                 args: None,
             },
-            "edit" => ToolChoice {
-                mode: "edit".into(),
+            ToolMode::Edit => ToolChoice {
+                mode: Some(ToolMode::Edit),
                 args: Some(self.args.get_untracked()),
                 ..ToolChoice::default()
             },
             _ => ToolChoice {
-                mode: "once".into(),
+                mode: Some(ToolMode::Once),
                 ..ToolChoice::default()
             },
         }
@@ -340,10 +345,10 @@ impl ToolOptions {
 /// The approval options of a tool call.
 #[component]
 fn ToolChoiceFields(options: ToolOptions) -> impl IntoView {
-    let mode_radio = move |value: &'static str, label: &'static str| {
+    let mode_radio = move |value: ToolMode, label: &'static str| {
         view! {
             <label class="choice">
-                <input type="radio" name="approve-mode" value=value
+                <input type="radio" name="approve-mode" value=value.as_str()
                     prop:checked=move || options.mode.get() == value
                     on:change=move |_| options.mode.set(value) />
                 {label}
@@ -364,12 +369,12 @@ fn ToolChoiceFields(options: ToolOptions) -> impl IntoView {
         {offer.approves().then(|| view! {
             <fieldset class="field tool-options">
                 <legend>"If you approve"</legend>
-                {offer.once.then(|| mode_radio("once", if interrupt { "Approve as asked" } else { "Approve once (one single-use token)" }))}
-                {offer.scope.then(|| mode_radio("scope", "Approve with scope"))}
-                {offer.edit.then(|| mode_radio("edit", "Approve with modifications"))}
+                {offer.once.then(|| mode_radio(ToolMode::Once, if interrupt { "Approve as asked" } else { "Approve once (one single-use token)" }))}
+                {offer.scope.then(|| mode_radio(ToolMode::Scope, "Approve with scope"))}
+                {offer.edit.then(|| mode_radio(ToolMode::Edit, "Approve with modifications"))}
             </fieldset>
         })}
-        <Show when=move || options.mode.get() == "scope">
+        <Show when=move || options.mode.get() == ToolMode::Scope>
             <div class="field">
                 <label for="scope">"Scope"</label>
                 <select id="scope" on:change=on_scope prop:value=move || options.scope.get().as_str()>
@@ -397,7 +402,7 @@ fn ToolChoiceFields(options: ToolOptions) -> impl IntoView {
                 <p class="subtle">"Later calls within the scope are approved without asking, each with its own decision and token."</p>
             </div>
         </Show>
-        <Show when=move || options.mode.get() == "edit">
+        <Show when=move || options.mode.get() == ToolMode::Edit>
             <ArgsEditor name=options.name.get_value() original=options.original.get_value() text=options.args />
         </Show>
     }

@@ -235,7 +235,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
                                     <section class="card queued" role="status">
                                         <h2>"Queued on this device"</h2>
                                         <p>
-                                            <strong>{queued.input.status.clone()}</strong>
+                                            <strong>{queued.input.status.as_str()}</strong>
                                             {format!(" as {}", reveal::label(&queued.input.decided_by_role))}
                                             {queued.input.reason.clone().filter(|r| !r.trim().is_empty()).map(|r| format!(": “{}”", reveal::prose(&r)))}
                                         </p>

@@ -4,7 +4,7 @@ mod common;
 
 use chrono::{DateTime, Utc};
 use common::{counter_ids, fixtures, read_json};
-use countersign_domain::model::{Confirm, ConfirmStatus, Plan, PlanStatus};
+use countersign_domain::model::{Confirm, ConfirmStatus, DecisionStatus, Plan, PlanStatus};
 use countersign_domain::review::{learning_sample, Resubmission};
 use countersign_domain::validate::validate_learning_sample;
 use countersign_domain::{decide, resubmit, DecideError, DecisionInput, IssueCode, Review, Target};
@@ -38,7 +38,7 @@ fn submitted_review() -> Review {
 
 fn input(status: &str, role: &str, reason: Option<&str>) -> DecisionInput {
     DecisionInput {
-        status: status.into(),
+        status: status.parse().expect("a decision status"),
         decided_by_role: role.into(),
         reason: reason.map(Into::into),
         tool_call: None,
@@ -210,7 +210,6 @@ fn decide_errors_are_typed_with_messages() {
     let review = submitted_review();
     let now = at("2025-12-01T12:05:00Z");
     let cases = [
-        (input("maybe", "dba", None), "UnknownStatus"),
         (input("approved", "  ", None), "EmptyRole"),
         (input("rejected", "dba", None), "ReasonRequired"),
         (input("rejected", "dba", Some("   ")), "ReasonRequired"),
@@ -223,6 +222,22 @@ fn decide_errors_are_typed_with_messages() {
         );
         assert!(!err.to_string().is_empty());
     }
+}
+
+#[test]
+fn a_decision_request_names_its_status_or_is_refused_where_it_is_read() {
+    let read = |status: &str| {
+        serde_json::from_value::<DecisionInput>(serde_json::json!({
+            "status": status,
+            "decided_by_role": "dba",
+        }))
+    };
+    assert_eq!(read("rejected").unwrap().status, DecisionStatus::Rejected);
+    let refused = read("maybe").unwrap_err().to_string();
+    assert!(
+        refused.contains("maybe") && refused.contains("approved"),
+        "{refused}"
+    );
 }
 
 #[test]

@@ -10,8 +10,8 @@ use countersign_domain::langgraph::{
     pending_interrupts, resume_run, resume_value, run_failure, Agent, Answer, AnswerRefused,
     PendingInterrupt, Shape, ThreadStatus, RAW_INTERRUPT,
 };
-use countersign_domain::model::ConfirmStatus;
-use countersign_domain::toolcall::ToolChoice;
+use countersign_domain::model::{ConfirmStatus, DecisionStatus};
+use countersign_domain::toolcall::{ToolChoice, ToolMode};
 use countersign_domain::{decide, DecisionInput};
 use serde_json::{json, Value};
 
@@ -205,14 +205,14 @@ fn a_value_in_neither_shape_is_kept_as_raw_json_with_a_note() {
 /// Decides the review of `p` through the domain and returns the answer sent to LangGraph.
 fn answer_after(
     p: &PendingInterrupt,
-    status: &str,
+    status: DecisionStatus,
     reason: &str,
     choice: Option<ToolChoice>,
 ) -> Result<Value, String> {
     let now = Utc.with_ymd_and_hms(2026, 11, 22, 21, 0, 0).unwrap();
     let review = p.to_review(now).unwrap();
     let input = DecisionInput {
-        status: status.into(),
+        status,
         decided_by_role: "ops-lead".into(),
         reason: Some(reason.into()),
         tool_call: choice,
@@ -227,9 +227,9 @@ fn answer_after(
     p.answer_for(&outcome).map_err(|e| e.to_string())
 }
 
-fn mode(mode: &str, args: Option<&str>) -> Option<ToolChoice> {
+fn mode(mode: ToolMode, args: Option<&str>) -> Option<ToolChoice> {
     Some(ToolChoice {
-        mode: mode.into(),
+        mode: Some(mode),
         args: args.map(str::to_owned),
         ..ToolChoice::default()
     })
@@ -248,15 +248,20 @@ fn recorded_decisions_become_the_answers_each_shape_allows() {
     let pending = pending_interrupts(&t);
     let (human, middleware, raw) = (&pending[0], &pending[1], &pending[2]);
     assert_eq!(
-        answer_after(human, "approved", "", mode("once", None)),
+        answer_after(
+            human,
+            DecisionStatus::Approved,
+            "",
+            mode(ToolMode::Once, None)
+        ),
         Ok(json!({"type": "accept", "args": null}))
     );
     assert_eq!(
         answer_after(
             human,
-            "approved",
+            DecisionStatus::Approved,
             "",
-            mode("edit", Some(r#"{"to": "b@example.com"}"#))
+            mode(ToolMode::Edit, Some(r#"{"to": "b@example.com"}"#))
         ),
         Ok(
             json!({"type": "edit", "args": {"action": "send_email", "args": {"to": "b@example.com"}}})
@@ -265,45 +270,60 @@ fn recorded_decisions_become_the_answers_each_shape_allows() {
     assert_eq!(
         answer_after(
             human,
-            "rejected",
+            DecisionStatus::Rejected,
             "use the template",
-            mode("feedback", None)
+            mode(ToolMode::Feedback, None)
         ),
         Ok(json!({"type": "response", "args": "use the template"}))
     );
     assert_eq!(
-        answer_after(human, "cancelled", "", None),
+        answer_after(human, DecisionStatus::Cancelled, "", None),
         Ok(json!({"type": "ignore", "args": null}))
     );
-    let denied = answer_after(human, "rejected", "no", None).unwrap_err();
+    let denied = answer_after(human, DecisionStatus::Rejected, "no", None).unwrap_err();
     assert!(
         denied.contains("accept, edit, response, ignore"),
         "{denied}"
     );
 
     assert_eq!(
-        answer_after(middleware, "approved", "", mode("once", None)),
+        answer_after(
+            middleware,
+            DecisionStatus::Approved,
+            "",
+            mode(ToolMode::Once, None)
+        ),
         Ok(json!({"type": "approve"}))
     );
     assert_eq!(
         answer_after(
             middleware,
-            "approved",
+            DecisionStatus::Approved,
             "",
-            mode("edit", Some(r#"{"query": "SELECT 2"}"#))
+            mode(ToolMode::Edit, Some(r#"{"query": "SELECT 2"}"#))
         ),
         Ok(
             json!({"type": "edit", "edited_action": {"name": "run_sql", "args": {"query": "SELECT 2"}}})
         )
     );
     assert_eq!(
-        answer_after(middleware, "rejected", "not on production", None),
+        answer_after(
+            middleware,
+            DecisionStatus::Rejected,
+            "not on production",
+            None
+        ),
         Ok(json!({"type": "reject", "message": "not on production"}))
     );
-    assert!(answer_after(middleware, "cancelled", "", None).is_err());
+    assert!(answer_after(middleware, DecisionStatus::Cancelled, "", None).is_err());
 
     assert_eq!(
-        answer_after(raw, "rejected", "eu", mode("feedback", None)),
+        answer_after(
+            raw,
+            DecisionStatus::Rejected,
+            "eu",
+            mode(ToolMode::Feedback, None)
+        ),
         Ok(json!("eu"))
     );
 }
@@ -473,18 +493,24 @@ fn batched_middleware_offers_respond_where_allowed_and_feedback_becomes_the_repl
     assert_eq!(
         answer_after(
             &pending[1],
-            "rejected",
+            DecisionStatus::Rejected,
             "Ship it to the office",
-            mode("feedback", None)
+            mode(ToolMode::Feedback, None)
         ),
         Ok(json!({"type": "respond", "message": "Ship it to the office"}))
     );
     assert_eq!(
-        answer_after(&pending[1], "rejected", "Not now", None),
+        answer_after(&pending[1], DecisionStatus::Rejected, "Not now", None),
         Ok(json!({"type": "reject", "message": "Not now"}))
     );
     // Where respond is not allowed, feedback is refused rather than sent as a rejection.
-    let refused = answer_after(&pending[0], "rejected", "hm", mode("feedback", None)).unwrap_err();
+    let refused = answer_after(
+        &pending[0],
+        DecisionStatus::Rejected,
+        "hm",
+        mode(ToolMode::Feedback, None),
+    )
+    .unwrap_err();
     assert!(refused.contains("approve, edit, reject"), "{refused}");
 }
 

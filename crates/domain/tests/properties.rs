@@ -212,7 +212,7 @@ fn sample_confirm() -> Value {
 
 fn decision_input() -> impl Strategy<Value = DecisionInput> {
     (
-        prop::sample::select(vec!["approved", "rejected", "cancelled", "maybe", ""]),
+        prop::sample::select(DecisionStatus::ALL.to_vec()),
         prop::sample::select(vec!["dba", "", "  ", "security_officer"]),
         prop::option::of(prop::sample::select(vec![
             "",
@@ -222,7 +222,7 @@ fn decision_input() -> impl Strategy<Value = DecisionInput> {
         ])),
     )
         .prop_map(|(s, r, reason)| DecisionInput {
-            status: s.into(),
+            status: s,
             decided_by_role: r.into(),
             reason: reason.map(Into::into),
             tool_call: None,

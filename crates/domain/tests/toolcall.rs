@@ -2,11 +2,11 @@
 //! decision kind, scope rules, expiry, grants and every token-redeem failure.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use countersign_domain::model::ConfirmStatus;
+use countersign_domain::model::{ConfirmStatus, DecisionStatus};
 use countersign_domain::toolcall::{
     approve_by_grant, canonicalize, canonicalize_text, expire_if_due, grants, new_tool_call_review,
     redeem, CallHash, OutcomeKind, RedeemError, Redemption, Scope, ToolCall, ToolCallSubmission,
-    ToolChoice, ToolDecideError, ToolOutcome,
+    ToolChoice, ToolDecideError, ToolMode, ToolOutcome,
 };
 use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
 use proptest::prelude::*;
@@ -53,16 +53,16 @@ fn pending(tier: &str) -> Review {
 
 fn approve(choice: Option<ToolChoice>) -> DecisionInput {
     DecisionInput {
-        status: "approved".into(),
+        status: DecisionStatus::Approved,
         decided_by_role: "finance_lead".into(),
         reason: None,
         tool_call: choice,
     }
 }
 
-fn choice(mode: &str) -> ToolChoice {
+fn choice(mode: ToolMode) -> ToolChoice {
     ToolChoice {
-        mode: mode.into(),
+        mode: Some(mode),
         ..ToolChoice::default()
     }
 }
@@ -247,7 +247,7 @@ fn approve_with_modifications_records_both_hashes_and_tokens_the_edited_call() {
     let original = review.tool_call().unwrap().request.tool_call_hash.clone();
     let edit = ToolChoice {
         args: Some(r#"{ "to": "ACME GmbH", "amount": 500 }"#.into()),
-        ..choice("edit")
+        ..choice(ToolMode::Edit)
     };
     let next = decide(&review, &approve(Some(edit)), now(), &mut ids()).unwrap();
     let outcome = outcome(&next);
@@ -274,7 +274,7 @@ fn edits_that_are_not_an_object_are_refused() {
     ] {
         let edit = ToolChoice {
             args: Some(args.into()),
-            ..choice("edit")
+            ..choice(ToolMode::Edit)
         };
         let err = decide(&review, &approve(Some(edit)), now(), &mut ids()).unwrap_err();
         assert!(err.to_string().contains(says), "{args}: {err}");
@@ -285,7 +285,7 @@ fn edits_that_are_not_an_object_are_refused() {
 fn deny_and_feedback_reach_the_agent_and_mint_nothing() {
     let review = pending("R2");
     let deny = DecisionInput {
-        status: "rejected".into(),
+        status: DecisionStatus::Rejected,
         decided_by_role: "finance_lead".into(),
         reason: Some("not this month".into()),
         tool_call: None,
@@ -297,7 +297,7 @@ fn deny_and_feedback_reach_the_agent_and_mint_nothing() {
 
     let feedback = DecisionInput {
         reason: Some("split it into two payments".into()),
-        tool_call: Some(choice("feedback")),
+        tool_call: Some(choice(ToolMode::Feedback)),
         ..deny.clone()
     };
     let answered = decide(&review, &feedback, now(), &mut ids()).unwrap();
@@ -318,9 +318,9 @@ fn deny_and_feedback_reach_the_agent_and_mint_nothing() {
 #[test]
 fn workspace_scope_is_refused_for_r4_and_needs_a_second_confirmation_for_r3() {
     let workspace = |confirm: bool| ToolChoice {
-        scope: Some("workspace".into()),
+        scope: Some(Scope::Workspace),
         confirm_high_risk: confirm,
-        ..choice("scope")
+        ..choice(ToolMode::Scope)
     };
     let r4 = pending("R4");
     assert_eq!(
@@ -373,8 +373,8 @@ fn later_call(args: Value, session: &str, tier: &str, minutes: i64) -> Review {
 fn a_session_grant_approves_the_same_call_again_with_its_own_token() {
     let first = pending("R3");
     let scoped = ToolChoice {
-        scope: Some("session".into()),
-        ..choice("scope")
+        scope: Some(Scope::Session),
+        ..choice(ToolMode::Scope)
     };
     let approved = decide(&first, &approve(Some(scoped)), now(), &mut ids()).unwrap();
     let all = [approved.clone()];
@@ -431,9 +431,9 @@ fn a_session_grant_approves_the_same_call_again_with_its_own_token() {
 fn a_whole_tool_grant_for_fifteen_minutes_covers_other_args_until_it_ends() {
     let first = pending("R2");
     let scoped = ToolChoice {
-        scope: Some("15m".into()),
+        scope: Some(Scope::FifteenMinutes),
         whole_tool: true,
-        ..choice("scope")
+        ..choice(ToolMode::Scope)
     };
     let approved = decide(&first, &approve(Some(scoped)), now(), &mut ids()).unwrap();
     let grant = outcome(&approved).grant.clone().unwrap();

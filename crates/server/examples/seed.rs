@@ -7,6 +7,7 @@
 //! (then `countersign serve --database URL`).
 
 use countersign_domain::demo::numbered;
+use countersign_domain::model::DecisionStatus;
 use countersign_domain::{decide, DecisionInput, MplpId, Review};
 use countersign_server::db::keys::KeyKind;
 use countersign_server::db::Db;
@@ -15,13 +16,13 @@ use countersign_server::db::Db;
 fn review(n: usize) -> Result<Review, String> {
     let pending = numbered(n)?;
     let status = match n % 12 {
-        3 | 7 => "approved",
-        11 => "rejected",
-        5 => "cancelled",
+        3 | 7 => DecisionStatus::Approved,
+        11 => DecisionStatus::Rejected,
+        5 => DecisionStatus::Cancelled,
         _ => return Ok(pending),
     };
     let input = DecisionInput {
-        status: status.to_owned(),
+        status,
         decided_by_role: "reviewer".to_owned(),
         reason: Some(format!("Seeded decision {n}")),
         tool_call: None,

@@ -2,6 +2,8 @@
 //! it: submit a plan for approval and wait for the outcome, read an outcome,
 //! resubmit after a rejection; ask before a tool call and redeem its token.
 
+use countersign_domain::wire::{ErrorBody, Outcome, Verdict};
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::ExitCode;
@@ -16,12 +18,19 @@ pub struct Connection {
 }
 
 /// Exit codes: approved 0, denied 3, still pending 4, refused 1, other errors 2.
-fn exit_for(outcome: &Value) -> ExitCode {
-    match outcome["outcome"].as_str() {
-        Some("APPROVED") => ExitCode::SUCCESS,
-        Some("TOOL_DENIED") => ExitCode::from(3),
-        _ => ExitCode::from(4),
+fn exit_for(outcome: &Outcome) -> ExitCode {
+    match outcome.outcome {
+        Verdict::Approved => ExitCode::SUCCESS,
+        Verdict::Denied => ExitCode::from(3),
+        Verdict::Blocked => ExitCode::from(4),
     }
+}
+
+/// The outcome in a server's answer; anything else is an error (and the
+/// action does not run).
+fn outcome_of(value: &Value) -> Result<Outcome, String> {
+    Outcome::deserialize(value)
+        .map_err(|e| format!("the server's answer is not an outcome ({e}): {value}"))
 }
 
 fn client() -> ureq::Agent {
@@ -60,49 +69,45 @@ fn call(
 
 /// Prints an API error with every detail.
 fn print_error(status: u16, body: &Value) {
-    let error = &body["error"];
-    eprintln!(
-        "refused ({status} {}): {}",
-        error["code"].as_str().unwrap_or("?"),
-        error["message"].as_str().unwrap_or("")
-    );
-    for detail in error["details"].as_array().into_iter().flatten() {
-        eprintln!(
-            "  {}: {}",
-            detail["path"]
-                .as_str()
-                .filter(|p| !p.is_empty())
-                .unwrap_or("(body)"),
-            detail["message"].as_str().unwrap_or("")
-        );
+    let Ok(ErrorBody { error }) = ErrorBody::<Value>::deserialize(body) else {
+        eprintln!("refused ({status}), with an answer that is not an API error: {body}");
+        return;
+    };
+    eprintln!("refused ({status} {}): {}", error.code, error.message);
+    for detail in error.details {
+        let path = if detail.path.is_empty() {
+            "(body)"
+        } else {
+            &detail.path
+        };
+        eprintln!("  {path}: {}", detail.message);
     }
 }
 
-fn print_outcome(outcome: &Value) {
+fn print_outcome(outcome: &Outcome) {
     let mut line = format!(
         "{} {} ({})",
-        outcome["confirm_id"].as_str().unwrap_or("?"),
-        outcome["outcome"].as_str().unwrap_or("?"),
-        outcome["status"].as_str().unwrap_or("?")
+        outcome.confirm_id,
+        outcome.outcome.as_str(),
+        outcome.status
     );
-    if let Some(role) = outcome["decided_by_role"].as_str() {
+    if let Some(role) = &outcome.decided_by_role {
         line.push_str(&format!(" by {role}"));
     }
-    if let Some(kind) = outcome["kind"].as_str() {
-        line.push_str(&format!(" [{kind}]"));
+    if let Some(kind) = outcome.kind {
+        line.push_str(&format!(" [{}]", kind.as_str()));
     }
-    if let Some(reason) = outcome["reason"].as_str() {
+    if let Some(reason) = &outcome.reason {
         line.push_str(&format!(": {reason}"));
     }
     println!("{line}");
-    if let Some(token) = outcome["token"].as_object() {
+    if let Some(token) = &outcome.token {
         println!(
             "token {} (single use, expires {})",
-            token["tokenId"].as_str().unwrap_or("?"),
-            token["expiresAt"].as_str().unwrap_or("?")
+            token.token_id, token.expires_at
         );
     }
-    if let Some(call) = outcome["approved_call"].as_str() {
+    if let Some(call) = &outcome.approved_call {
         println!("call {call}");
     }
 }
@@ -223,7 +228,7 @@ fn review_from_file(file: &Path, role: &str, reason: Option<&str>) -> Result<Val
 }
 
 /// Polls the outcome with the server's long poll until decided or `timeout` passes.
-fn wait_for(connection: &Connection, id: &str, timeout: Duration) -> Result<Value, String> {
+fn wait_for(connection: &Connection, id: &str, timeout: Duration) -> Result<Outcome, String> {
     let deadline = Instant::now() + timeout;
     loop {
         let left = deadline
@@ -240,7 +245,8 @@ fn wait_for(connection: &Connection, id: &str, timeout: Duration) -> Result<Valu
             print_error(status, &outcome);
             return Err(format!("reading the outcome failed ({status})"));
         }
-        if outcome["outcome"] != "TOOL_BLOCKED_PENDING_APPROVAL" || Instant::now() >= deadline {
+        let outcome = outcome_of(&outcome)?;
+        if !outcome.is_pending() || Instant::now() >= deadline {
             return Ok(outcome);
         }
     }
@@ -278,11 +284,18 @@ pub fn submit(
 /// Prints the outcome of a created review, first waiting (up to `wait`) while it
 /// is pending; the exit code says what it came to.
 fn finish(connection: &Connection, created: &Value, wait: Option<Duration>) -> ExitCode {
-    let id = created["confirm_id"].as_str().unwrap_or_default();
+    let created = match outcome_of(created) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let id = created.confirm_id.to_string();
     let outcome = match wait {
-        Some(timeout) if created["outcome"] == "TOOL_BLOCKED_PENDING_APPROVAL" => {
+        Some(timeout) if created.is_pending() => {
             eprintln!("asked for approval ({id}); a reviewer must decide it");
-            match wait_for(connection, id, timeout) {
+            match wait_for(connection, &id, timeout) {
                 Ok(o) => o,
                 Err(e) => {
                     eprintln!("{e}");
@@ -290,7 +303,7 @@ fn finish(connection: &Connection, created: &Value, wait: Option<Duration>) -> E
                 }
             }
         }
-        _ => created.clone(),
+        _ => created,
     };
     print_outcome(&outcome);
     exit_for(&outcome)

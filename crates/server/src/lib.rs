@@ -2,12 +2,14 @@
 //! it, and so are the benchmarks.
 //!
 //! - [`api`]: the HTTP API under `/api/v1` (contract: `openapi.json`).
+//! - [`changes`]: every write to stored reviews, announced to waiters; the expiry sweeper.
 //! - [`db`]: SQLite or PostgreSQL storage.
 //! - [`serve`]: the server with the built app, CORS and the demo data.
 //! - [`keys`], [`agent`], [`validate`]: the other commands.
 
 pub mod agent;
 pub mod api;
+pub mod changes;
 pub mod db;
 mod headers;
 pub mod keys;

@@ -43,7 +43,7 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
         None
     };
     let state = AppState::new(db);
-    tokio::spawn(api::expire_tool_calls(state.clone()));
+    tokio::spawn(crate::changes::expire_tool_calls(state.changes.clone()));
     let mut app = api::router(state, options.max_body);
     let mut policy = None;
     if let Some(dir) = &options.app_dir {

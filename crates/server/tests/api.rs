@@ -288,6 +288,25 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
         &json!({"status": "approved", "decided_by_role": "reviewer", "colour": 1}),
     );
     assert_eq!(unknown.paths(), vec!["/colour"]);
+    // Statuses and modes are read into their types where they arrive.
+    let no_such_status = reviewer.decide(
+        &id,
+        "d-1",
+        &json!({"status": "maybe", "decided_by_role": "reviewer"}),
+    );
+    assert_eq!(
+        (no_such_status.status, no_such_status.paths()),
+        (422, vec!["/status".to_owned()])
+    );
+    let no_such_mode = reviewer.decide(
+        &id,
+        "d-1",
+        &json!({"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "sometimes"}}),
+    );
+    assert_eq!(
+        (no_such_mode.status, no_such_mode.paths()),
+        (422, vec!["/tool_call".to_owned()])
+    );
     let role = reviewer.decide(
         &id,
         "d-1",

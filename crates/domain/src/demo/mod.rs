@@ -7,6 +7,7 @@ mod numbered;
 
 pub use numbered::{numbered, numbered_id};
 
+use crate::model::DecisionStatus;
 use crate::toolcall::{new_tool_call_review, ToolCallSubmission};
 use crate::{decide, DecisionInput, MplpId, Review, Timestamp};
 use chrono::{DateTime, Duration, Utc};
@@ -207,7 +208,7 @@ pub fn reviews(now: DateTime<Utc>) -> Result<Vec<Review>, String> {
     let mut ids = sequential_ids(0x1000);
     let decided_at = now - Duration::minutes(60 * 24);
     let approval = DecisionInput {
-        status: "approved".into(),
+        status: DecisionStatus::Approved,
         decided_by_role: "security_officer".into(),
         reason: Some("Retention cost reviewed with finance; go ahead.".into()),
         tool_call: None,

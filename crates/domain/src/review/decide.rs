@@ -10,12 +10,13 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-/// What a reviewer submits, as the form or the HTTP body gives it.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// What a reviewer submits, as the form or the HTTP body gives it (the
+/// decision request of the HTTP contract: its status is parsed at the boundary).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DecisionInput {
-    /// `approved`, `rejected` or `cancelled`.
-    pub status: String,
+    /// Approved, rejected or cancelled.
+    pub status: DecisionStatus,
     /// The role the reviewer signs as.
     pub decided_by_role: String,
     /// Why; required for a rejection.
@@ -32,9 +33,6 @@ pub struct DecisionInput {
 #[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
 pub enum DecideError {
-    /// The status is none of approved, rejected, cancelled.
-    #[error("`{0}` is not a decision: choose approved, rejected or cancelled")]
-    UnknownStatus(String),
     /// The request was already decided; `last` is the decision that stands.
     #[error("this request is already {status}: only a pending request can be decided")]
     NotPending {
@@ -75,11 +73,7 @@ pub fn decide(
     now: DateTime<Utc>,
     ids: &mut impl IdSource,
 ) -> Result<Review, DecideError> {
-    let status: DecisionStatus = input
-        .status
-        .trim()
-        .parse()
-        .map_err(|_| DecideError::UnknownStatus(input.status.clone()))?;
+    let status = input.status;
     let confirm = &review.confirm;
     if confirm.status != ConfirmStatus::Pending {
         return Err(DecideError::NotPending {

@@ -6,7 +6,7 @@ use super::outcome::{OutcomeKind, ToolCallReview};
 use super::request::ToolCallSubmission;
 use super::token::{RedeemError, Redemption};
 use crate::issue::Issue;
-use crate::model::ConfirmStatus;
+use crate::model::{ConfirmStatus, DecisionStatus};
 use crate::review::{decide, event, DecideError, DecisionInput, Review, Target};
 use crate::{IdSource, Timestamp};
 use chrono::{DateTime, Utc};
@@ -59,7 +59,7 @@ pub fn approve_by_grant(
         return None;
     }
     let input = DecisionInput {
-        status: "approved".into(),
+        status: DecisionStatus::Approved,
         decided_by_role: grant.granted_by_role.clone(),
         reason: Some(format!(
             "approved by grant {} ({}), made when request {} was approved",
@@ -99,7 +99,7 @@ pub fn expire_if_due(
         return None;
     };
     let input = DecisionInput {
-        status: "cancelled".into(),
+        status: DecisionStatus::Cancelled,
         decided_by_role: EXPIRED_BY.into(),
         reason: Some(format!(
             "expired at {} with no decision; denied by default",

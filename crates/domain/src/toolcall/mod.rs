@@ -21,7 +21,9 @@ pub use flow::{
 };
 pub use grant::{Scope, ScopeGrant};
 pub(crate) use outcome::outcome_for;
-pub use outcome::{OutcomeKind, ToolCallReview, ToolChoice, ToolDecideError, ToolOutcome};
+pub use outcome::{
+    OutcomeKind, ToolCallReview, ToolChoice, ToolDecideError, ToolMode, ToolOutcome,
+};
 pub use request::{ApprovalRequest, RiskTier, ToolCallSubmission, DEFAULT_EXPIRY};
 pub use summary::{check_summary, SummaryCheck, Unmentioned};
 pub use token::{RedeemError, Redemption, Token, TOKEN_LIFETIME};

@@ -40,6 +40,20 @@ pub enum OutcomeKind {
     Expired,
 }
 
+impl OutcomeKind {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeKind::Approved => "approved",
+            OutcomeKind::Edited => "edited",
+            OutcomeKind::Denied => "denied",
+            OutcomeKind::Feedback => "feedback",
+            OutcomeKind::Cancelled => "cancelled",
+            OutcomeKind::Expired => "expired",
+        }
+    }
+}
+
 /// The recorded outcome of a tool-call request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -70,16 +84,54 @@ pub struct ToolOutcome {
     pub token: Option<Token>,
 }
 
+/// How a decision on a tool call reaches: an approval `once`, with a `scope`
+/// or with modifications (`edit`); a rejection that denies (`deny`) or sends
+/// `feedback`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolMode {
+    /// Approve this call only.
+    Once,
+    /// Approve this call and grant later ones within a scope.
+    Scope,
+    /// Approve the call with modified arguments.
+    Edit,
+    /// Deny the call, with a reason.
+    Deny,
+    /// Not an approval: text returned to the agent.
+    Feedback,
+}
+
+impl ToolMode {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolMode::Once => "once",
+            ToolMode::Scope => "scope",
+            ToolMode::Edit => "edit",
+            ToolMode::Deny => "deny",
+            ToolMode::Feedback => "feedback",
+        }
+    }
+}
+
+impl std::fmt::Display for ToolMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// How a reviewer approves or answers a tool call, beside the decision status.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolChoice {
-    /// `once` (the default), `scope`, `edit` (approvals) or `feedback` (with `rejected`).
-    #[serde(default)]
-    pub mode: String,
-    /// For `scope`: `session`, `15m` or `workspace`.
+    /// How the decision reaches; absent: the status's plain meaning (approve
+    /// once, deny, cancel).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope: Option<String>,
+    pub mode: Option<ToolMode>,
+    /// For `scope`: how far the grant reaches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
     /// For `scope`: cover every call of the tool, not only these arguments.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub whole_tool: bool,
@@ -98,13 +150,13 @@ pub enum ToolDecideError {
     /// Past `expiresAt`.
     #[error("this request expired at {0}; an expired request cannot be approved")]
     Expired(Timestamp),
-    /// A mode that is none of once, scope, edit, feedback, or that does not fit the status.
+    /// A mode that does not fit the status.
     #[error("`{mode}` does not go with `{status}`: approve once, with scope or with modifications; reject with a reason or with feedback")]
     UnknownMode {
         /// The mode given.
-        mode: String,
+        mode: ToolMode,
         /// The status given.
-        status: String,
+        status: DecisionStatus,
     },
     /// A scope mode without a valid scope.
     #[error("{0}")]
@@ -139,7 +191,7 @@ pub(crate) fn outcome_for(
     ids: &mut impl IdSource,
 ) -> Result<ToolOutcome, ToolDecideError> {
     let request = &review.request;
-    let mode = choice.map(|c| c.mode.trim()).unwrap_or("");
+    let mode = choice.and_then(|c| c.mode);
     let base = ToolOutcome {
         decision_id,
         kind: OutcomeKind::Denied,
@@ -151,37 +203,34 @@ pub(crate) fn outcome_for(
         approved_by_grant: None,
         token: None,
     };
-    let unknown = || ToolDecideError::UnknownMode {
-        mode: mode.to_owned(),
-        status: status.to_string(),
-    };
+    let unfit = |mode| ToolDecideError::UnknownMode { mode, status };
     match status {
         DecisionStatus::Rejected => match mode {
-            "" | "deny" => Ok(base),
-            "feedback" => Ok(ToolOutcome {
+            None | Some(ToolMode::Deny) => Ok(base),
+            Some(ToolMode::Feedback) => Ok(ToolOutcome {
                 kind: OutcomeKind::Feedback,
                 ..base
             }),
-            _ => Err(unknown()),
+            Some(other) => Err(unfit(other)),
         },
         DecisionStatus::Cancelled => match mode {
-            "" => Ok(ToolOutcome {
+            None => Ok(ToolOutcome {
                 kind: OutcomeKind::Cancelled,
                 ..base
             }),
-            _ => Err(unknown()),
+            Some(other) => Err(unfit(other)),
         },
         DecisionStatus::Approved => {
             if request.expired_at(now) {
                 return Err(ToolDecideError::Expired(request.expires_at.clone()));
             }
             let (kind, call, scope) = match mode {
-                "" | "once" => (
+                None | Some(ToolMode::Once) => (
                     OutcomeKind::Approved,
                     request.tool_call_canonical.clone(),
                     None,
                 ),
-                "scope" => {
+                Some(ToolMode::Scope) => {
                     let scope = parse_scope(choice, request.risk_tier)?;
                     (
                         OutcomeKind::Approved,
@@ -189,7 +238,7 @@ pub(crate) fn outcome_for(
                         Some(scope),
                     )
                 }
-                "edit" => {
+                Some(ToolMode::Edit) => {
                     let call = edited_call(request, choice)?;
                     let kind = if call == request.tool_call_canonical {
                         OutcomeKind::Approved
@@ -198,7 +247,7 @@ pub(crate) fn outcome_for(
                     };
                     (kind, call, None)
                 }
-                _ => return Err(unknown()),
+                Some(other) => return Err(unfit(other)),
             };
             let hash = CallHash::of_canonical(&call);
             let grant = match scope {
@@ -241,8 +290,11 @@ pub(crate) fn outcome_for(
 }
 
 fn parse_scope(choice: Option<&ToolChoice>, risk: RiskTier) -> Result<Scope, ToolDecideError> {
-    let text = choice.and_then(|c| c.scope.as_deref()).unwrap_or("");
-    let scope: Scope = text.parse().map_err(ToolDecideError::BadScope)?;
+    let scope = choice.and_then(|c| c.scope).ok_or_else(|| {
+        ToolDecideError::BadScope(
+            "choose how far the approval reaches: session, 15m or workspace".into(),
+        )
+    })?;
     if scope == Scope::Workspace {
         if risk == RiskTier::R4 {
             return Err(ToolDecideError::ScopeRefused);

@@ -3,10 +3,12 @@
 
 mod error;
 mod event;
+mod outcome;
 mod page;
 mod summary;
 
 pub use error::{Detail, ErrorBody, ErrorReport, Refusal};
 pub use event::ChangeKind;
+pub use outcome::{Answer, Outcome, Redeemed, Verdict};
 pub use page::{Order, QueryProblem, Requesters, ReviewQuery, StatusCounts, SummaryPage};
 pub use summary::ReviewSummary;

@@ -7,6 +7,7 @@
 use super::error::ApiError;
 use super::AppState;
 use crate::db::keys::{ApiKey, KeyKind};
+use crate::db::reviews::Stored;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
@@ -57,6 +58,19 @@ impl Caller {
             role: role.trim().to_owned(),
             allowed: self.0.roles.clone(),
         }))
+    }
+}
+
+impl Caller {
+    /// The stored review this key may see (a reviewer key: any; an agent
+    /// key: the ones it created), else 404, whether or not it exists.
+    pub async fn review(&self, state: &AppState, id: &str) -> Result<Stored, ApiError> {
+        match state.db.review(id).await? {
+            Some(stored) if self.0.kind == KeyKind::Reviewer || stored.created_by == self.0.id => {
+                Ok(stored)
+            }
+            _ => Err(ApiError::not_found(&format!("review {id}"))),
+        }
     }
 }
 

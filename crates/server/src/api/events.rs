@@ -71,7 +71,7 @@ pub async fn stream(
         Some(seq) => seq,
         None => state.db.last_change().await?,
     };
-    let feed = state.feed.subscribe();
+    let feed = state.changes.subscribe();
     let cursor = Cursor {
         state,
         after,

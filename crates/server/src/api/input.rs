@@ -3,7 +3,7 @@
 
 use super::body::{check_fields, kind_of, object, optional_string};
 use super::error::{ApiError, Detail};
-use countersign_domain::model::{ConfirmStatus, Plan};
+use countersign_domain::model::{ConfirmStatus, DecisionStatus, Plan};
 use countersign_domain::toolcall::ToolChoice;
 use countersign_domain::{validate_bundle, validate_document, DecisionInput, DocumentKind, Review};
 use serde::Deserialize;
@@ -115,6 +115,17 @@ pub fn decision(value: &Value) -> Result<DecisionInput, ApiError> {
             }
         },
     };
+    // Absent: the check of the fields above said so.
+    let status = body.get("status").and_then(|value| {
+        DecisionStatus::deserialize(value)
+            .map_err(|_| {
+                details.push(Detail::new(
+                    "/status",
+                    format!("{value} is not a decision: choose approved, rejected or cancelled"),
+                ))
+            })
+            .ok()
+    });
     let mut text = |field: &str| match optional_string(body, "", field) {
         Ok(v) => v,
         Err(d) => {
@@ -122,16 +133,16 @@ pub fn decision(value: &Value) -> Result<DecisionInput, ApiError> {
             None
         }
     };
-    let input = DecisionInput {
-        status: text("status").unwrap_or_default(),
-        decided_by_role: text("decided_by_role").unwrap_or_default(),
-        reason: text("reason"),
-        tool_call,
-    };
-    if details.is_empty() {
-        Ok(input)
-    } else {
-        Err(refuse(details))
+    let decided_by_role = text("decided_by_role").unwrap_or_default();
+    let reason = text("reason");
+    match status {
+        Some(status) if details.is_empty() => Ok(DecisionInput {
+            status,
+            decided_by_role,
+            reason,
+            tool_call,
+        }),
+        _ => Err(refuse(details)),
     }
 }
 

@@ -5,11 +5,11 @@ mod body;
 mod error;
 mod events;
 mod input;
-mod outcome;
 mod query;
 mod reviews;
 mod tool_calls;
 
+use crate::changes::Changes;
 use crate::db::Db;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{header, HeaderValue, StatusCode};
@@ -17,49 +17,26 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
 use error::ApiError;
-use std::sync::Arc;
-use tokio::sync::watch;
 
 /// The OpenAPI 3.1 description of this API.
 pub const OPENAPI: &str = include_str!("../../openapi.json");
 
-/// What every handler shares.
+/// What every handler shares: the database to read, and the changes to
+/// store through (each is announced to this instance's waiters).
 #[derive(Clone)]
 pub struct AppState {
-    /// The database.
+    /// The database, for reading.
     pub db: Db,
-    /// The newest change this instance stored; waiters wake when it moves.
-    feed: Arc<watch::Sender<i64>>,
+    /// Every write goes through here.
+    pub changes: Changes,
 }
 
 impl AppState {
     /// State over an opened database.
     pub fn new(db: Db) -> AppState {
         AppState {
+            changes: Changes::new(db.clone()),
             db,
-            feed: Arc::new(watch::Sender::new(0)),
-        }
-    }
-
-    /// Wakes the long polls and event streams after a change was stored.
-    fn announce(&self, seq: i64) {
-        self.feed.send_if_modified(|latest| {
-            let newer = seq > *latest;
-            if newer {
-                *latest = seq;
-            }
-            newer
-        });
-    }
-}
-
-/// Closes expired tool-call requests once a second, for as long as the server runs.
-pub async fn expire_tool_calls(state: AppState) {
-    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
-    loop {
-        tick.tick().await;
-        if let Err(e) = tool_calls::expire_due(&state).await {
-            eprintln!("countersign: closing expired tool calls failed: {e}");
         }
     }
 }

@@ -6,43 +6,21 @@ use super::auth::Caller;
 use super::body::JsonBody;
 use super::error::{ApiError, Detail};
 use super::input;
-use super::outcome::Outcome;
 use super::query::Params;
-use super::{tool_calls, AppState};
+use super::AppState;
+use crate::changes::{new_id, Written};
 use crate::db::keys::KeyKind;
-use crate::db::reviews::{ChangeError, ChangeKind, Cursor, IdempotentResult, Stored};
+use crate::db::reviews::{ChangeKind, Cursor, IdempotentResult};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use countersign_domain::review::Resubmission;
 use countersign_domain::toolcall::ToolDecideError;
-use countersign_domain::wire::{Refusal, Requesters, ReviewQuery, SummaryPage};
-use countersign_domain::{decide, resubmit, DecideError, MplpId, Review};
+use countersign_domain::wire::{Answer, Outcome, Refusal, Requesters, ReviewQuery, SummaryPage};
+use countersign_domain::{decide, resubmit, DecideError, Review};
 use serde_json::{json, Value};
 use std::time::Duration;
-
-/// Fresh random ids for decisions and events.
-pub(super) fn new_id() -> MplpId {
-    let mut bytes = [0u8; 16];
-    // A machine without randomness cannot run the server at all (keys need it too).
-    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
-    MplpId::from_random_bytes(bytes)
-}
-
-/// The stored review an agent key may see: only the ones it created.
-pub(super) async fn own_review(
-    state: &AppState,
-    caller: &Caller,
-    id: &str,
-) -> Result<Stored, ApiError> {
-    match state.db.review(id).await? {
-        Some(stored) if caller.0.kind == KeyKind::Reviewer || stored.created_by == caller.0.id => {
-            Ok(stored)
-        }
-        _ => Err(ApiError::not_found(&format!("review {id}"))),
-    }
-}
 
 /// `POST /api/v1/reviews` (agent): create a review. 201 with the review and its
 /// outcome; 200 when the same review was already created (a retry); 409 when
@@ -51,24 +29,15 @@ pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Answer>), ApiError> {
     caller.require(KeyKind::Agent)?;
     let review = input::new_review(&body)?;
-    match state.db.insert_review(&review, &caller.0.id).await? {
-        Ok(seq) => {
-            state.announce(seq);
-            Ok((
-                StatusCode::CREATED,
-                Json(json!({"review": review, "outcome": Outcome::of(&review)})),
-            ))
+    match state.changes.create(&review, &caller.0.id).await? {
+        None => Ok((StatusCode::CREATED, Json(Answer::of(review)))),
+        Some(existing) if existing.review == review || same_request(&existing.review, &review) => {
+            Ok((StatusCode::OK, Json(Answer::of(existing.review))))
         }
-        Err(existing) if existing.review == review || same_request(&existing.review, &review) => {
-            Ok((
-                StatusCode::OK,
-                Json(json!({"review": existing.review, "outcome": Outcome::of(&existing.review)})),
-            ))
-        }
-        Err(_) => Err(ApiError::new(
+        Some(_) => Err(ApiError::new(
             StatusCode::CONFLICT,
             "already_exists",
             format!(
@@ -187,7 +156,7 @@ pub async fn get(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let stored = own_review(&state, &caller, &id).await?;
+    let stored = caller.review(&state, &id).await?;
     let problems: Vec<Detail> = stored.review.validate().iter().map(Detail::from).collect();
     Ok(Json(json!({
         "review": stored.review,
@@ -217,10 +186,10 @@ pub async fn outcome(
         }
     };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
-    let mut feed = state.feed.subscribe();
+    let mut feed = state.changes.subscribe();
     loop {
-        let stored = own_review(&state, &caller, &id).await?;
-        if tool_calls::close_if_expired(&state, &stored).await? {
+        let stored = caller.review(&state, &id).await?;
+        if state.changes.close_if_expired(&stored).await? {
             continue; // closed now, without waiting for the next sweep
         }
         let outcome = Outcome::of(&stored.review);
@@ -279,19 +248,17 @@ pub async fn post_decision(
             request: request.clone(),
             response: response.clone(),
         };
-        match state
-            .db
-            .replace_serialized_review(
+        let written = state
+            .changes
+            .decide(
                 stored.version,
                 &next,
                 doc,
-                ChangeKind::Decided,
-                Some((&caller.0.id, &idem_key, &first)),
+                (&caller.0.id, &idem_key, &first),
             )
-            .await
-        {
-            Ok(seq) => {
-                state.announce(seq);
+            .await?;
+        match written {
+            Written::Stored => {
                 if let Some(grant) = next
                     .tool_call()
                     .and_then(|c| c.outcome.as_ref())
@@ -301,15 +268,14 @@ pub async fn post_decision(
                 }
                 return Ok(json_text(response));
             }
-            Err(ChangeError::Stale) => continue,
-            Err(ChangeError::DuplicateRequest) => {
+            Written::Stale => continue,
+            Written::KeyTaken => {
                 let first = state.db.idempotent_result(&caller.0.id, &idem_key).await?;
                 return replay(
                     first.ok_or_else(|| ApiError::internal("idempotency record vanished"))?,
                     &request,
                 );
             }
-            Err(ChangeError::Db(e)) => return Err(e.into()),
         }
     }
     Err(ApiError::busy())
@@ -379,9 +345,6 @@ fn report_refusal(e: DecideError) -> ApiError {
             )
             .with_details(details)
         }
-        DecideError::UnknownStatus(_) => {
-            ApiError::invalid(message.clone(), vec![Detail::new("/status", message)])
-        }
         DecideError::EmptyRole => ApiError::invalid(
             message.clone(),
             vec![Detail::new("/decided_by_role", message)],
@@ -423,10 +386,10 @@ pub async fn resubmit_review(
     caller: Caller,
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Answer>, ApiError> {
     caller.require(KeyKind::Agent)?;
     let input = input::resubmission(&body)?;
-    let stored = own_review(&state, &caller, &id).await?;
+    let stored = caller.review(&state, &id).await?;
     let resubmission = Resubmission {
         by_role: input.by_role,
         revised_plan: input.plan,
@@ -446,23 +409,16 @@ pub async fn resubmit_review(
             problems.iter().map(Detail::from).collect(),
         ));
     }
-    match state
-        .db
-        .replace_review(stored.version, &next, ChangeKind::Resubmitted, None)
-        .await
-    {
-        Ok(seq) => {
-            state.announce(seq);
-            Ok(Json(json!({"review": next, "outcome": Outcome::of(&next)})))
-        }
-        Err(ChangeError::Stale) => Err(ApiError::new(
+    let stored_next = state
+        .changes
+        .replace(stored.version, &next, ChangeKind::Resubmitted)
+        .await?;
+    if !stored_next {
+        return Err(ApiError::new(
             StatusCode::CONFLICT,
             "changed_meanwhile",
             "the review changed while it was being resubmitted; read it again",
-        )),
-        Err(ChangeError::DuplicateRequest) => {
-            Err(ApiError::internal("unexpected idempotency conflict"))
-        }
-        Err(ChangeError::Db(e)) => Err(e.into()),
+        ));
     }
+    Ok(Json(Answer::of(next)))
 }

@@ -5,18 +5,18 @@
 use super::auth::Caller;
 use super::body::{check_fields, object, JsonBody};
 use super::error::{ApiError, Detail};
-use super::outcome::Outcome;
-use super::reviews::{new_id, own_review};
 use super::AppState;
+use crate::changes::new_id;
 use crate::db::keys::KeyKind;
-use crate::db::reviews::{ChangeError, ChangeKind, Stored};
+use crate::db::reviews::ChangeKind;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use countersign_domain::toolcall::{
-    approve_by_grant, expire_if_due, new_tool_call_review, redeem, CallHash, RedeemError,
-    Redemption, ToolCall, ToolCallSubmission,
+    approve_by_grant, new_tool_call_review, redeem, CallHash, RedeemError, Redemption, ToolCall,
+    ToolCallSubmission,
 };
+use countersign_domain::wire::{Answer, Redeemed};
 use countersign_domain::Review;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -57,7 +57,7 @@ pub async fn submit(
     State(state): State<AppState>,
     caller: Caller,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Answer>), ApiError> {
     caller.require(KeyKind::Agent)?;
     let refuse = |details| ApiError::invalid("the tool-call request was refused", details);
     let fields = object(&body, "").map_err(|d| refuse(vec![d]))?;
@@ -70,25 +70,19 @@ pub async fn submit(
     let now = chrono::Utc::now();
     let review = new_tool_call_review(submission, now, &mut new_id)
         .map_err(|issues| refuse(issues.iter().map(Detail::from).collect()))?;
-    match state.db.insert_review(&review, &caller.0.id).await? {
-        Ok(seq) => state.announce(seq),
-        Err(_) => {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "already_exists",
-                "a review for this approvalId already exists",
-            )
-            .with_details(vec![Detail::new("/approvalId", "already taken")]))
-        }
+    if state.changes.create(&review, &caller.0.id).await?.is_some() {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "already_exists",
+            "a review for this approvalId already exists",
+        )
+        .with_details(vec![Detail::new("/approvalId", "already taken")]));
     }
     let review = match approve_by_standing_grant(&state, &review).await? {
         Some(approved) => approved,
         None => review,
     };
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({"review": review, "outcome": Outcome::of(&review)})),
-    ))
+    Ok((StatusCode::CREATED, Json(Answer::of(review))))
 }
 
 /// Approves a just-stored pending call when a grant covers it, recording the
@@ -109,19 +103,8 @@ async fn approve_by_standing_grant(
         let next = decided.map_err(ApiError::internal)?;
         // Version 1: nobody else can have changed a review created a moment ago
         // without making this approval stale, and then theirs stands.
-        return match state
-            .db
-            .replace_review(1, &next, ChangeKind::Decided, None)
-            .await
-        {
-            Ok(seq) => {
-                state.announce(seq);
-                Ok(Some(next))
-            }
-            Err(ChangeError::Stale) => Ok(None),
-            Err(ChangeError::DuplicateRequest) => Ok(None),
-            Err(ChangeError::Db(e)) => Err(e.into()),
-        };
+        let approved = state.changes.replace(1, &next, ChangeKind::Decided).await?;
+        return Ok(approved.then_some(next));
     }
     Ok(None)
 }
@@ -136,29 +119,26 @@ pub async fn redeem_token(
     caller: Caller,
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Redeemed>, ApiError> {
     caller.require(KeyKind::Agent)?;
     let presented = redemption(&body)?;
     for _ in 0..8 {
-        let stored = own_review(&state, &caller, &id).await?;
+        let stored = caller.review(&state, &id).await?;
         let next = redeem(&stored.review, &presented, chrono::Utc::now(), &mut new_id)
             .map_err(redeem_refusal)?;
-        match state
-            .db
-            .replace_review(stored.version, &next, ChangeKind::Redeemed, None)
-            .await
+        if state
+            .changes
+            .replace(stored.version, &next, ChangeKind::Redeemed)
+            .await?
         {
-            Ok(seq) => {
-                state.announce(seq);
-                let token = next
-                    .tool_call()
-                    .and_then(|c| c.outcome.as_ref())
-                    .and_then(|o| o.token.clone());
-                return Ok(Json(json!({"redeemed": true, "token": token})));
-            }
-            Err(ChangeError::Stale) => continue,
-            Err(ChangeError::DuplicateRequest) => continue,
-            Err(ChangeError::Db(e)) => return Err(e.into()),
+            let token = next
+                .tool_call()
+                .and_then(|c| c.outcome.as_ref())
+                .and_then(|o| o.token.clone());
+            return Ok(Json(Redeemed {
+                redeemed: true,
+                token,
+            }));
         }
     }
     Err(ApiError::busy())
@@ -224,36 +204,4 @@ fn redeem_refusal(e: RedeemError) -> ApiError {
         _ => StatusCode::CONFLICT,
     };
     ApiError::new(status, e.code(), e.to_string())
-}
-
-/// Closes every pending tool call past its `expiresAt` as cancelled (denied by
-/// default), so waiting agents learn why at once. Returns how many it closed.
-pub async fn expire_due(state: &AppState) -> Result<usize, ApiError> {
-    let mut closed = 0;
-    for id in state.db.expired_pending(chrono::Utc::now()).await? {
-        if let Some(stored) = state.db.review(&id).await? {
-            closed += usize::from(close_if_expired(state, &stored).await?);
-        }
-    }
-    Ok(closed)
-}
-
-/// Closes one stored review if it is a pending tool call past its expiry.
-/// Returns whether it did; a decision that landed meanwhile stands.
-pub async fn close_if_expired(state: &AppState, stored: &Stored) -> Result<bool, ApiError> {
-    let Some(next) = expire_if_due(&stored.review, chrono::Utc::now(), &mut new_id) else {
-        return Ok(false);
-    };
-    match state
-        .db
-        .replace_review(stored.version, &next, ChangeKind::Decided, None)
-        .await
-    {
-        Ok(seq) => {
-            state.announce(seq);
-            Ok(true)
-        }
-        Err(ChangeError::Stale | ChangeError::DuplicateRequest) => Ok(false),
-        Err(ChangeError::Db(e)) => Err(e.into()),
-    }
 }

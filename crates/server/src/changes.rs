@@ -1,0 +1,168 @@
+//! Changes to stored reviews, apart from HTTP: each is stored with its feed
+//! entry and then announced to this instance's waiters (long polls, event
+//! streams), in this one place; fresh ids for decisions and events; and the
+//! sweeper that closes pending tool calls past their expiry as denied.
+
+use crate::db::reviews::{ChangeError, ChangeKind, IdempotentResult, Stored};
+use crate::db::{Db, DbError};
+use countersign_domain::toolcall::expire_if_due;
+use countersign_domain::{MplpId, Review};
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// Stores changes and tells the waiters of this instance about them (other
+/// instances sharing the database read the feed themselves).
+#[derive(Clone)]
+pub struct Changes {
+    db: Db,
+    /// The newest change this instance stored; waiters wake when it moves.
+    feed: Arc<watch::Sender<i64>>,
+}
+
+/// How a decision's compare-and-swap write ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// Stored and announced.
+    Stored,
+    /// The review changed since it was read: read it again.
+    Stale,
+    /// A retry under the same idempotency key was stored meanwhile: its
+    /// first result stands.
+    KeyTaken,
+}
+
+impl Changes {
+    /// Changes stored in `db`.
+    pub fn new(db: Db) -> Changes {
+        Changes {
+            db,
+            feed: Arc::new(watch::Sender::new(0)),
+        }
+    }
+
+    /// Wakes when this instance stores a change.
+    pub fn subscribe(&self) -> watch::Receiver<i64> {
+        self.feed.subscribe()
+    }
+
+    /// Stores a new review. Returns the review already stored under its id
+    /// (or its tool call's approval id) instead, when there is one: nothing
+    /// is written then.
+    pub async fn create(
+        &self,
+        review: &Review,
+        created_by: &str,
+    ) -> Result<Option<Stored>, DbError> {
+        match self.db.insert_review(review, created_by).await? {
+            Ok(seq) => {
+                self.announce(seq);
+                Ok(None)
+            }
+            Err(existing) => Ok(Some(existing)),
+        }
+    }
+
+    /// Replaces a review read at `version` with `next`. Returns false, having
+    /// written nothing, when the review changed since it was read.
+    pub async fn replace(
+        &self,
+        version: i64,
+        next: &Review,
+        kind: ChangeKind,
+    ) -> Result<bool, DbError> {
+        match self.db.replace_review(version, next, kind, None).await {
+            Ok(seq) => {
+                self.announce(seq);
+                Ok(true)
+            }
+            // Without an idempotency record no key can be taken: only staleness is left.
+            Err(ChangeError::Stale | ChangeError::DuplicateRequest) => Ok(false),
+            Err(ChangeError::Db(e)) => Err(e),
+        }
+    }
+
+    /// Stores a decision: `next` (already serialized as `doc`) in place of
+    /// the review read at `version`, with its first result under the caller's
+    /// idempotency key (`key_id`, `idem_key`), all or nothing.
+    pub async fn decide(
+        &self,
+        version: i64,
+        next: &Review,
+        doc: String,
+        (key_id, idem_key, first): (&str, &str, &IdempotentResult),
+    ) -> Result<Written, DbError> {
+        let written = self
+            .db
+            .replace_serialized_review(
+                version,
+                next,
+                doc,
+                ChangeKind::Decided,
+                Some((key_id, idem_key, first)),
+            )
+            .await;
+        match written {
+            Ok(seq) => {
+                self.announce(seq);
+                Ok(Written::Stored)
+            }
+            Err(ChangeError::Stale) => Ok(Written::Stale),
+            Err(ChangeError::DuplicateRequest) => Ok(Written::KeyTaken),
+            Err(ChangeError::Db(e)) => Err(e),
+        }
+    }
+
+    /// Closes one stored review if it is a pending tool call past its expiry
+    /// (cancelled: denied by default). Returns whether it did; a decision
+    /// that landed meanwhile stands.
+    pub async fn close_if_expired(&self, stored: &Stored) -> Result<bool, DbError> {
+        match expire_if_due(&stored.review, chrono::Utc::now(), &mut new_id) {
+            Some(next) => {
+                self.replace(stored.version, &next, ChangeKind::Decided)
+                    .await
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Closes every pending tool call past its expiry, so waiting agents learn
+    /// why at once. Returns how many it closed.
+    pub async fn expire_due(&self) -> Result<usize, DbError> {
+        let mut closed = 0;
+        for id in self.db.expired_pending(chrono::Utc::now()).await? {
+            if let Some(stored) = self.db.review(&id).await? {
+                closed += usize::from(self.close_if_expired(&stored).await?);
+            }
+        }
+        Ok(closed)
+    }
+
+    fn announce(&self, seq: i64) {
+        self.feed.send_if_modified(|latest| {
+            let newer = seq > *latest;
+            if newer {
+                *latest = seq;
+            }
+            newer
+        });
+    }
+}
+
+/// Closes expired tool-call requests once a second, for as long as the server runs.
+pub async fn expire_tool_calls(changes: Changes) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        if let Err(e) = changes.expire_due().await {
+            eprintln!("countersign: closing expired tool calls failed: {e}");
+        }
+    }
+}
+
+/// A fresh random id for a decision or an event.
+pub fn new_id() -> MplpId {
+    let mut bytes = [0u8; 16];
+    // A machine without randomness cannot run the server at all (keys need it too).
+    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
+    MplpId::from_random_bytes(bytes)
+}
