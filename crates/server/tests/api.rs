@@ -192,6 +192,15 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
     assert_eq!(anonymous.get("/requesters").status, 401);
     assert_eq!(agent.get("/requesters").status, 403);
 
+    // changes: 200, 400, 401, 403
+    let changes = reviewer.get("/changes?after=0&limit=1");
+    assert_eq!(changes.body["changes"][0]["kind"], "review.created");
+    assert_eq!(changes.body["more"], true);
+    assert_eq!(reviewer.get("/changes").code(), "invalid_parameter");
+    assert_eq!(reviewer.get("/changes?after=0&limit=501").status, 400);
+    assert_eq!(anonymous.get("/changes?after=0").status, 401);
+    assert_eq!(agent.get("/changes?after=0").status, 403);
+
     // list: 200 with filters and paging, 400, 401, 403
     let page = reviewer.get("/reviews?status=pending&limit=2");
     assert_eq!(page.body["items"].as_array().unwrap().len(), 2);
@@ -713,6 +722,60 @@ fn unknown_endpoints_and_methods_get_the_error_shape() {
 }
 
 #[test]
+fn the_changes_after_a_position_are_what_changed_since_each_with_its_row() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let agent = server.client(&server.agent);
+    let reviewer = server.client(&server.reviewer);
+    let start = reviewer.get("/reviews?view=summary&limit=1").body["position"]
+        .as_i64()
+        .unwrap();
+    assert_eq!(agent.post("/reviews", &review(8, 2, false)).status, 201);
+    assert_eq!(agent.post("/reviews", &review(9, 2, false)).status, 201);
+    let decided = reviewer.decide(
+        &confirm_id(8),
+        "c-1",
+        &json!({"status": "rejected", "decided_by_role": "reviewer", "reason": "Not now"}),
+    );
+    assert_eq!(decided.status, 200);
+    let page: countersign_domain::wire::ChangePage =
+        serde_json::from_value(reviewer.get(&format!("/changes?after={start}")).body).unwrap();
+    let seen: Vec<(String, &str)> = page
+        .changes
+        .iter()
+        .map(|c| (c.summary.id.to_string(), c.kind.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (confirm_id(8), "review.created"),
+            (confirm_id(9), "review.created"),
+            (confirm_id(8), "review.decided"),
+        ]
+    );
+    // Each row is the review as it is now (the first change of 8 shows it rejected).
+    assert!(page
+        .changes
+        .iter()
+        .filter(|c| c.summary.id.to_string() == confirm_id(8))
+        .all(|c| c.summary.status == countersign_domain::model::ConfirmStatus::Rejected));
+    assert!(!page.more);
+    assert_eq!(page.position, page.changes[2].seq);
+    // Nothing changed since: an empty page that keeps its position.
+    let after = reviewer.get(&format!("/changes?after={}", page.position));
+    assert_eq!(after.body["changes"], json!([]));
+    assert_eq!(after.body["position"], page.position);
+    // Paged: as many as asked, and more is said to follow.
+    let first = reviewer
+        .get(&format!("/changes?after={start}&limit=2"))
+        .body;
+    assert_eq!(
+        (first["changes"].as_array().unwrap().len(), &first["more"]),
+        (2, &json!(true))
+    );
+}
+
+#[test]
 fn live_events_announce_created_decided_and_resumed_changes() {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path(), &[]);
@@ -734,6 +797,7 @@ fn live_events_announce_created_decided_and_resumed_changes() {
     );
     assert_eq!(events[1].1, "review.decided");
     assert_eq!(events[1].2["status"], "cancelled");
+    assert_eq!(events[1].2["summary"]["status"], "cancelled");
     // Resuming after the first event replays the second.
     let resumed = read_events(
         &server,

@@ -22,7 +22,7 @@ const CALLERS: [&str; 6] = [
 
 /// Every endpoint and the status each caller gets; the owner is the agent that
 /// created the review, the role is the one the decision signs as.
-const TABLE: [(&str, [u16; 6]); 13] = [
+const TABLE: [(&str, [u16; 6]); 14] = [
     ("GET /health", [200, 200, 200, 200, 200, 200]),
     ("GET /openapi.json", [200, 200, 200, 200, 200, 200]),
     ("POST /reviews", [401, 401, 201, 201, 403, 403]),
@@ -42,6 +42,7 @@ const TABLE: [(&str, [u16; 6]); 13] = [
     ("POST /reviews/{id}/redeem", [401, 401, 200, 404, 403, 403]),
     ("GET /events", [401, 401, 403, 403, 200, 200]),
     ("POST /events/tickets", [401, 401, 403, 403, 201, 201]),
+    ("GET /changes", [401, 401, 403, 403, 200, 200]),
 ];
 
 const ROLE: &str = "security_officer";
@@ -163,6 +164,7 @@ fn call(
         "GET /events" => open_events(server, caller.key.as_deref()),
         "POST /events/tickets" => caller.post("/events/tickets", &json!({})).status,
         "GET /requesters" => caller.get("/requesters").status,
+        "GET /changes" => caller.get("/changes?after=0").status,
         other => panic!("no cell for {other}"),
     }
 }

@@ -8,7 +8,7 @@ mod page;
 mod summary;
 
 pub use error::{Detail, ErrorBody, ErrorReport, Refusal};
-pub use event::ChangeKind;
+pub use event::{Change, ChangeKind, ChangePage};
 pub use outcome::{Answer, Outcome, Redeemed, Verdict};
 pub use page::{Order, QueryProblem, Requesters, ReviewQuery, StatusCounts, SummaryPage};
 pub use summary::ReviewSummary;

@@ -1,8 +1,12 @@
-//! `GET /api/v1/events` (reviewer, by key or by a single-use ticket from
-//! `POST /api/v1/events/tickets`): Server-Sent Events, one per change
-//! (`review.created`, `review.decided`, `review.resubmitted`) carrying the
-//! review as it now stands, with the feed position as the event id so a client
-//! resumes with `Last-Event-ID` (or `?after=`). Keep-alive comments every 15 s.
+//! The change feed. `GET /api/v1/events` (reviewer, by key or by a
+//! single-use ticket from `POST /api/v1/events/tickets`): Server-Sent Events,
+//! one per change (`review.created`, `review.decided`, `review.resubmitted`,
+//! `review.redeemed`) carrying the review and its list row as they now stand,
+//! with the feed position as the event id so a client resumes with
+//! `Last-Event-ID` (or `?after=`); keep-alive comments every 15 s.
+//! `GET /api/v1/changes?after=` (reviewer): the same changes as one JSON
+//! page, for a client that cannot hold a stream open (it asks for what
+//! changed since its last position, never for everything again).
 
 use super::auth::Caller;
 use super::error::{ApiError, Detail};
@@ -14,6 +18,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Json;
+use countersign_domain::wire::{self, ChangePage};
 use futures_util::stream::{self, Stream};
 use serde_json::json;
 use std::collections::VecDeque;
@@ -114,6 +119,59 @@ fn position(text: &str, name: &str) -> Result<i64, ApiError> {
         })
 }
 
+/// How many changes one `GET /changes` answers at most, and by default.
+const CHANGES_LISTED: i64 = 500;
+const CHANGES_BY_DEFAULT: i64 = 200;
+
+/// `GET /api/v1/changes?after=N&limit=L` (reviewer): the changes after
+/// position N, oldest first, each with its review's list row as it is now.
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<ChangePage>, ApiError> {
+    caller.require(KeyKind::Reviewer)?;
+    let params = Params::parse(raw.as_deref(), &["after", "limit"])?;
+    let after = match params.get("after") {
+        Some(value) => position(value, "after")?,
+        None => {
+            return Err(ApiError::bad_request(
+                "invalid_parameter",
+                "say which changes: after=<the position of the last change seen>",
+            )
+            .with_details(vec![Detail::new("after", "required")]))
+        }
+    };
+    let limit = match params.get("limit").map(|l| l.trim().parse::<i64>()) {
+        None => CHANGES_BY_DEFAULT,
+        Some(Ok(n)) if (1..=CHANGES_LISTED).contains(&n) => n,
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "invalid_parameter",
+                format!("limit is a number of changes from 1 to {CHANGES_LISTED}"),
+            )
+            .with_details(vec![Detail::new(
+                "limit",
+                format!("a whole number from 1 to {CHANGES_LISTED}"),
+            )]))
+        }
+    };
+    let changes = state.db.changes_after(after, limit).await?;
+    let more = changes.len() as i64 == limit;
+    Ok(Json(ChangePage {
+        position: changes.last().map_or(after, |c| c.seq),
+        more,
+        changes: changes
+            .into_iter()
+            .map(|c| wire::Change {
+                seq: c.seq,
+                kind: c.kind,
+                summary: c.summary,
+            })
+            .collect(),
+    }))
+}
+
 async fn to_event(state: &AppState, change: Change) -> Event {
     let review = match state.db.review(&change.confirm_id).await {
         Ok(Some(stored)) => Some(stored.review),
@@ -125,6 +183,7 @@ async fn to_event(state: &AppState, change: Change) -> Event {
         "confirm_id": change.confirm_id,
         "status": change.status,
         "at": change.at,
+        "summary": change.summary,
         "review": review,
     });
     Event::default()

@@ -55,6 +55,7 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/reviews/{id}/resubmit", post(reviews::resubmit_review))
         .route("/events", get(events::stream))
         .route("/events/tickets", post(events::ticket))
+        .route("/changes", get(events::list))
         .route("/health", get(health))
         .route("/openapi.json", get(openapi))
         .fallback(unknown_path)

@@ -5,6 +5,7 @@
 //! and the change-feed row and idempotency record commit with it or not at all.
 
 use super::{stored_time, Backend, Db, DbError};
+use countersign_domain::model::ConfirmStatus;
 use countersign_domain::toolcall::ScopeGrant;
 pub use countersign_domain::wire::ChangeKind;
 use countersign_domain::wire::{Order, ReviewQuery, ReviewSummary, StatusCounts};
@@ -32,9 +33,11 @@ pub struct Change {
     /// The confirm_id of the review.
     pub confirm_id: String,
     /// The review's status after the change.
-    pub status: String,
+    pub status: ConfirmStatus,
     /// When the change was stored.
     pub at: String,
+    /// The review's list row as it is now.
+    pub summary: ReviewSummary,
 }
 
 /// Where a page starts: after this (requested_at, id).
@@ -545,10 +548,13 @@ impl Db {
             .transpose()?)
     }
 
-    /// Changes after a feed position, oldest first (at most `limit`).
+    /// Changes after a feed position, oldest first (at most `limit`), each
+    /// with its review's list row as it is now.
     pub async fn changes_after(&self, seq: i64, limit: i64) -> Result<Vec<Change>, DbError> {
         let rows = sqlx::query(
-            "SELECT seq, kind, review_id, status, at FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2",
+            "SELECT c.seq, c.kind, c.review_id, c.status, c.at, r.summary, CASE WHEN r.summary IS NULL THEN r.doc END
+             FROM changes c JOIN reviews r ON r.id = c.review_id
+             WHERE c.seq > $1 ORDER BY c.seq LIMIT $2",
         )
         .bind(seq)
         .bind(limit)
@@ -557,14 +563,24 @@ impl Db {
         rows.iter()
             .map(|row| {
                 let kind: String = row.try_get(1)?;
+                let id: String = row.try_get(2)?;
+                let status: String = row.try_get(3)?;
+                let summary = match row.try_get::<Option<String>, _>(5)? {
+                    Some(summary) => serde_json::from_str(&summary)
+                        .map_err(|e| DbError::Damaged(format!("review {id}'s summary: {e}")))?,
+                    None => ReviewSummary::of(&parse_doc(&id, &row.try_get::<String, _>(6)?)?),
+                };
                 Ok(Change {
                     seq: row.try_get(0)?,
                     kind: ChangeKind::parse(&kind).ok_or_else(|| {
                         DbError::Damaged(format!("a change of the unknown kind `{kind}`"))
                     })?,
-                    confirm_id: row.try_get(2)?,
-                    status: row.try_get(3)?,
+                    status: status.parse().map_err(|e| {
+                        DbError::Damaged(format!("change of review {id}: status {e}"))
+                    })?,
+                    confirm_id: id,
                     at: row.try_get(4)?,
+                    summary,
                 })
             })
             .collect()
