@@ -1,13 +1,14 @@
 //! Keeps a server-backed desk fresh: follows the server's Server-Sent Events,
 //! opened with a single-use ticket (the reviewer key never goes in a URL) and
 //! opened again with a fresh one after a drop, resuming after the last change
-//! seen; each change patches what the desk shows. When the server offers no
-//! stream, the page shown is asked for again every 10 seconds instead. The
-//! connection state is shown in the header.
+//! seen; each change (the review's new list row) patches what the desk shows.
+//! When the server offers no stream, what changed since the last position is
+//! asked for every 10 seconds instead (the page shown, when the server cannot
+//! say). The connection state is shown in the header.
 
 use crate::desk::{Desk, Link};
-use crate::store::{review_of, HttpError, HttpStore};
-use countersign_domain::wire::ChangeKind;
+use crate::store::{HttpError, HttpStore};
+use countersign_domain::wire::{Change, ChangeKind};
 use leptos::prelude::*;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -18,12 +19,15 @@ const POLL_SECONDS: u32 = 10;
 const REOPEN_SECONDS: u64 = 3;
 /// Streams that fail before opening, in a row, before the app polls instead.
 const REFUSED_STREAMS: u32 = 3;
+/// Pages of changes read in one catch-up before the page shown is asked for
+/// again instead (that much changed).
+const CATCH_UP_PAGES: usize = 5;
 
 thread_local! {
     /// Whether the live stream is open now (only then is the desk "Live").
     static STREAM_OPEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// The feed position of the last change received (a reopened stream resumes after it).
-    static LAST_SEEN: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    static LAST_SEEN: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
     /// Whether the desk polls instead of following a stream.
     static POLLING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
@@ -80,17 +84,21 @@ async fn open_stream(desk: Desk, server: HttpStore, refused: u32) {
             }
             return reopen_later(desk, server, refused);
         }
-        // A server without event tickets (or a stream) is refreshed instead.
-        Err(_) => return poll(desk),
+        // A server without event tickets (or a stream) is polled instead.
+        Err(_) => return poll(desk, server),
     };
-    // After the last change seen, or else after the position the first page was read at.
-    let after = LAST_SEEN
-        .with(|l| l.borrow().clone())
-        .or_else(|| desk.first_position().map(|p| p.to_string()));
+    let after = last_position(desk).map(|p| p.to_string());
     match EventSource::new(&server.events_url(&ticket, after.as_deref())) {
         Ok(source) => attach(desk, server, source, refused),
-        Err(_) => poll(desk),
+        Err(_) => poll(desk, server),
     }
+}
+
+/// After the last change seen, or else after the position the first page was read at.
+fn last_position(desk: Desk) -> Option<i64> {
+    LAST_SEEN
+        .with(std::cell::Cell::get)
+        .or_else(|| desk.first_position())
 }
 
 fn reopen_later(desk: Desk, server: HttpStore, refused: u32) {
@@ -102,19 +110,15 @@ fn reopen_later(desk: Desk, server: HttpStore, refused: u32) {
 
 fn attach(desk: Desk, server: HttpStore, source: EventSource, refused: u32) {
     let on_change = Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
-        let id = event.last_event_id();
-        if !id.is_empty() {
-            LAST_SEEN.with(|l| *l.borrow_mut() = Some(id));
+        if let Ok(seq) = event.last_event_id().parse::<i64>() {
+            LAST_SEEN.with(|l| l.set(Some(seq)));
         }
-        let Some(kind) = ChangeKind::parse(&event.type_()) else {
+        if ChangeKind::parse(&event.type_()).is_none() {
             return;
-        };
+        }
         let data = event.data().as_string().unwrap_or_default();
-        let review = serde_json::from_str::<serde_json::Value>(&data)
-            .map_err(|e| e.to_string())
-            .and_then(|v| review_of(&v["review"]).map_err(|e| e.to_string()));
-        match review {
-            Ok(review) => desk.apply_change(kind, review),
+        match serde_json::from_str::<Change>(&data) {
+            Ok(change) => desk.apply_summary(change.kind, change.summary),
             Err(e) => desk.notify(format!("A live update could not be read: {e}")),
         }
     });
@@ -154,7 +158,7 @@ fn attach(desk: Desk, server: HttpStore, source: EventSource, refused: u32) {
         }
         let refused = if opened.get() { 0 } else { refused + 1 };
         if refused >= REFUSED_STREAMS {
-            poll(desk);
+            poll(desk, server.clone());
         } else {
             reopen_later(desk, server.clone(), refused);
         }
@@ -163,10 +167,12 @@ fn attach(desk: Desk, server: HttpStore, source: EventSource, refused: u32) {
     on_error.forget();
 }
 
-fn poll(desk: Desk) {
+fn poll(desk: Desk, server: HttpStore) {
     POLLING.with(|p| p.set(true));
     desk.link.set(Link::Polling(POLL_SECONDS));
-    let tick = Closure::<dyn Fn()>::new(move || desk.refresh_page());
+    let tick = Closure::<dyn Fn()>::new(move || {
+        leptos::task::spawn_local(catch_up(desk, server.clone()));
+    });
     if let Some(window) = web_sys::window() {
         let _ = window.set_interval_with_callback_and_timeout_and_arguments_0(
             tick.as_ref().unchecked_ref(),
@@ -174,4 +180,33 @@ fn poll(desk: Desk) {
         );
     }
     tick.forget();
+}
+
+/// Asks for what changed since the last position and patches what is shown.
+/// Without a position, or when the server cannot list its changes (or too
+/// much changed), the page shown is asked for again instead.
+async fn catch_up(desk: Desk, server: HttpStore) {
+    let Some(mut after) = last_position(desk) else {
+        return desk.refresh_page();
+    };
+    for _ in 0..CATCH_UP_PAGES {
+        let page = match server.changes(after).await {
+            Ok(page) => page,
+            // Unreachable, or a server without a change list: the page's own
+            // request says what is wrong, or shows what is there.
+            Err(_) => return desk.refresh_page(),
+        };
+        if matches!(desk.link.get_untracked(), Link::Offline(_)) {
+            desk.link.set(settled_link());
+        }
+        for change in page.changes {
+            desk.apply_summary(change.kind, change.summary);
+        }
+        after = page.position;
+        LAST_SEEN.with(|l| l.set(Some(after)));
+        if !page.more {
+            return;
+        }
+    }
+    desk.refresh_page();
 }

@@ -270,10 +270,18 @@ impl Desk {
         });
     }
 
-    /// Applies a change the server announced (or this desk made): the review
-    /// opened, the row shown and the counts follow it.
+    /// Applies a change this desk made (or read whole): the review opened,
+    /// the row shown and the counts follow it.
     pub fn apply_change(&self, kind: ChangeKind, review: Review) {
         let summary = ReviewSummary::of(&review);
+        self.keep_newer(review);
+        self.apply_summary(kind, summary);
+    }
+
+    /// Applies a change the server announced, given as the review's new row:
+    /// the row shown and the counts follow it, and a review held opened that
+    /// the row says changed is fetched again.
+    pub fn apply_summary(&self, kind: ChangeKind, summary: ReviewSummary) {
         let before = self.known_status(summary.id).or(match kind {
             ChangeKind::Created => None,
             ChangeKind::Decided => Some(ConfirmStatus::Pending),
@@ -288,7 +296,14 @@ impl Desk {
                 c.add(summary.status);
             });
         }
-        self.keep_newer(review);
+        let id = summary.id;
+        let outdated = self.entries.with_untracked(|entries| {
+            entries
+                .iter()
+                .find(|e| e.id() == id)
+                .and_then(|e| e.review())
+                .is_some_and(|held| ReviewSummary::of(held) != summary)
+        });
         let mut ask_again = None;
         self.served_page.update(|p| {
             if let Some(known) = p.requesters.as_mut() {
@@ -303,6 +318,13 @@ impl Desk {
         });
         if let Some(ask) = ask_again {
             self.ask_again(ask);
+        }
+        if outdated {
+            let desk = *self;
+            leptos::task::spawn_local(async move {
+                // A failure leaves the held copy; the next change tries again.
+                let _ = desk.fetch_review(id).await;
+            });
         }
     }
 

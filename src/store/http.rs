@@ -1,11 +1,14 @@
 //! A Countersign-compatible backend over HTTP (the contract:
 //! `crates/server/openapi.json`): reviews are listed page by page, decisions
 //! are posted with an idempotency key, and changes arrive live over
-//! Server-Sent Events.
+//! Server-Sent Events (or, without a stream, are asked for since the last
+//! position seen).
 
 use super::connection::Connection;
 use super::fetch::fetch_text;
-use countersign_domain::wire::{Detail, ErrorBody, Refusal, Requesters, ReviewQuery, SummaryPage};
+use countersign_domain::wire::{
+    ChangePage, Detail, ErrorBody, Refusal, Requesters, ReviewQuery, SummaryPage,
+};
 use countersign_domain::{DecisionInput, Review};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -123,6 +126,12 @@ impl HttpStore {
         self.call_as("GET", &path, None, None).await
     }
 
+    /// The changes after feed position `after`, each with its review's row.
+    pub async fn changes(&self, after: i64) -> Result<ChangePage, HttpError> {
+        self.call_as("GET", &format!("/changes?after={after}"), None, None)
+            .await
+    }
+
     /// Every role that asked for a review, for the requester filter.
     pub async fn requesters(&self) -> Result<Requesters, HttpError> {
         self.call_as("GET", "/requesters", None, None).await
@@ -226,6 +235,6 @@ fn encode(text: &str) -> String {
 }
 
 /// A review from the server (typed through its text, like every stored review).
-pub fn review_of(value: &Value) -> Result<Review, HttpError> {
+fn review_of(value: &Value) -> Result<Review, HttpError> {
     countersign_domain::json::typed(value).map_err(|e| HttpError::Garbled(format!("a review: {e}")))
 }

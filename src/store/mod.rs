@@ -11,7 +11,7 @@ mod local;
 pub mod outbox;
 
 pub use connection::{Backend, Connection};
-pub use http::{review_of, HttpError, HttpStore};
+pub use http::{HttpError, HttpStore};
 pub use langgraph::{LangGraphStore, StateCache};
 pub use local::{LoadOutcome, LocalStore};
 
