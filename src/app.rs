@@ -23,7 +23,7 @@ pub fn App() -> impl IntoView {
         on_cleanup(move || handle.clear());
     }
     Effect::new(move |_| {
-        let theme = desk.settings.with(|s| s.theme.attribute());
+        let theme = desk.settings().with(|s| s.theme.attribute());
         if let Some(root) = web_sys::window()
             .and_then(|w| w.document())
             .and_then(|d| d.document_element())
@@ -55,8 +55,8 @@ fn Shell() -> impl IntoView {
                 "Countersign"
             </a>
             {desk.remote_url().map(|url| view! {
-                <span class="link-state" role="status" title=url data-state=move || desk.link.with(|l| l.state())>
-                    {move || desk.link.with(|l| l.label())}
+                <span class="link-state" role="status" title=url data-state=move || desk.link().with(|l| l.state())>
+                    {move || desk.link().with(|l| l.label())}
                 </span>
             })}
             <nav aria-label="Main">
@@ -67,7 +67,7 @@ fn Shell() -> impl IntoView {
             <button type="button" class="help-button" aria-label="Keyboard shortcuts" aria-keyshortcuts="?" on:click=move |_| help.update(|h| *h = !*h)>"?"</button>
         </header>
         <div class="notices" role="region" aria-label="Notices">
-            {move || desk.notices.get().into_iter().map(|n| view! { <p class="notice notice-warning" role="alert">{n}</p> }).collect_view()}
+            {move || desk.notices().get().into_iter().map(|n| view! { <p class="notice notice-warning" role="alert">{n}</p> }).collect_view()}
         </div>
         <main id="main" tabindex="-1">
             {move || match route.get() {

@@ -1,6 +1,7 @@
 //! Countersign's reviewer app (Leptos, client-side rendered to WebAssembly).
 
 mod app;
+mod backend;
 mod browser;
 mod components;
 
@@ -8,12 +9,10 @@ mod desk;
 mod download;
 mod exchange;
 mod keyboard;
-mod live;
 mod pages;
 mod router;
 mod settings;
 mod split;
-mod store;
 mod time;
 
 fn main() {

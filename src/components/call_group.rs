@@ -77,7 +77,7 @@ pub fn CallGroup(name: String, session: String, members: Vec<Arc<Entry>>) -> imp
         let ids = ids.clone();
         let input = DecisionInput {
             status,
-            decided_by_role: desk.settings.get_untracked().reviewer_role,
+            decided_by_role: desk.settings().get_untracked().reviewer_role,
             reason: Some(reason.get_untracked()),
             tool_call: (status == DecisionStatus::Approved).then(|| ToolChoice {
                 mode: Some(ToolMode::Once),

@@ -97,7 +97,7 @@ pub fn DecisionForm(
     let role = RwSignal::new(
         draft
             .role
-            .unwrap_or_else(|| desk.settings.get_untracked().reviewer_role),
+            .unwrap_or_else(|| desk.settings().get_untracked().reviewer_role),
     );
     let reason = RwSignal::new(draft.reason);
     let role_error = RwSignal::new(None::<String>);

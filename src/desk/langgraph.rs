@@ -6,9 +6,9 @@
 //! once the run ended without error and the answered interrupt is gone.
 
 use super::{DecisionFailure, Desk, Entry, Link};
+use crate::backend::{HttpError, Interrupts, LangGraphStore};
 use crate::browser;
 use crate::split::on_demand;
-use crate::store::{HttpError, LangGraphStore, LocalStore, StateCache};
 use countersign_domain::langgraph::{
     pending_interrupts, resume_run, resume_value, run_failure, Agent, Answer, AnswerRefused,
     PendingInterrupt, ThreadStatus,
@@ -26,23 +26,6 @@ pub const POLL_SECONDS: u32 = 3;
 /// How long a decision waits for a busy thread's run to end before it is sent.
 const BUSY_WAIT_MS: u32 = 30_000;
 
-/// A LangGraph server and what was last listed from it.
-#[derive(Clone)]
-pub struct Interrupts {
-    store: LangGraphStore,
-    /// Decided interrupts, kept in this browser.
-    history: Option<LocalStore>,
-    /// Where held decisions are kept across reloads.
-    held_store: Option<LocalStore>,
-    /// The pending interrupt behind each review, by confirm id.
-    pending: HashMap<MplpId, PendingInterrupt>,
-    /// Decisions on actions whose interrupt still waits for its other actions
-    /// (LangGraph takes the answers of one interrupt together).
-    held: HashMap<MplpId, Review>,
-    /// The errored threads' states, read once per change.
-    states: StateCache,
-}
-
 /// What the review page shows of the interrupt behind a review.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InterruptFacts {
@@ -54,70 +37,6 @@ pub struct InterruptFacts {
     pub status: ThreadStatus,
     /// Why the thread's last run failed, if it did.
     pub error: Option<String>,
-}
-
-impl Interrupts {
-    /// A source for this server; `local` keeps decided interrupts and the
-    /// decisions held for their interrupt's other actions (read by `read_kept`).
-    pub fn new(store: LangGraphStore, local: Option<&LocalStore>) -> Self {
-        Interrupts {
-            store,
-            history: local.map(LocalStore::langgraph_history),
-            held_store: local.map(LocalStore::langgraph_held),
-            pending: HashMap::new(),
-            held: HashMap::new(),
-            states: StateCache::default(),
-        }
-    }
-
-    /// Reads what this browser keeps: the held decisions, and the decided
-    /// interrupts (returned, with what could not be read).
-    fn read_kept(&mut self) -> (Vec<Review>, Vec<crate::store::SetAside>) {
-        if let Some(store) = &self.held_store {
-            let outcome = store.load();
-            self.held = outcome
-                .reviews
-                .into_iter()
-                .map(|r| (r.confirm.confirm_id, r))
-                .collect();
-        }
-        match &self.history {
-            Some(history) => {
-                let outcome = history.load();
-                (outcome.reviews, outcome.set_aside)
-            }
-            None => (Vec::new(), Vec::new()),
-        }
-    }
-
-    /// Keeps only the held decisions whose action is still pending.
-    fn forget_held_unless(&mut self, keep: impl Fn(&MplpId) -> bool) {
-        let store = self.held_store.clone();
-        self.held.retain(|id, _| {
-            let kept = keep(id);
-            if !kept {
-                if let Some(store) = &store {
-                    store.remove(id);
-                }
-            }
-            kept
-        });
-    }
-
-    /// The server's address.
-    pub fn url(&self) -> &str {
-        self.store.url()
-    }
-
-    /// The connection to the server.
-    pub fn connection(&self) -> crate::store::Connection {
-        self.store.connection().clone()
-    }
-
-    /// The graphs (or assistants) reviewed; empty: every graph of the server.
-    pub fn graphs(&self) -> Vec<String> {
-        self.store.graphs()
-    }
 }
 
 on_demand! {
@@ -136,14 +55,14 @@ on_demand! {
 impl Desk {
     /// The LangGraph server this desk reviews, if any.
     pub fn langgraph(&self) -> Option<Interrupts> {
-        self.langgraph.get_value()
+        self.backend.with_value(|b| b.interrupts().cloned())
     }
 
     /// What the review page shows of the interrupt behind a review (`None`:
     /// not a pending interrupt).
     pub fn interrupt_facts(&self, id: MplpId) -> Option<InterruptFacts> {
-        self.langgraph.with_value(|l| {
-            let p = l.as_ref()?.pending.get(&id)?;
+        self.backend.with_value(|b| {
+            let p = b.interrupts()?.pending.get(&id)?;
             Some(InterruptFacts {
                 allowed: p.allowed.clone(),
                 agent: p.agent.clone(),
@@ -156,8 +75,8 @@ impl Desk {
     /// How many other actions of the same interrupt still wait, when this
     /// review's decision is held until they are decided too.
     pub fn held(&self, id: MplpId) -> Option<usize> {
-        self.langgraph.with_value(|l| {
-            let l = l.as_ref()?;
+        self.backend.with_value(|b| {
+            let l = b.interrupts()?;
             l.held.get(&id)?;
             let p = l.pending.get(&id)?;
             Some(
@@ -171,8 +90,8 @@ impl Desk {
     /// Lists the waiting threads now and every few seconds after.
     pub(super) fn follow_langgraph(self) {
         let kept = self
-            .langgraph
-            .try_update_value(|l| l.as_mut().map(Interrupts::read_kept))
+            .backend
+            .try_update_value(|b| b.interrupts_mut().map(Interrupts::read_kept))
             .flatten();
         if let Some((history, set_aside)) = kept {
             self.notices
@@ -188,7 +107,7 @@ impl Desk {
     }
 
     async fn refresh_langgraph(self) {
-        let Some(mut source) = self.langgraph.get_value() else {
+        let Some(mut source) = self.langgraph() else {
             return;
         };
         match source.store.waiting_threads(&mut source.states).await {
@@ -200,8 +119,8 @@ impl Desk {
                     });
                 }
                 let pending = threads.iter().flat_map(pending_interrupts).collect();
-                self.langgraph.update_value(|l| {
-                    if let Some(l) = l {
+                self.backend.update_value(|b| {
+                    if let Some(l) = b.interrupts_mut() {
                         l.states = source.states;
                     }
                 });
@@ -252,8 +171,8 @@ impl Desk {
         if self.thread_states.with_untracked(|s| *s != states) {
             self.thread_states.set(states);
         }
-        self.langgraph.update_value(|l| {
-            if let Some(l) = l {
+        self.backend.update_value(|b| {
+            if let Some(l) = b.interrupts_mut() {
                 l.forget_held_unless(|id| pending.contains_key(id));
                 l.pending = pending;
             }
@@ -301,7 +220,7 @@ impl Desk {
         id: MplpId,
         decided: Review,
     ) -> Result<Arc<Entry>, DecisionFailure> {
-        let source = self.langgraph.get_value().ok_or(DecisionFailure::Missing)?;
+        let source = self.langgraph().ok_or(DecisionFailure::Missing)?;
         let interrupt = source.pending.get(&id).ok_or(DecisionFailure::Missing)?;
         let mut decided_here: Vec<(MplpId, Review)> = siblings(&source.pending, interrupt)
             .filter_map(|(sid, _)| Some((*sid, source.held.get(sid)?.clone())))
@@ -316,8 +235,8 @@ impl Desk {
                 .as_ref()
                 .map_or(Ok(()), |store| store.save(&decided));
             kept.map_err(DecisionFailure::NotSaved)?;
-            self.langgraph.update_value(|l| {
-                if let Some(l) = l {
+            self.backend.update_value(|b| {
+                if let Some(l) = b.interrupts_mut() {
                     l.held.insert(id, decided);
                 }
             });
@@ -372,8 +291,8 @@ impl Desk {
             }
         }
         let (thread, interrupt_id) = (interrupt.thread_id.clone(), interrupt.interrupt_id.clone());
-        self.langgraph.update_value(|l| {
-            if let Some(l) = l {
+        self.backend.update_value(|b| {
+            if let Some(l) = b.interrupts_mut() {
                 l.pending
                     .retain(|_, p| !(p.thread_id == thread && p.interrupt_id == interrupt_id));
                 let pending: Vec<MplpId> = l.pending.keys().copied().collect();

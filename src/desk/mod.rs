@@ -6,24 +6,25 @@ mod drafts;
 mod entry;
 mod langgraph;
 mod listing;
+mod live;
 mod reading;
 mod remote;
 mod seed;
 mod served;
+mod server_decisions;
 mod tools;
 
 pub use entry::Entry;
-pub use langgraph::{InterruptFacts, Interrupts};
+pub use langgraph::InterruptFacts;
 pub use listing::{Ask, Listing, PageLink};
 pub use served::Unfound;
 
+use crate::backend::{
+    outbox, Backend, Connection, HttpError, HttpStore, LocalStore, SetAside, StoreError,
+};
 use crate::browser;
 use crate::settings::Settings;
-use crate::store::{
-    outbox, Backend, Connection, HttpError, HttpStore, LangGraphStore, LocalStore, SetAside,
-    StoreError,
-};
-use countersign_domain::wire::{ChangeKind, Refusal, StatusCounts};
+use countersign_domain::wire::StatusCounts;
 use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -142,19 +143,21 @@ pub struct Desk {
     /// answered first (its code would otherwise hold up the first rows).
     unfollowed: StoredValue<Option<HttpStore>>,
     /// The reviewer's settings.
-    pub settings: RwSignal<Settings>,
+    settings: RwSignal<Settings>,
     /// Problems found while loading (set-aside values, unavailable storage).
-    pub notices: RwSignal<Vec<String>>,
+    notices: RwSignal<Vec<String>>,
     /// Where reviews live and how fresh they are.
-    pub link: RwSignal<Link>,
+    link: RwSignal<Link>,
     /// Decisions kept on this device until the server has them.
-    pub outbox: RwSignal<Vec<outbox::Queued>>,
+    outbox: RwSignal<Vec<outbox::Queued>>,
+    /// This browser's storage: the reviews of a local desk, the settings,
+    /// and what a server's desk keeps on this device.
     store: StoredValue<Option<LocalStore>>,
-    server: StoredValue<Option<HttpStore>>,
-    langgraph: StoredValue<Option<Interrupts>>,
+    /// Where reviews come from.
+    backend: StoredValue<Backend>,
     /// LangGraph: the status of each pending interrupt's thread, when it is
     /// not simply waiting (errored, busy).
-    pub thread_states:
+    thread_states:
         RwSignal<std::collections::HashMap<MplpId, countersign_domain::langgraph::ThreadStatus>>,
     drafts: StoredValue<Vec<(MplpId, drafts::Draft)>>,
     /// Whether the stored reviews are still being read (the inbox index, if
@@ -179,12 +182,8 @@ impl Desk {
                 None
             }
         };
-        let langgraph = connection
-            .as_ref()
-            .filter(|c| c.backend == Backend::LangGraph)
-            .map(|c| Interrupts::new(LangGraphStore::new(c.clone()), store.as_ref()));
-        let connection = connection.filter(|c| c.backend == Backend::Countersign);
-        let remote = connection.is_some() || langgraph.is_some();
+        let backend = Backend::connect(connection, store.as_ref());
+        let remote = backend.remote();
         let settings = store
             .as_ref()
             .map(|store| load_settings(store, !remote, &mut notices))
@@ -199,7 +198,7 @@ impl Desk {
             .and_then(LocalStore::index_text)
             .and_then(|index| reading::listed_entries(&index));
         browser::mark("countersign:loaded");
-        let server = connection.map(HttpStore::new);
+        let server = backend.server().cloned();
         let queued = server
             .as_ref()
             .map(|s| outbox::all(s.url()))
@@ -220,9 +219,8 @@ impl Desk {
             // Until the demo reviews are stored, what storage holds is not known either.
             reading: RwSignal::new(reading || needs_demo),
             store: StoredValue::new(store),
-            server: StoredValue::new(server.clone()),
+            backend: StoredValue::new(backend),
             unfollowed: StoredValue::new(None),
-            langgraph: StoredValue::new(langgraph),
             thread_states: RwSignal::new(Default::default()),
             drafts: StoredValue::new(Default::default()),
         };
@@ -236,6 +234,7 @@ impl Desk {
             if reading {
                 desk.read_stored_reviews(store.clone(), listed.is_some());
             }
+            desk.follow_other_tabs(store.clone());
             desk.keep_index(store, listed);
         }
         if needs_demo {
@@ -247,17 +246,17 @@ impl Desk {
     /// Whether reviews come from a server (Countersign or LangGraph) rather
     /// than this browser's storage.
     pub fn remote(&self) -> bool {
-        self.server.with_value(Option::is_some) || self.langgraph.with_value(Option::is_some)
+        self.backend.with_value(Backend::remote)
     }
 
     /// The address of the server reviews come from, if any.
     pub fn remote_url(&self) -> Option<String> {
-        self.server
-            .with_value(|s| s.as_ref().map(|s| s.url().to_owned()))
-            .or_else(|| {
-                self.langgraph
-                    .with_value(|l| l.as_ref().map(|l| l.url().to_owned()))
-            })
+        self.backend.with_value(|b| b.url().map(str::to_owned))
+    }
+
+    /// The Countersign server reviews come from, if that is the backend.
+    fn server(&self) -> Option<HttpStore> {
+        self.backend.with_value(|b| b.server().cloned())
     }
 
     /// The entry of a confirm, if present.
@@ -295,55 +294,33 @@ impl Desk {
         let mut ids = browser::new_id;
         let next =
             decide(review, input, browser::now(), &mut ids).map_err(DecisionFailure::Refused)?;
-        if self.langgraph.with_value(Option::is_some) {
-            return match langgraph::interrupt_decision(*self, id, next).await {
+        enum Via {
+            Local,
+            Server(HttpStore),
+            LangGraph,
+        }
+        let via = self.backend.with_value(|b| match b {
+            Backend::Local => Via::Local,
+            Backend::Countersign(server) => Via::Server(server.clone()),
+            Backend::LangGraph(_) => Via::LangGraph,
+        });
+        match via {
+            Via::Local => self.decide_locally(next),
+            Via::Server(server) => {
+                self.decide_on_server(server, id, input, idempotency_key)
+                    .await
+            }
+            Via::LangGraph => match langgraph::interrupt_decision(*self, id, next).await {
                 Ok(sending) => sending.await,
                 Err(crate::split::LoadFailed) => Err(DecisionFailure::Unloaded),
-            };
-        }
-        match self.server.get_value() {
-            None => self.persist(&next).map_err(DecisionFailure::NotSaved)?,
-            Some(server) => match server.decide(&id.to_string(), input, idempotency_key).await {
-                Ok(stored) => {
-                    self.apply_change(ChangeKind::Decided, stored);
-                    return self.entry(id).ok_or(DecisionFailure::Missing);
-                }
-                Err(refused) if decided_first(&refused) => {
-                    let latest = server
-                        .review(&id.to_string())
-                        .await
-                        .map_err(DecisionFailure::Server)?;
-                    let conflict = describe_conflict(&latest);
-                    self.apply_change(ChangeKind::Decided, latest);
-                    return Err(DecisionFailure::Conflict(conflict));
-                }
-                Err(HttpError::Unreachable(_)) => {
-                    let queued = outbox::Queued {
-                        confirm_id: id.to_string(),
-                        server: server.url().to_owned(),
-                        input: input.clone(),
-                        idempotency_key: idempotency_key.to_owned(),
-                    };
-                    outbox::put(&queued)
-                        .map_err(|e| DecisionFailure::NotSaved(StoreError::WriteFailed(e)))?;
-                    self.outbox.update(|q| {
-                        q.retain(|o| o.confirm_id != queued.confirm_id);
-                        q.push(queued);
-                    });
-                    return Err(DecisionFailure::Queued);
-                }
-                // A refusal by the server's own check is shown as the browser's would be.
-                Err(e) => {
-                    return Err(match e.refusal() {
-                        Some(Refusal::Decide(refused)) => DecisionFailure::Refused(refused),
-                        Some(Refusal::Role { role, allowed }) => {
-                            DecisionFailure::RoleNotAllowed { role, allowed }
-                        }
-                        None => DecisionFailure::Server(e),
-                    })
-                }
             },
         }
+    }
+
+    /// Saves a decided review in this browser's storage, then shows it.
+    fn decide_locally(&self, next: Review) -> Result<Arc<Entry>, DecisionFailure> {
+        self.persist(&next).map_err(DecisionFailure::NotSaved)?;
+        let id = next.confirm.confirm_id;
         let entry = Arc::new(Entry::new(next));
         self.entries.update(|entries| {
             if let Some(slot) = entries.iter_mut().find(|e| e.id() == id) {
@@ -363,7 +340,7 @@ impl Desk {
     /// page by page (LangGraph: the interrupts listed and those decided here).
     pub async fn every_review(&self) -> Result<Vec<Review>, HttpError> {
         self.read_all().await;
-        if let Some(server) = self.server.get_value() {
+        if let Some(server) = self.server() {
             return server.list_all().await;
         }
         Ok(self
@@ -411,39 +388,8 @@ impl Desk {
 
     /// A short description of the storage in use.
     pub fn storage_description(&self) -> String {
-        if let Some(server) = self.server.get_value() {
-            return format!(
-                "The Countersign server at {}: decisions are signed with your reviewer key and every reviewer sees them.",
-                server.url()
-            );
-        }
-        if let Some(source) = self.langgraph.get_value() {
-            let graphs = match source.graphs() {
-                g if g.is_empty() => "every graph on it".to_owned(),
-                g => format!("its graphs {}", g.join(", ")),
-            };
-            return format!(
-                "The LangGraph server at {}, reviewing {graphs}: every pending interrupt of their threads is a review here. A decision resumes its thread with the assistant that owns it, and is kept in this browser's history once LangGraph has run it.",
-                source.url()
-            );
-        }
-        match self.store.get_value() {
-            Some(store) => {
-                let aside = store.set_aside_count();
-                let mut text =
-                    "This browser's local storage (nothing leaves this device).".to_owned();
-                if aside > 0 {
-                    text.push_str(&format!(
-                        " {aside} unusable value(s) are kept aside under countersign.quarantine.*."
-                    ));
-                }
-                text
-            }
-            None => {
-                "None: browser storage is unavailable, so changes last until the page is closed."
-                    .to_owned()
-            }
-        }
+        let local = self.store.get_value();
+        self.backend.with_value(|b| b.describe(local.as_ref()))
     }
 
     fn persist(&self, review: &Review) -> Result<(), StoreError> {
@@ -474,82 +420,32 @@ fn sort(entries: &mut [Arc<Entry>]) {
 }
 
 impl Desk {
-    /// Sends the queued decisions, each with its own idempotency key; keeps the
-    /// ones the server still cannot be reached for. Refusals and conflicts are
-    /// reported as notices (the review then shows what the server has).
-    pub async fn deliver_queued(&self) {
-        let Some(server) = self.server.get_value() else {
-            return;
-        };
-        for queued in self.outbox.get_untracked() {
-            let result = server
-                .decide(&queued.confirm_id, &queued.input, &queued.idempotency_key)
-                .await;
-            let notice = match result {
-                Err(HttpError::Unreachable(_)) => return,
-                Ok(review) => {
-                    self.apply_change(ChangeKind::Decided, review);
-                    None
-                }
-                Err(refused) if decided_first(&refused) => {
-                    match server.review(&queued.confirm_id).await {
-                        Ok(latest) => {
-                            let text = describe_conflict(&latest);
-                            self.apply_change(ChangeKind::Decided, latest);
-                            Some(format!("Your queued decision was not delivered. {text}"))
-                        }
-                        Err(e) => Some(format!("Your queued decision was not delivered: {e}")),
-                    }
-                }
-                Err(e) => Some(format!("The server refused your queued decision: {e}")),
-            };
-            outbox::remove(&queued.confirm_id);
-            self.outbox
-                .update(|q| q.retain(|o| o.confirm_id != queued.confirm_id));
-            if let Some(text) = notice {
-                self.notify(text);
-            }
-        }
+    /// The reviewer's settings (reactive).
+    pub fn settings(&self) -> ReadSignal<Settings> {
+        self.settings.read_only()
+    }
+
+    /// Where reviews live and how fresh they are (reactive).
+    pub fn link(&self) -> ReadSignal<Link> {
+        self.link.read_only()
+    }
+
+    /// What the reviewer should know: problems found loading, undeliverable
+    /// decisions (reactive).
+    pub fn notices(&self) -> ReadSignal<Vec<String>> {
+        self.notices.read_only()
+    }
+
+    /// LangGraph: the status of a review's thread when it is not simply
+    /// waiting (errored, busy) (reactive).
+    pub fn thread_state(&self, id: MplpId) -> Option<countersign_domain::langgraph::ThreadStatus> {
+        self.thread_states.with(|t| t.get(&id).copied())
     }
 
     /// Adds a notice for the reviewer.
     pub fn notify(&self, notice: String) {
         self.notices.update(|n| n.push(notice));
     }
-
-    /// The queued decision of a review, if any.
-    pub fn queued(&self, id: &str) -> Option<outbox::Queued> {
-        self.outbox
-            .with(|q| q.iter().find(|o| o.confirm_id == id).cloned())
-    }
-}
-
-/// Whether the server refused a decision because the review was decided first.
-fn decided_first(error: &HttpError) -> bool {
-    matches!(
-        error.refusal(),
-        Some(Refusal::Decide(DecideError::NotPending { .. }))
-    )
-}
-
-fn describe_conflict(latest: &Review) -> String {
-    let who = latest
-        .confirm
-        .last_decision()
-        .map(|d| {
-            format!(
-                "{} by {} at {}{}",
-                d.status,
-                d.decided_by_role,
-                crate::time::exact(&d.decided_at),
-                d.reason
-                    .as_ref()
-                    .map(|r| format!(": “{r}”"))
-                    .unwrap_or_default()
-            )
-        })
-        .unwrap_or_else(|| latest.confirm.status.to_string());
-    format!("Someone decided first — {who}. Your decision was not recorded; the review now shows theirs.")
 }
 
 /// The stored settings; unusable ones are set aside (`set_aside`) or, for a

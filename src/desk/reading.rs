@@ -8,12 +8,15 @@
 
 use super::entry::Entry;
 use super::{describe_set_aside, sort, Desk};
+use crate::backend::{LoadOutcome, LocalStore};
 use crate::browser;
 use crate::split::{on_demand, LoadFailed};
-use crate::store::{LoadOutcome, LocalStore};
 use countersign_domain::wire::ReviewSummary;
 use leptos::prelude::*;
 use std::sync::Arc;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use web_sys::StorageEvent;
 
 /// Reviews read per task: about 10 ms of work, so input waits no longer.
 const SLICE: usize = 200;
@@ -154,6 +157,53 @@ impl Desk {
                 std::time::Duration::ZERO,
             );
         });
+    }
+}
+
+impl Desk {
+    /// Follows this browser's other tabs on the same desk: a review one of
+    /// them stores or removes (the `storage` event) is shown here as well, so
+    /// a decision made in one tab never waits in another as pending.
+    pub(super) fn follow_other_tabs(self, store: LocalStore) {
+        let on_storage = Closure::<dyn Fn(StorageEvent)>::new(move |event: StorageEvent| {
+            let Some(key) = event.key() else {
+                return;
+            };
+            let Some(id) = store.review_at(&key) else {
+                return;
+            };
+            if event.new_value().is_none() {
+                return self
+                    .entries
+                    .update(|entries| entries.retain(|e| e.id() != id));
+            }
+            let store = store.clone();
+            leptos::task::spawn_local(async move {
+                // Storage holds the other tab's value by now: read it as at start.
+                let Ok(outcome) = read_stored(store, vec![key]).await else {
+                    return;
+                };
+                self.entries.update(|entries| {
+                    for review in outcome.reviews {
+                        let entry = Arc::new(Entry::new(review));
+                        match entries.iter_mut().find(|e| e.id() == entry.id()) {
+                            Some(slot) => *slot = entry,
+                            None => entries.push(entry),
+                        }
+                    }
+                    sort(entries);
+                });
+                if !outcome.set_aside.is_empty() {
+                    self.notices
+                        .update(|n| n.extend(outcome.set_aside.iter().map(describe_set_aside)));
+                }
+            });
+        });
+        if let Some(window) = web_sys::window() {
+            let _ = window
+                .add_event_listener_with_callback("storage", on_storage.as_ref().unchecked_ref());
+        }
+        on_storage.forget();
     }
 }
 

@@ -2,14 +2,14 @@
 //! a reviewer who connected needs this code, so it is a split point.
 
 use super::{Desk, Link};
+use crate::backend::HttpStore;
 use crate::split::{on_demand, LoadFailed};
-use crate::store::HttpStore;
 use leptos::prelude::*;
 
 on_demand! {
     /// Loads the server's reviews and follows its live stream.
     in remote fn follow_server(desk: Desk, server: HttpStore) -> () {
-        crate::live::connect(desk, server)
+        super::live::connect(desk, server)
     }
 }
 

@@ -2,9 +2,9 @@
 //! and text are a split point, fetched only when they are needed.
 
 use super::{sorted_entries, Desk};
+use crate::backend::StoreError;
 use crate::browser;
 use crate::split::{on_demand, LoadFailed};
-use crate::store::StoreError;
 use countersign_domain::{demo, Review};
 use leptos::prelude::*;
 

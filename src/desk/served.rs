@@ -6,7 +6,7 @@
 
 use super::listing::{Ask, Listing, PageLink, PAGE_SIZE};
 use super::{Desk, Entry, Link};
-use crate::store::{HttpError, HttpStore};
+use crate::backend::{HttpError, HttpStore};
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::wire::{ChangeKind, Order, ReviewQuery, ReviewSummary, SummaryPage};
 use countersign_domain::{MplpId, Review};
@@ -65,7 +65,7 @@ async fn ask_page(server: HttpStore, ask: Ask) -> Result<SummaryPage, HttpError>
 impl Desk {
     /// Whether a Countersign server answers the inbox's queries.
     pub(super) fn served(&self) -> bool {
-        self.server.with_value(Option::is_some)
+        self.backend.with_value(|b| b.server().is_some())
     }
 
     /// The listing of the page the server answered (reactive).
@@ -134,7 +134,7 @@ impl Desk {
     /// Asks the server for the page of `ask`, shown when it is still what the
     /// inbox asks for once it arrives.
     fn ask_again(&self, ask: Ask) {
-        let Some(server) = self.server.get_value() else {
+        let Some(server) = self.server() else {
             return;
         };
         let desk = *self;
@@ -178,7 +178,7 @@ impl Desk {
             p.answered = Some(ask);
         });
         if matches!(self.link.get_untracked(), Link::Offline(_)) {
-            self.link.set(crate::live::settled_link());
+            self.link.set(super::live::settled_link());
         }
         self.start_following();
         self.list_requesters();
@@ -187,7 +187,7 @@ impl Desk {
     /// Lists every requester once (after the first page: the first rows do
     /// not wait for it).
     fn list_requesters(&self) {
-        let Some(server) = self.server.get_value() else {
+        let Some(server) = self.server() else {
             return;
         };
         let listed = self.served_page.try_update_untracked(|p| {
@@ -211,7 +211,7 @@ impl Desk {
     }
 
     /// The change feed's position when the first page was read, if known.
-    pub fn first_position(&self) -> Option<i64> {
+    pub(super) fn first_position(&self) -> Option<i64> {
         self.served_page.with_untracked(|p| p.position)
     }
 
@@ -236,7 +236,7 @@ impl Desk {
 
     /// Asks for the page shown again (after the live stream dropped, or on
     /// the fallback poll) and the counts with it.
-    pub fn refresh_page(&self) {
+    pub(super) fn refresh_page(&self) {
         match self.served_page.with_untracked(|p| p.asked.clone()) {
             Some(ask) => self.ask_again(ask),
             None => self.count(),
@@ -245,9 +245,9 @@ impl Desk {
 
     /// Asks for the counts alone (the header's badge) unless a page is asked
     /// for, which brings them.
-    pub fn count(&self) {
+    pub(super) fn count(&self) {
         let (Some(server), false) = (
-            self.server.get_value(),
+            self.server(),
             self.served_page.with_untracked(|p| p.asked.is_some()),
         ) else {
             return;
@@ -272,7 +272,7 @@ impl Desk {
 
     /// Applies a change this desk made (or read whole): the review opened,
     /// the row shown and the counts follow it.
-    pub fn apply_change(&self, kind: ChangeKind, review: Review) {
+    pub(super) fn apply_change(&self, kind: ChangeKind, review: Review) {
         let summary = ReviewSummary::of(&review);
         self.keep_newer(review);
         self.apply_summary(kind, summary);
@@ -281,7 +281,7 @@ impl Desk {
     /// Applies a change the server announced, given as the review's new row:
     /// the row shown and the counts follow it, and a review held opened that
     /// the row says changed is fetched again.
-    pub fn apply_summary(&self, kind: ChangeKind, summary: ReviewSummary) {
+    pub(super) fn apply_summary(&self, kind: ChangeKind, summary: ReviewSummary) {
         let before = self.known_status(summary.id).or(match kind {
             ChangeKind::Created => None,
             ChangeKind::Decided => Some(ConfirmStatus::Pending),
@@ -360,7 +360,7 @@ impl Desk {
 
     /// The review from the server, held from now on (the few opened last are kept).
     pub(super) async fn fetch_review(&self, id: MplpId) -> Result<Arc<Entry>, Unfound> {
-        let server = self.server.get_value().ok_or(Unfound::Missing)?;
+        let server = self.server().ok_or(Unfound::Missing)?;
         let review = server.review(&id.to_string()).await.map_err(|e| match e {
             HttpError::Refused { status: 404, .. } => Unfound::Missing,
             other => Unfound::Failed(other),

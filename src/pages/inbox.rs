@@ -168,20 +168,15 @@ pub fn Inbox() -> impl IntoView {
     let rows = move || {
         let visible = visible.get();
         problems.with(|counted| {
-            desk.outbox.with(|queued| {
-                desk.thread_states.with(|threads| {
-                    visible
-                        .into_iter()
-                        .map(|e| {
-                            let id = e.id();
-                            let n = counted.iter().find(|(row, _)| *row == id).map(|(_, n)| *n);
-                            let waiting = queued.iter().any(|q| q.confirm_id == id.to_string());
-                            let thread = threads.get(&id).copied();
-                            (e, n.filter(|n| *n > 0), waiting, thread)
-                        })
-                        .collect::<Vec<_>>()
+            visible
+                .into_iter()
+                .map(|e| {
+                    let id = e.id();
+                    let n = counted.iter().find(|(row, _)| *row == id).map(|(_, n)| *n);
+                    let waiting = desk.queued(&id.to_string()).is_some();
+                    (e, n.filter(|n| *n > 0), waiting, desk.thread_state(id))
                 })
-            })
+                .collect::<Vec<_>>()
         })
     };
 
@@ -274,7 +269,7 @@ pub fn Inbox() -> impl IntoView {
                 <p class="subtle">"Requests from agents waiting for a human decision."</p>
             </div>
             <Unreachable />
-            {move || listing.with(|l| l.failure.clone()).filter(|_| desk.link.with(|l| !matches!(l, Link::Offline(_)))).map(|why| view! {
+            {move || listing.with(|l| l.failure.clone()).filter(|_| desk.link().with(|l| !matches!(l, Link::Offline(_)))).map(|why| view! {
                 <div class="notice notice-danger" role="alert">
                     <p><strong>"This page of the inbox could not be listed"</strong>{format!(": {why}.")}</p>
                     <p>"Nothing was changed; the page is asked for again when the server's live stream reconnects, or when you change a filter."</p>
@@ -358,7 +353,7 @@ fn Unreachable() -> impl IntoView {
         "The server"
     };
     move || {
-        desk.link.with(|link| match link {
+        desk.link().with(|link| match link {
             Link::Offline(why) => Some(view! {
                 <div class="notice notice-danger" role="alert">
                     <p><strong>{format!("{server} cannot be reached")}</strong>{format!(": {why}.")}</p>
@@ -387,9 +382,9 @@ fn EmptyState(filters: Memo<Filters>, listing: Memo<Listing>) -> impl IntoView {
         let f = filters.get();
         if desk.reading() {
             "Reading the stored reviews…"
-        } else if desk.link.with(|l| matches!(l, Link::Offline(_))) {
+        } else if desk.link().with(|l| matches!(l, Link::Offline(_))) {
             "Nothing can be listed while the server cannot be reached."
-        } else if listing.with(|l| l.loading) || desk.link.with(|l| *l == Link::Connecting) {
+        } else if listing.with(|l| l.loading) || desk.link().with(|l| *l == Link::Connecting) {
             "Loading from the server…"
         } else if !f.text.is_empty() || f.target_type.is_some() || f.requester.is_some() {
             "No review matches these filters. Clear the search or pick “Any” to see more."

@@ -39,7 +39,7 @@ pub fn ReviewPage(
             None => view! { <Reading /> }.into_any(),
         },
         None if desk.reading() => view! { <Reading /> }.into_any(),
-        None => match (desk.unfound(confirm_id), desk.link.get()) {
+        None => match (desk.unfound(confirm_id), desk.link().get()) {
             (Some(Unfound::Failed(why)), _) => {
                 view! { <NotOpened id=confirm_id why=why.to_string() /> }.into_any()
             }

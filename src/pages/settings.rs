@@ -2,9 +2,9 @@
 //! browser, a Countersign server with a reviewer key, or a LangGraph server
 //! whose interrupts are reviewed here), demo data.
 
+use crate::backend::{Connection, HttpStore, LangGraphStore, ServerKind};
 use crate::desk::{Desk, Link};
 use crate::settings::{Settings, Theme};
-use crate::store::{Backend, Connection, HttpStore, LangGraphStore};
 use leptos::prelude::*;
 
 fn reload() {
@@ -17,7 +17,7 @@ fn reload() {
 #[component]
 pub fn SettingsPage() -> impl IntoView {
     let desk = expect_context::<Desk>();
-    let role = RwSignal::new(desk.settings.get_untracked().reviewer_role);
+    let role = RwSignal::new(desk.settings().get_untracked().reviewer_role);
     let message = RwSignal::new(None::<String>);
     let save = move |settings: Settings| {
         message.set(Some(match desk.save_settings(settings) {
@@ -35,7 +35,7 @@ pub fn SettingsPage() -> impl IntoView {
         }
         save(Settings {
             reviewer_role: value,
-            ..desk.settings.get_untracked()
+            ..desk.settings().get_untracked()
         });
     };
     let on_theme = move |ev| {
@@ -46,7 +46,7 @@ pub fn SettingsPage() -> impl IntoView {
         };
         save(Settings {
             theme,
-            ..desk.settings.get_untracked()
+            ..desk.settings().get_untracked()
         });
     };
     let reset = move |_| {
@@ -70,9 +70,9 @@ pub fn SettingsPage() -> impl IntoView {
         .and_then(|w| w.location().origin().ok())
         .unwrap_or_default();
     let backend = RwSignal::new(if desk.langgraph().is_some() {
-        Backend::LangGraph
+        ServerKind::LangGraph
     } else {
-        Backend::Countersign
+        ServerKind::Countersign
     });
     let server_url = RwSignal::new(desk.remote_url().unwrap_or(origin));
     let server_key = RwSignal::new(String::new());
@@ -91,10 +91,10 @@ pub fn SettingsPage() -> impl IntoView {
             graphs: graphs.get_untracked().trim().to_owned(),
         };
         let missing = match connection.backend {
-            Backend::Countersign if connection.url.is_empty() || connection.key.is_empty() => {
+            ServerKind::Countersign if connection.url.is_empty() || connection.key.is_empty() => {
                 Some("Give the server's address and your reviewer key.")
             }
-            Backend::LangGraph if connection.url.is_empty() => {
+            ServerKind::LangGraph if connection.url.is_empty() => {
                 Some("Give the LangGraph server's address.")
             }
             _ => None,
@@ -108,8 +108,8 @@ pub fn SettingsPage() -> impl IntoView {
         let remember = remember.get_untracked();
         leptos::task::spawn_local(async move {
             let checked = match connection.backend {
-                Backend::Countersign => HttpStore::new(connection.clone()).check().await,
-                Backend::LangGraph => LangGraphStore::new(connection.clone())
+                ServerKind::Countersign => HttpStore::new(connection.clone()).check().await,
+                ServerKind::LangGraph => LangGraphStore::new(connection.clone())
                     .check()
                     .await
                     .map(drop),
@@ -127,7 +127,7 @@ pub fn SettingsPage() -> impl IntoView {
         Connection::forget();
         reload();
     };
-    let link_detail = move || match desk.link.get() {
+    let link_detail = move || match desk.link().get() {
         Link::Offline(why) => format!("Offline: {why}"),
         other => other.label().to_owned(),
     };
@@ -145,7 +145,7 @@ pub fn SettingsPage() -> impl IntoView {
             <div class="card">
                 <div class="field">
                     <label for="theme">"Theme"</label>
-                    <select id="theme" on:change=on_theme prop:value=move || desk.settings.with(|s| s.theme.attribute())>
+                    <select id="theme" on:change=on_theme prop:value=move || desk.settings().with(|s| s.theme.attribute())>
                         {Theme::CHOICES.iter().map(|(t, label)| view! { <option value=t.attribute()>{*label}</option> }).collect_view()}
                     </select>
                 </div>
@@ -166,8 +166,8 @@ pub fn SettingsPage() -> impl IntoView {
                 <p class="subtle">"Review the requests agents send to a shared server. Your key is kept for this tab only unless you ask to remember it."</p>
                 <div class="field">
                     <label for="server-kind">"Kind of server"</label>
-                    <select id="server-kind" prop:value=move || if backend.get() == Backend::LangGraph { "langgraph" } else { "countersign" }
-                        on:change=move |ev| backend.set(if event_target_value(&ev) == "langgraph" { Backend::LangGraph } else { Backend::Countersign })>
+                    <select id="server-kind" prop:value=move || if backend.get() == ServerKind::LangGraph { "langgraph" } else { "countersign" }
+                        on:change=move |ev| backend.set(if event_target_value(&ev) == "langgraph" { ServerKind::LangGraph } else { ServerKind::Countersign })>
                         <option value="countersign">"Countersign server"</option>
                         <option value="langgraph">"LangGraph server (its agents’ interrupts)"</option>
                     </select>
@@ -177,10 +177,10 @@ pub fn SettingsPage() -> impl IntoView {
                     <input id="server-url" type="url" autocomplete="url" prop:value=move || server_url.get() on:input=move |ev| server_url.set(event_target_value(&ev)) />
                 </div>
                 <div class="field">
-                    <label for="server-key">{move || if backend.get() == Backend::LangGraph { "API key (x-api-key, optional)" } else { "Reviewer key" }}</label>
+                    <label for="server-key">{move || if backend.get() == ServerKind::LangGraph { "API key (x-api-key, optional)" } else { "Reviewer key" }}</label>
                     <input id="server-key" type="password" autocomplete="off" prop:value=move || server_key.get() on:input=move |ev| server_key.set(event_target_value(&ev)) />
                 </div>
-                <Show when=move || backend.get() == Backend::LangGraph>
+                <Show when=move || backend.get() == ServerKind::LangGraph>
                     <div class="field">
                         <label for="graphs">"Only these graphs (optional)"</label>
                         <p class="subtle">"Graph or assistant ids, separated by commas. Empty: every graph on the server. Each thread is resumed by the assistant that owns it, whatever you list here."</p>
@@ -201,7 +201,7 @@ pub fn SettingsPage() -> impl IntoView {
 
 /// The graphs of the connected LangGraph server, asked for when shown.
 #[component]
-fn LangGraphGraphs(source: crate::desk::Interrupts) -> impl IntoView {
+fn LangGraphGraphs(source: crate::backend::Interrupts) -> impl IntoView {
     let found = RwSignal::new(None::<Result<Vec<String>, String>>);
     let store = LangGraphStore::new(source.connection());
     leptos::task::spawn_local(async move {

@@ -7,86 +7,13 @@
 // server holds exactly the answer given: what the tools ran with, and what the
 // model was told. A refused answer or a stopped server fails visibly and
 // nothing is recorded.
-import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { expect, test } from "@playwright/test";
-import { failOnScriptErrors, shoot } from "./support.mjs";
+import { failOnScriptErrors, interruptedThread, langgraphCall as call, shoot, startLangGraph } from "./support.mjs";
 
-const LANGGRAPH = process.env.LANGGRAPH_BIN ?? `${process.cwd()}/.venv-langgraph/bin/langgraph`;
 
 failOnScriptErrors();
 test.describe.configure({ mode: "serial", timeout: 120_000 });
-
-/** A port of 127.0.0.1 free now. */
-function freePort() {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts `langgraph dev` on 127.0.0.1 and waits until it answers (it prints
- * the address it took: another port when the one asked for is taken). */
-async function startLangGraph() {
-  const port = String(await freePort());
-  const child = spawn(LANGGRAPH, ["dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", port, "--config", "langgraph.json"], {
-    cwd: "tests/langgraph",
-    detached: true,
-    env: { ...process.env, LANGGRAPH_CLI_NO_ANALYTICS: "1", NO_COLOR: "1" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let log = "";
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`langgraph dev did not start in 90 s:\n${log}`)), 90_000);
-    const read = (chunk) => {
-      log += chunk.toString();
-      const found = log.replace(/\x1b\[[0-9;]*m/g, "").match(/API: (http:\/\/127\.0\.0\.1:\d+)/);
-      if (found) {
-        clearTimeout(timer);
-        resolve(found[1]);
-      }
-    };
-    child.stdout.on("data", read);
-    child.stderr.on("data", read);
-    child.on("exit", (code) => reject(new Error(`langgraph dev exited (${code}):\n${log}`)));
-  });
-  for (let i = 0; i < 120; i++) {
-    const ok = await fetch(`${url}/ok`).then((r) => r.ok, () => false);
-    if (ok) break;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  const stop = () => {
-    try {
-      process.kill(-child.pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  };
-  return { url, stop };
-}
-
-async function call(server, method, path, body) {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(response.ok, `${method} ${path}: ${response.status}`).toBe(true);
-  return response.json();
-}
-
-/** A new thread of a graph, run until it waits on a human: the hand-written
- * graph's `case`, or a LangChain agent's first turn. */
-async function interruptedThread(server, kase, graph = "agent") {
-  const thread = await call(server, "POST", "/threads", {});
-  const input = graph === "agent" ? { case: kase } : { messages: [{ role: "user", content: kase }] };
-  const run = await call(server, "POST", `/threads/${thread.thread_id}/runs/wait`, { assistant_id: graph, input });
-  expect(run.__interrupt__?.length, `${graph} ${kase} interrupts`).toBeGreaterThan(0);
-  return thread.thread_id;
-}
 
 /** What the scripted model of a LangChain agent was told by its tools, once
  * the resumed thread has finished: [{tool, status, content}]. */

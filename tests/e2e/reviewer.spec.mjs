@@ -101,6 +101,29 @@ test("approving with a reason persists across a reload and updates inbox, plan a
   await expect(page.getByRole("navigation", { name: "Main" })).toContainText("6");
 });
 
+test("a decision made in another tab shows in this one at once, and a draft typed here is kept", async ({ page, context }) => {
+  await page.goto("/");
+  await expect(rows(page)).toHaveCount(7);
+  const other = await context.newPage();
+  await other.goto(MIGRATION);
+  await expect(other.locator(".dag g[role=button]")).toHaveCount(3);
+  // A reason typed here for the billing review stays while the other tab decides.
+  await page.goto(BILLING);
+  await page.getByLabel(/^Reason/).fill("Half-written thought");
+  await other.getByLabel("Decide as role").fill("dba_reviewer");
+  await other.getByRole("button", { name: "Approve" }).click();
+  await expect(other.getByRole("status").filter({ hasText: "Decided" })).toContainText("approved by dba_reviewer");
+  await expect(page.getByRole("navigation", { name: "Main" })).toContainText("6");
+  await expect(page.getByLabel(/^Reason/)).toHaveValue("Half-written thought");
+  await page.getByRole("link", { name: "← Inbox" }).click();
+  await expect(rows(page)).toHaveCount(6);
+  await expect(page.getByRole("list", { name: "Reviews" })).not.toContainText("Database Migration Plan");
+  // Removed in the other tab (a reset of the demo, say): gone here too.
+  await other.evaluate(() => localStorage.removeItem("countersign.v1.review.c0ffee00-0000-4000-8000-000000000001"));
+  await expect(rows(page)).toHaveCount(5);
+  await other.close();
+});
+
 test("rejecting without a reason shows the error next to the field and saves nothing", async ({ page }) => {
   await page.goto(MIGRATION);
   await page.getByRole("button", { name: "Reject" }).click();

@@ -2,6 +2,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "@playwright/test";
 import { spawn, spawnSync } from "node:child_process";
+import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 
 const shots = "tests/e2e/output/screenshots";
@@ -107,4 +108,77 @@ export function newPlanReview(n) {
 export async function wcagViolations(page) {
   const { violations } = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
   return violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).slice(0, 5).join(", ")}`);
+}
+
+const LANGGRAPH = process.env.LANGGRAPH_BIN ?? `${process.cwd()}/.venv-langgraph/bin/langgraph`;
+
+/** A port of 127.0.0.1 free now. */
+function freePort() {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `langgraph dev` (from .venv-langgraph, or LANGGRAPH_BIN), serving tests/langgraph/, on 127.0.0.1 and waits until it answers (it prints
+ * the address it took: another port when the one asked for is taken). */
+export async function startLangGraph() {
+  const port = String(await freePort());
+  const child = spawn(LANGGRAPH, ["dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", port, "--config", "langgraph.json"], {
+    cwd: "tests/langgraph",
+    detached: true,
+    env: { ...process.env, LANGGRAPH_CLI_NO_ANALYTICS: "1", NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let log = "";
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`langgraph dev did not start in 90 s:\n${log}`)), 90_000);
+    const read = (chunk) => {
+      log += chunk.toString();
+      const found = log.replace(/\x1b\[[0-9;]*m/g, "").match(/API: (http:\/\/127\.0\.0\.1:\d+)/);
+      if (found) {
+        clearTimeout(timer);
+        resolve(found[1]);
+      }
+    };
+    child.stdout.on("data", read);
+    child.stderr.on("data", read);
+    child.on("exit", (code) => reject(new Error(`langgraph dev exited (${code}):\n${log}`)));
+  });
+  for (let i = 0; i < 120; i++) {
+    const ok = await fetch(`${url}/ok`).then((r) => r.ok, () => false);
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const stop = () => {
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  };
+  return { url, stop };
+}
+
+/** One call to a LangGraph server's API; resolves with its JSON (fails the test on an error status). */
+export async function langgraphCall(server, method, path, body) {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  expect(response.ok, `${method} ${path}: ${response.status}`).toBe(true);
+  return response.json();
+}
+
+/** A new thread of a graph, run until it waits on a human: the hand-written
+ * graph's `case`, or a LangChain agent's first turn. */
+export async function interruptedThread(server, kase, graph = "agent") {
+  const thread = await langgraphCall(server, "POST", "/threads", {});
+  const input = graph === "agent" ? { case: kase } : { messages: [{ role: "user", content: kase }] };
+  const run = await langgraphCall(server, "POST", `/threads/${thread.thread_id}/runs/wait`, { assistant_id: graph, input });
+  expect(run.__interrupt__?.length, `${graph} ${kase} interrupts`).toBeGreaterThan(0);
+  return thread.thread_id;
 }

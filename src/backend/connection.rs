@@ -10,7 +10,7 @@ const KEY: &str = "countersign.v1.connection";
 /// Which kind of server a connection is to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Backend {
+pub enum ServerKind {
     /// A server speaking Countersign's HTTP API.
     #[default]
     Countersign,
@@ -27,7 +27,7 @@ pub struct Connection {
     pub key: String,
     /// The kind of server.
     #[serde(default)]
-    pub backend: Backend,
+    pub backend: ServerKind,
     /// LangGraph: the graphs (or assistants) whose threads are reviewed,
     /// comma-separated; empty: every graph on the server. Only a filter: each
     /// thread is resumed by the assistant that owns it.

@@ -6,8 +6,8 @@
 //! asked for every 10 seconds instead (the page shown, when the server cannot
 //! say). The connection state is shown in the header.
 
-use crate::desk::{Desk, Link};
-use crate::store::{HttpError, HttpStore};
+use super::{Desk, Link};
+use crate::backend::{HttpError, HttpStore};
 use countersign_domain::wire::{Change, ChangeKind};
 use leptos::prelude::*;
 use wasm_bindgen::closure::Closure;
@@ -34,7 +34,7 @@ thread_local! {
 
 /// Opens the live stream, counts the reviews for the header (the inbox asks
 /// for its own page), and retries queued decisions.
-pub fn connect(desk: Desk, server: HttpStore) {
+pub(super) fn connect(desk: Desk, server: HttpStore) {
     follow(desk, &server);
     desk.count();
     retry_queued(desk);
@@ -42,7 +42,7 @@ pub fn connect(desk: Desk, server: HttpStore) {
 
 /// What the header says once the server answered again: live while the
 /// stream is open, else polling or reconnecting.
-pub fn settled_link() -> Link {
+pub(super) fn settled_link() -> Link {
     if STREAM_OPEN.with(std::cell::Cell::get) {
         Link::Live
     } else if POLLING.with(std::cell::Cell::get) {

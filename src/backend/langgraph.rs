@@ -5,8 +5,10 @@
 
 use super::connection::Connection;
 use super::fetch::fetch_json;
-use super::HttpError;
-use countersign_domain::langgraph::ThreadStatus;
+use super::local::LocalStore;
+use super::{HttpError, SetAside};
+use countersign_domain::langgraph::{PendingInterrupt, ThreadStatus};
+use countersign_domain::{MplpId, Review};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
@@ -269,5 +271,86 @@ impl LangGraphStore {
             Self::path(run_id)
         );
         self.send("GET", &path, None).await
+    }
+}
+
+/// A LangGraph server and what was last listed from it.
+#[derive(Clone)]
+pub struct Interrupts {
+    pub(crate) store: LangGraphStore,
+    /// Decided interrupts, kept in this browser.
+    pub(crate) history: Option<LocalStore>,
+    /// Where held decisions are kept across reloads.
+    pub(crate) held_store: Option<LocalStore>,
+    /// The pending interrupt behind each review, by confirm id.
+    pub(crate) pending: HashMap<MplpId, PendingInterrupt>,
+    /// Decisions on actions whose interrupt still waits for its other actions
+    /// (LangGraph takes the answers of one interrupt together).
+    pub(crate) held: HashMap<MplpId, Review>,
+    /// The errored threads' states, read once per change.
+    pub(crate) states: StateCache,
+}
+
+impl Interrupts {
+    /// A source for this server; `local` keeps decided interrupts and the
+    /// decisions held for their interrupt's other actions (read by `read_kept`).
+    pub fn new(store: LangGraphStore, local: Option<&LocalStore>) -> Self {
+        Interrupts {
+            store,
+            history: local.map(LocalStore::langgraph_history),
+            held_store: local.map(LocalStore::langgraph_held),
+            pending: HashMap::new(),
+            held: HashMap::new(),
+            states: StateCache::default(),
+        }
+    }
+
+    /// Reads what this browser keeps: the held decisions, and the decided
+    /// interrupts (returned, with what could not be read).
+    pub(crate) fn read_kept(&mut self) -> (Vec<Review>, Vec<SetAside>) {
+        if let Some(store) = &self.held_store {
+            let outcome = store.load();
+            self.held = outcome
+                .reviews
+                .into_iter()
+                .map(|r| (r.confirm.confirm_id, r))
+                .collect();
+        }
+        match &self.history {
+            Some(history) => {
+                let outcome = history.load();
+                (outcome.reviews, outcome.set_aside)
+            }
+            None => (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// Keeps only the held decisions whose action is still pending.
+    pub(crate) fn forget_held_unless(&mut self, keep: impl Fn(&MplpId) -> bool) {
+        let store = self.held_store.clone();
+        self.held.retain(|id, _| {
+            let kept = keep(id);
+            if !kept {
+                if let Some(store) = &store {
+                    store.remove(id);
+                }
+            }
+            kept
+        });
+    }
+
+    /// The server's address.
+    pub fn url(&self) -> &str {
+        self.store.url()
+    }
+
+    /// The connection to the server.
+    pub fn connection(&self) -> Connection {
+        self.store.connection().clone()
+    }
+
+    /// The graphs (or assistants) reviewed; empty: every graph of the server.
+    pub fn graphs(&self) -> Vec<String> {
+        self.store.graphs()
     }
 }

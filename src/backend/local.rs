@@ -83,6 +83,11 @@ impl LocalStore {
         }
     }
 
+    /// The id of the review a storage key holds, if it is one of this store's.
+    pub fn review_at(&self, key: &str) -> Option<MplpId> {
+        MplpId::parse(key.strip_prefix(self.prefix)?).ok()
+    }
+
     /// Removes one review.
     pub fn remove(&self, id: &MplpId) {
         let _ = self.storage.remove_item(&review_key(self.prefix, id));

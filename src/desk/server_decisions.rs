@@ -1,0 +1,134 @@
+//! Decisions on a Countersign server: posted with an idempotency key; a
+//! decision made while the server is unreachable is kept on this device (the
+//! outbox) and delivered once it is back; when someone else decided first,
+//! theirs is shown and the reviewer is told who and what.
+
+use super::{DecisionFailure, Desk, Entry};
+use crate::backend::{outbox, HttpError, HttpStore, StoreError};
+use countersign_domain::wire::{ChangeKind, Refusal};
+use countersign_domain::{DecideError, DecisionInput, MplpId, Review};
+use leptos::prelude::*;
+use std::sync::Arc;
+
+impl Desk {
+    /// Posts a decision the domain accepted to the server, then shows what
+    /// the server stored. Its refusal reaches the form as the browser's own
+    /// check would have said it.
+    pub(super) async fn decide_on_server(
+        &self,
+        server: HttpStore,
+        id: MplpId,
+        input: &DecisionInput,
+        idempotency_key: &str,
+    ) -> Result<Arc<Entry>, DecisionFailure> {
+        match server.decide(&id.to_string(), input, idempotency_key).await {
+            Ok(stored) => {
+                self.apply_change(ChangeKind::Decided, stored);
+                self.entry(id).ok_or(DecisionFailure::Missing)
+            }
+            Err(refused) if decided_first(&refused) => {
+                let latest = server
+                    .review(&id.to_string())
+                    .await
+                    .map_err(DecisionFailure::Server)?;
+                let conflict = describe_conflict(&latest);
+                self.apply_change(ChangeKind::Decided, latest);
+                Err(DecisionFailure::Conflict(conflict))
+            }
+            Err(HttpError::Unreachable(_)) => {
+                let queued = outbox::Queued {
+                    confirm_id: id.to_string(),
+                    server: server.url().to_owned(),
+                    input: input.clone(),
+                    idempotency_key: idempotency_key.to_owned(),
+                };
+                outbox::put(&queued)
+                    .map_err(|e| DecisionFailure::NotSaved(StoreError::WriteFailed(e)))?;
+                self.outbox.update(|q| {
+                    q.retain(|o| o.confirm_id != queued.confirm_id);
+                    q.push(queued);
+                });
+                Err(DecisionFailure::Queued)
+            }
+            Err(e) => Err(match e.refusal() {
+                Some(Refusal::Decide(refused)) => DecisionFailure::Refused(refused),
+                Some(Refusal::Role { role, allowed }) => {
+                    DecisionFailure::RoleNotAllowed { role, allowed }
+                }
+                None => DecisionFailure::Server(e),
+            }),
+        }
+    }
+
+    /// Sends the queued decisions, each with its own idempotency key; keeps the
+    /// ones the server still cannot be reached for. Refusals and conflicts are
+    /// reported as notices (the review then shows what the server has).
+    pub(super) async fn deliver_queued(&self) {
+        let Some(server) = self.server() else {
+            return;
+        };
+        for queued in self.outbox.get_untracked() {
+            let result = server
+                .decide(&queued.confirm_id, &queued.input, &queued.idempotency_key)
+                .await;
+            let notice = match result {
+                Err(HttpError::Unreachable(_)) => return,
+                Ok(review) => {
+                    self.apply_change(ChangeKind::Decided, review);
+                    None
+                }
+                Err(refused) if decided_first(&refused) => {
+                    match server.review(&queued.confirm_id).await {
+                        Ok(latest) => {
+                            let text = describe_conflict(&latest);
+                            self.apply_change(ChangeKind::Decided, latest);
+                            Some(format!("Your queued decision was not delivered. {text}"))
+                        }
+                        Err(e) => Some(format!("Your queued decision was not delivered: {e}")),
+                    }
+                }
+                Err(e) => Some(format!("The server refused your queued decision: {e}")),
+            };
+            outbox::remove(&queued.confirm_id);
+            self.outbox
+                .update(|q| q.retain(|o| o.confirm_id != queued.confirm_id));
+            if let Some(text) = notice {
+                self.notify(text);
+            }
+        }
+    }
+
+    /// The queued decision of a review, if any.
+    pub fn queued(&self, id: &str) -> Option<outbox::Queued> {
+        self.outbox
+            .with(|q| q.iter().find(|o| o.confirm_id == id).cloned())
+    }
+}
+
+/// Whether the server refused a decision because the review was decided first.
+fn decided_first(error: &HttpError) -> bool {
+    matches!(
+        error.refusal(),
+        Some(Refusal::Decide(DecideError::NotPending { .. }))
+    )
+}
+
+fn describe_conflict(latest: &Review) -> String {
+    let who = latest
+        .confirm
+        .last_decision()
+        .map(|d| {
+            format!(
+                "{} by {} at {}{}",
+                d.status,
+                d.decided_by_role,
+                crate::time::exact(&d.decided_at),
+                d.reason
+                    .as_ref()
+                    .map(|r| format!(": “{r}”"))
+                    .unwrap_or_default()
+            )
+        })
+        .unwrap_or_else(|| latest.confirm.status.to_string());
+    format!("Someone decided first — {who}. Your decision was not recorded; the review now shows theirs.")
+}
