@@ -193,3 +193,51 @@ fn tool_calls_grants_expiry_and_tokens_work_on_postgresql() {
     assert_eq!(closed.body["review"]["confirm"]["status"], "cancelled");
     assert_eq!(closed.body["outcome"]["kind"], "expired");
 }
+
+/// The ids of the reviews a text search finds, sorted.
+fn found(reviewer: &Client, text: &str) -> Vec<String> {
+    let reply = reviewer.get(&format!(
+        "/reviews?requester=deploy-agent&limit=500&q={}",
+        form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>()
+    ));
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let mut ids: Vec<String> = reply.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["confirm"]["confirm_id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn a_search_of_several_words_probes_with_one_and_finds_the_whole_text_only() {
+    let Some(url) = fresh_database("countersign_search") else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start_on(data.path(), Some(&url), &[]);
+    let agent = server.client(&server.agent);
+    let reviewer = server.client(&server.reviewer);
+    let titles = [
+        "Rotate the zebra keys",
+        "Zebra keys: rotate later",
+        "Rotate keys",
+        "rotate THE ZEBRA KEYS now",
+    ];
+    for (n, title) in (1..).zip(titles) {
+        let mut body = review(n, 2, false);
+        body["target"]["plan"]["title"] = json!(title);
+        assert_eq!(agent.post("/reviews", &body).status, 201);
+    }
+    // Whichever word probes the index, the whole text decides, in any case.
+    assert_eq!(
+        found(&reviewer, "the zebra keys"),
+        vec![confirm_id(1), confirm_id(4)]
+    );
+    assert_eq!(found(&reviewer, "zebra keys: rot"), vec![confirm_id(2)]);
+    assert_eq!(found(&reviewer, "keys now"), vec![confirm_id(4)]);
+    assert_eq!(found(&reviewer, "zebra").len(), 3);
+    assert!(found(&reviewer, "zebra 100%_").is_empty());
+}
