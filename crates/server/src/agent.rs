@@ -42,7 +42,7 @@ fn client() -> ureq::Agent {
 }
 
 /// Sends a request and returns the status and the JSON body.
-fn call(
+pub(crate) fn call(
     connection: &Connection,
     method: &str,
     path: &str,
@@ -228,7 +228,11 @@ fn review_from_file(file: &Path, role: &str, reason: Option<&str>) -> Result<Val
 }
 
 /// Polls the outcome with the server's long poll until decided or `timeout` passes.
-fn wait_for(connection: &Connection, id: &str, timeout: Duration) -> Result<Outcome, String> {
+pub(crate) fn wait_for(
+    connection: &Connection,
+    id: &str,
+    timeout: Duration,
+) -> Result<Outcome, String> {
     let deadline = Instant::now() + timeout;
     loop {
         let left = deadline

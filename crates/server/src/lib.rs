@@ -5,13 +5,14 @@
 //! - [`changes`]: every write to stored reviews, announced to waiters; the expiry sweeper.
 //! - [`db`]: SQLite or PostgreSQL storage.
 //! - [`serve`]: the server with the built app, CORS and the demo data.
-//! - [`keys`], [`agent`], [`validate`]: the other commands.
+//! - [`keys`], [`agent`], [`hook`], [`validate`]: the other commands.
 
 pub mod agent;
 pub mod api;
 pub mod changes;
 pub mod db;
 mod headers;
+pub mod hook;
 pub mod keys;
 pub mod serve;
 pub mod validate;

@@ -1,7 +1,7 @@
 //! `countersign`: the Countersign server and its command-line tools.
 
 use clap::{Args, Parser, Subcommand};
-use countersign_server::{agent, db, keys, serve, validate, Format};
+use countersign_server::{agent, db, hook, keys, serve, validate, Format};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,6 +69,40 @@ enum Command {
         key: String,
         #[command(subcommand)]
         command: AgentCli,
+    },
+    /// Hooks that make an agent ask through Countersign before it acts.
+    Hook {
+        /// The server's address.
+        #[arg(
+            long,
+            env = "COUNTERSIGN_SERVER",
+            default_value = "http://127.0.0.1:8080"
+        )]
+        server: String,
+        /// An agent key.
+        #[arg(long, env = "COUNTERSIGN_KEY", hide_env_values = true)]
+        key: String,
+        #[command(subcommand)]
+        command: HookCli,
+    },
+}
+
+#[derive(Subcommand)]
+enum HookCli {
+    /// Claude Code's PreToolUse command hook: reads the call on stdin, asks
+    /// a reviewer, prints allow (with any edit) or deny with the reason.
+    ClaudeCode {
+        /// How long to wait for a decision, in seconds (keep it under the
+        /// hook's `timeout` in Claude Code's settings).
+        #[arg(long, default_value_t = 590)]
+        timeout: u64,
+        /// The answer when no decision can be had (timeout, server unreachable).
+        #[arg(long, value_enum, default_value = "deny")]
+        fallback: hook::Fallback,
+        /// `TOOL=TIER` (`R0`–`R4`, or `none`: not gated); `TOOL` may end in
+        /// `*`. Checked before the defaults. Repeatable.
+        #[arg(long = "risk")]
+        rules: Vec<hook::Rule>,
     },
 }
 
@@ -270,6 +304,21 @@ fn main() -> ExitCode {
             let address = database.address()?;
             runtime()?.block_on(keys::run(&address, command, &mut std::io::stdout()))
         })()),
+        Command::Hook {
+            server,
+            key,
+            command:
+                HookCli::ClaudeCode {
+                    timeout,
+                    fallback,
+                    rules,
+                },
+        } => hook::claude_code(&hook::Options {
+            connection: agent::Connection { server, key },
+            timeout: Duration::from_secs(timeout),
+            fallback,
+            rules,
+        }),
         Command::Agent {
             server,
             key,

@@ -1,0 +1,408 @@
+//! `countersign hook claude-code`: a Claude Code `PreToolUse` command hook.
+//! Claude Code writes the call it is about to make on stdin; a gated tool
+//! becomes a tool-call review (the session is Claude Code's), the hook waits
+//! for the reviewer, redeems the approval's single-use token for exactly the
+//! approved call, and prints Claude Code's answer: allow (with the edited
+//! input when the reviewer edited it) or deny with the reason, which Claude
+//! sees. Fail closed: no decision in time, an unreachable server or an answer
+//! that cannot be read denies the call (or, with `--fallback ask`, leaves it
+//! to Claude Code's own prompt), saying why.
+
+use crate::agent::{call, wait_for, Connection};
+use countersign_domain::toolcall::{OutcomeKind, RiskTier, ToolCall};
+use countersign_domain::wire::{Outcome, Verdict};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use std::io::Read;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// The role reviews from this hook are asked by (what the desk shows).
+const ROLE: &str = "claude-code";
+
+/// The tools gated by default and their risk; any tool not named here and
+/// not read-only is gated at R2.
+const GATED: &[(&str, RiskTier)] = &[
+    ("Bash", RiskTier::R3),
+    ("Write", RiskTier::R3),
+    ("Edit", RiskTier::R3),
+    ("MultiEdit", RiskTier::R3),
+    ("NotebookEdit", RiskTier::R3),
+    ("WebFetch", RiskTier::R2),
+    ("WebSearch", RiskTier::R1),
+    ("mcp__*", RiskTier::R2),
+];
+
+/// Tools that only read: not gated unless a rule says otherwise.
+const READ_ONLY: &[&str] = &[
+    "Read",
+    "Glob",
+    "Grep",
+    "LS",
+    "NotebookRead",
+    "TodoWrite",
+    "Task",
+    "BashOutput",
+    "ExitPlanMode",
+];
+
+/// What a gated call is asked at, or that it is not gated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// Asked as a review at this risk.
+    Ask(RiskTier),
+    /// Left to Claude Code.
+    Pass,
+}
+
+/// A `--risk PATTERN=TIER` rule: a tool name, or a prefix ending in `*`;
+/// `TIER` is `R0`–`R4`, or `none` for a tool not gated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pattern: String,
+    gate: Gate,
+}
+
+impl std::str::FromStr for Rule {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Rule, String> {
+        let (pattern, tier) = text
+            .split_once('=')
+            .ok_or_else(|| format!("`{text}`: a rule is TOOL=TIER, e.g. Bash=R4 or Read=none"))?;
+        if pattern.is_empty() {
+            return Err(format!("`{text}`: the tool name is empty"));
+        }
+        let gate = match tier {
+            "none" => Gate::Pass,
+            _ => Gate::Ask(serde_json::from_value(json!(tier)).map_err(|_| {
+                format!("`{text}`: `{tier}` is not a risk tier (R0, R1, R2, R3, R4, or none)")
+            })?),
+        };
+        Ok(Rule {
+            pattern: pattern.to_owned(),
+            gate,
+        })
+    }
+}
+
+fn matches(pattern: &str, tool: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => tool.starts_with(prefix),
+        None => pattern == tool,
+    }
+}
+
+/// How `tool` is gated: the first of `rules` that names it, else the defaults.
+pub fn gate(tool: &str, rules: &[Rule]) -> Gate {
+    if let Some(rule) = rules.iter().find(|r| matches(&r.pattern, tool)) {
+        return rule.gate;
+    }
+    if let Some((_, tier)) = GATED.iter().find(|(p, _)| matches(p, tool)) {
+        return Gate::Ask(*tier);
+    }
+    if READ_ONLY.contains(&tool) {
+        return Gate::Pass;
+    }
+    Gate::Ask(RiskTier::R2)
+}
+
+/// What to answer when no reviewer's decision can be had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Fallback {
+    /// The call does not run.
+    Deny,
+    /// Claude Code asks its user, as without the hook.
+    Ask,
+}
+
+/// What Claude Code sends a `PreToolUse` hook (the fields used here; the
+/// others are ignored).
+#[derive(Debug, Deserialize)]
+pub struct PreToolUse {
+    /// The Claude Code session: the review's session.
+    pub session_id: String,
+    /// The working directory: the review's workspace.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Must be `PreToolUse`.
+    pub hook_event_name: String,
+    /// The tool about to run.
+    pub tool_name: String,
+    /// Its input.
+    pub tool_input: Map<String, Value>,
+    /// This call's id: the review's run.
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+}
+
+/// Claude Code's permission decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Permission {
+    /// Run it (without Claude Code's own prompt).
+    Allow,
+    /// Do not run it; Claude is told why.
+    Deny,
+    /// Ask the user in Claude Code.
+    Ask,
+}
+
+/// The hook's answer, printed on stdout.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookAnswer {
+    hook_specific_output: Decision,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Decision {
+    hook_event_name: &'static str,
+    permission_decision: Permission,
+    permission_decision_reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated_input: Option<Map<String, Value>>,
+}
+
+impl HookAnswer {
+    fn new(permission: Permission, reason: String, updated: Option<Map<String, Value>>) -> Self {
+        HookAnswer {
+            hook_specific_output: Decision {
+                hook_event_name: "PreToolUse",
+                permission_decision: permission,
+                permission_decision_reason: reason,
+                updated_input: updated,
+            },
+        }
+    }
+}
+
+/// How the hook runs.
+pub struct Options {
+    /// The server and the agent key.
+    pub connection: Connection,
+    /// How long to wait for a decision.
+    pub timeout: Duration,
+    /// The answer when no decision can be had.
+    pub fallback: Fallback,
+    /// Rules before the defaults.
+    pub rules: Vec<Rule>,
+}
+
+/// Reads the hook's input on stdin, and prints its answer. Exit 0 with an
+/// answer (or none: a tool not gated); exit 2, which Claude Code treats as a
+/// denial, when the input cannot be read.
+pub fn claude_code(options: &Options) -> ExitCode {
+    let mut text = String::new();
+    if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+        eprintln!("countersign: cannot read the hook's input: {e}");
+        return ExitCode::from(2);
+    }
+    let input: PreToolUse = match serde_json::from_str(&text) {
+        Ok(input) => input,
+        Err(e) => {
+            eprintln!("countersign: the hook's input is not a Claude Code PreToolUse event ({e}); the call was not sent for review and does not run");
+            return ExitCode::from(2);
+        }
+    };
+    if input.hook_event_name != "PreToolUse" {
+        eprintln!(
+            "countersign: this hook answers PreToolUse, not `{}`; the call does not run",
+            input.hook_event_name
+        );
+        return ExitCode::from(2);
+    }
+    let Gate::Ask(tier) = gate(&input.tool_name, &options.rules) else {
+        return ExitCode::SUCCESS;
+    };
+    let answer = ask(options, &input, tier).unwrap_or_else(|why| {
+        let permission = match options.fallback {
+            Fallback::Deny => Permission::Deny,
+            Fallback::Ask => Permission::Ask,
+        };
+        HookAnswer::new(permission, format!("Countersign: {why}"), None)
+    });
+    match serde_json::to_string(&answer) {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("countersign: cannot write the hook's answer ({e}); the call does not run");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Asks the reviewer about the call and answers with what they decided;
+/// `Err` says why no decision could be had.
+fn ask(options: &Options, input: &PreToolUse, tier: RiskTier) -> Result<HookAnswer, String> {
+    let connection = &options.connection;
+    let request = json!({
+        "requestedByRole": ROLE,
+        "sessionId": input.session_id,
+        "runId": input.tool_use_id.as_deref().unwrap_or(&input.session_id),
+        "workspace": input.cwd,
+        "toolCall": {"name": input.tool_name, "args": input.tool_input},
+        "humanSummary": summary(&input.tool_name, &input.tool_input),
+        "riskTier": tier,
+        // The review closes when the hook stops waiting, so nobody approves
+        // a call that can no longer run.
+        "expiresAt": (chrono::Utc::now() + options.timeout).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    });
+    let (status, created) = call(connection, "POST", "/tool-calls", Some(&request))?;
+    if status != 201 {
+        return Err(format!(
+            "the server refused the review ({status}): {}",
+            created["error"]["message"]
+                .as_str()
+                .unwrap_or("no reason given")
+        ));
+    }
+    let id = created["outcome"]["confirm_id"]
+        .as_str()
+        .ok_or("the server's answer names no review")?
+        .to_owned();
+    let outcome = wait_for(connection, &id, options.timeout)?;
+    let undecided = || {
+        format!(
+            "no reviewer decided within {} s; the call did not run",
+            options.timeout.as_secs()
+        )
+    };
+    match outcome.outcome {
+        // Expired: it closed when the hook stopped waiting, undecided.
+        Verdict::Blocked => Err(undecided()),
+        Verdict::Denied if outcome.kind == Some(OutcomeKind::Expired) => Err(undecided()),
+        Verdict::Denied => Ok(HookAnswer::new(Permission::Deny, denial(&outcome), None)),
+        Verdict::Approved => approve(connection, &id, &outcome, input),
+    }
+}
+
+/// Redeems the approval for the approved call, then allows it (with the
+/// reviewer's edited input when it differs from what was asked).
+fn approve(
+    connection: &Connection,
+    id: &str,
+    outcome: &Outcome,
+    input: &PreToolUse,
+) -> Result<HookAnswer, String> {
+    let canonical = outcome
+        .approved_call
+        .as_deref()
+        .ok_or("the approval carries no approved call")?;
+    let approved = ToolCall::from_canonical(canonical)
+        .map_err(|e| format!("the approved call cannot be read: {e}"))?;
+    if approved.name != input.tool_name {
+        return Err(format!(
+            "the approval is for `{}`, not `{}`",
+            approved.name, input.tool_name
+        ));
+    }
+    let token = outcome
+        .token
+        .as_ref()
+        .ok_or("the approval carries no token")?;
+    let body = json!({"tokenId": token.token_id, "toolCall": {"name": approved.name, "args": approved.args}});
+    let (status, refused) = call(
+        connection,
+        "POST",
+        &format!("/reviews/{id}/redeem"),
+        Some(&body),
+    )?;
+    if status != 200 {
+        return Err(format!(
+            "the approval's token was refused ({status}): {}",
+            refused["error"]["message"]
+                .as_str()
+                .unwrap_or("no reason given")
+        ));
+    }
+    let by = outcome.decided_by_role.as_deref().unwrap_or("a reviewer");
+    let edited = approved.args != input.tool_input;
+    let reason = match (outcome.kind, edited) {
+        (_, true) | (Some(OutcomeKind::Edited), _) => {
+            format!("Approved with changes in Countersign by {by}")
+        }
+        _ if outcome.approved_by_grant.is_some() => {
+            "Approved in Countersign by a standing grant for this session".to_owned()
+        }
+        _ => format!("Approved in Countersign by {by}"),
+    };
+    Ok(HookAnswer::new(
+        Permission::Allow,
+        reason,
+        edited.then_some(approved.args),
+    ))
+}
+
+/// What Claude is told of a denial.
+fn denial(outcome: &Outcome) -> String {
+    let by = outcome.decided_by_role.as_deref().unwrap_or("a reviewer");
+    match &outcome.reason {
+        Some(reason) => format!("Denied in Countersign by {by}: {reason}"),
+        None => format!("Denied in Countersign by {by}"),
+    }
+}
+
+/// One line saying what the call does, from the input fields Claude Code's
+/// tools carry (the reviewer sees the exact call beside it).
+fn summary(tool: &str, input: &Map<String, Value>) -> String {
+    let field = |name: &str| input.get(name).and_then(Value::as_str);
+    let what = match tool {
+        "Bash" => field("description").or(field("command")),
+        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
+            field("file_path").or(field("notebook_path"))
+        }
+        "WebFetch" => field("url"),
+        "WebSearch" => field("query"),
+        _ => None,
+    };
+    match what {
+        Some(what) => format!("Claude Code: {tool} {what}"),
+        None => format!("Claude Code: {tool}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tools_are_gated_by_rule_then_by_default_and_unknown_ones_are_asked() {
+        assert_eq!(gate("Bash", &[]), Gate::Ask(RiskTier::R3));
+        assert_eq!(
+            gate("mcp__github__create_issue", &[]),
+            Gate::Ask(RiskTier::R2)
+        );
+        assert_eq!(gate("Read", &[]), Gate::Pass);
+        assert_eq!(gate("SomethingNew", &[]), Gate::Ask(RiskTier::R2));
+        let rules: Vec<Rule> = ["Bash=R4", "mcp__docs__*=none", "Read=R1"]
+            .iter()
+            .map(|r| r.parse().unwrap())
+            .collect();
+        assert_eq!(gate("Bash", &rules), Gate::Ask(RiskTier::R4));
+        assert_eq!(gate("mcp__docs__search", &rules), Gate::Pass);
+        assert_eq!(gate("mcp__github__push", &rules), Gate::Ask(RiskTier::R2));
+        assert_eq!(gate("Read", &rules), Gate::Ask(RiskTier::R1));
+    }
+
+    #[test]
+    fn a_rule_that_cannot_be_read_says_what_is_wrong() {
+        let missing = "Bash".parse::<Rule>().unwrap_err();
+        assert!(missing.contains("TOOL=TIER"), "{missing}");
+        let tier = "Bash=R9".parse::<Rule>().unwrap_err();
+        assert!(tier.contains("`R9` is not a risk tier"), "{tier}");
+        assert!("=R1".parse::<Rule>().unwrap_err().contains("empty"));
+    }
+
+    #[test]
+    fn the_answer_is_claude_codes_hook_output() {
+        let answer = HookAnswer::new(Permission::Deny, "no".into(), None);
+        assert_eq!(
+            serde_json::to_value(&answer).unwrap(),
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no"}})
+        );
+    }
+}

@@ -1,0 +1,344 @@
+//! `countersign hook claude-code` against a real server: the hook is run as
+//! Claude Code runs it (the event on stdin, the answer on stdout) while a
+//! reviewer decides through the API.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{binary, Client, Server};
+
+/// What Claude Code sends before running `tool` with `input`.
+fn event(tool: &str, input: Value) -> Value {
+    json!({
+        "session_id": "cc-session-1",
+        "transcript_path": "/tmp/transcript.jsonl",
+        "cwd": "/work/shop",
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": input,
+        "tool_use_id": "toolu_01",
+        "some_field_added_later": true,
+    })
+}
+
+/// What the hook did: its exit code, its answer (parsed when there is one)
+/// and what it said on stderr.
+struct Ran {
+    code: i32,
+    answer: Option<Value>,
+    stderr: String,
+}
+
+impl Ran {
+    fn decision(&self) -> (&str, &str) {
+        let out = &self.answer.as_ref().expect("an answer")["hookSpecificOutput"];
+        assert_eq!(out["hookEventName"], "PreToolUse");
+        (
+            out["permissionDecision"].as_str().unwrap(),
+            out["permissionDecisionReason"].as_str().unwrap(),
+        )
+    }
+}
+
+/// Starts the hook on `stdin` against `url`; join the handle for what it did.
+fn start_hook(url: &str, key: &str, args: &[&str], stdin: String) -> std::thread::JoinHandle<Ran> {
+    let mut child = Command::new(binary())
+        .args(["hook", "--server", url, "--key", key, "claude-code"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the hook");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    std::thread::spawn(move || {
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        Ran {
+            code: out.status.code().unwrap_or(-1),
+            answer: (!stdout.trim().is_empty()).then(|| serde_json::from_str(&stdout).unwrap()),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    })
+}
+
+/// The pending review the hook asked for, once it is there.
+fn pending_review(reviewer: &Client) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let listed = reviewer.get("/reviews?status=pending&requester=claude-code");
+        if let Some(review) = listed.body["items"].as_array().and_then(|i| i.first()) {
+            return review.clone();
+        }
+        assert!(Instant::now() < deadline, "the hook asked for no review");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn decide(reviewer: &Client, review: &Value, body: Value) {
+    let id = review["confirm"]["confirm_id"].as_str().unwrap();
+    let reply = reviewer.decide(id, &format!("hook-{id}"), &body);
+    assert_eq!(reply.status, 200, "{}", reply.text);
+}
+
+#[test]
+fn an_approved_call_is_allowed_once_its_token_is_redeemed_and_the_review_names_the_session() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let reviewer = server.client(&server.reviewer);
+    let input = json!({"command": "npm test", "description": "Run the tests"});
+    let hook = start_hook(
+        &server.url,
+        &server.agent,
+        &[],
+        event("Bash", input).to_string(),
+    );
+    let review = pending_review(&reviewer);
+    let request = &review["target"]["tool_call"]["request"];
+    assert_eq!(request["sessionId"], "cc-session-1");
+    assert_eq!(request["runId"], "toolu_01");
+    assert_eq!(request["workspace"], "/work/shop");
+    assert_eq!(request["riskTier"], "R3");
+    assert_eq!(request["humanSummary"], "Claude Code: Bash Run the tests");
+    decide(
+        &reviewer,
+        &review,
+        json!({"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "once"}}),
+    );
+    let ran = hook.join().unwrap();
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let (permission, reason) = ran.decision();
+    assert_eq!(permission, "allow");
+    assert_eq!(reason, "Approved in Countersign by reviewer");
+    assert!(ran.answer.as_ref().unwrap()["hookSpecificOutput"]
+        .get("updatedInput")
+        .is_none());
+    // The token was spent by the hook: it cannot run the call twice.
+    let id = review["confirm"]["confirm_id"].as_str().unwrap();
+    let stored = reviewer.get(&format!("/reviews/{id}"));
+    assert!(
+        stored.body["review"]["target"]["tool_call"]["outcome"]["token"]["usedAt"].is_string(),
+        "{}",
+        stored.text
+    );
+}
+
+#[test]
+fn an_edited_call_is_allowed_with_the_reviewers_input() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let reviewer = server.client(&server.reviewer);
+    let input = json!({"file_path": "/work/shop/.env", "content": "DEBUG=true\n"});
+    let hook = start_hook(
+        &server.url,
+        &server.agent,
+        &[],
+        event("Write", input).to_string(),
+    );
+    let review = pending_review(&reviewer);
+    let edited = json!({"file_path": "/work/shop/.env.local", "content": "DEBUG=true\n"});
+    decide(
+        &reviewer,
+        &review,
+        json!({"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "edit", "args": edited.to_string()}}),
+    );
+    let ran = hook.join().unwrap();
+    assert_eq!(
+        ran.decision(),
+        ("allow", "Approved with changes in Countersign by reviewer")
+    );
+    assert_eq!(
+        ran.answer.as_ref().unwrap()["hookSpecificOutput"]["updatedInput"],
+        edited
+    );
+}
+
+#[test]
+fn a_denied_call_is_denied_with_the_reviewers_reason() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let reviewer = server.client(&server.reviewer);
+    let input = json!({"command": "rm -rf node_modules"});
+    let hook = start_hook(
+        &server.url,
+        &server.agent,
+        &[],
+        event("Bash", input).to_string(),
+    );
+    let review = pending_review(&reviewer);
+    decide(
+        &reviewer,
+        &review,
+        json!({"status": "rejected", "decided_by_role": "reviewer", "reason": "Use npm ci instead"}),
+    );
+    let ran = hook.join().unwrap();
+    assert_eq!(
+        ran.decision(),
+        (
+            "deny",
+            "Denied in Countersign by reviewer: Use npm ci instead"
+        )
+    );
+}
+
+#[test]
+fn a_session_grant_lets_the_same_call_through_later_with_its_own_decision() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let reviewer = server.client(&server.reviewer);
+    let input = json!({"url": "https://docs.rs/serde", "prompt": "summarize"});
+    let first = start_hook(
+        &server.url,
+        &server.agent,
+        &[],
+        event("WebFetch", input.clone()).to_string(),
+    );
+    let review = pending_review(&reviewer);
+    decide(
+        &reviewer,
+        &review,
+        json!({"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "scope", "scope": "session"}}),
+    );
+    assert_eq!(first.join().unwrap().decision().0, "allow");
+    let again = start_hook(
+        &server.url,
+        &server.agent,
+        &[],
+        event("WebFetch", input).to_string(),
+    )
+    .join()
+    .unwrap();
+    assert_eq!(
+        again.decision(),
+        (
+            "allow",
+            "Approved in Countersign by a standing grant for this session"
+        )
+    );
+    let approved = reviewer.get("/reviews?status=approved&requester=claude-code");
+    assert_eq!(approved.body["items"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn without_a_decision_in_time_the_call_is_denied_or_left_to_claude_code() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let input = event(
+        "Edit",
+        json!({"file_path": "/work/shop/a.rs", "old_string": "a", "new_string": "b"}),
+    );
+    let ran = start_hook(
+        &server.url,
+        &server.agent,
+        &["--timeout", "1"],
+        input.to_string(),
+    )
+    .join()
+    .unwrap();
+    assert_eq!(
+        ran.decision(),
+        (
+            "deny",
+            "Countersign: no reviewer decided within 1 s; the call did not run"
+        )
+    );
+    let asked = start_hook(
+        &server.url,
+        &server.agent,
+        &["--timeout", "1", "--fallback", "ask"],
+        input.to_string(),
+    )
+    .join()
+    .unwrap();
+    assert_eq!(asked.decision().0, "ask");
+}
+
+#[test]
+fn an_unreachable_server_denies_the_call_and_says_so() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let ran = start_hook(
+        &url,
+        "cs_agent_x",
+        &[],
+        event("Bash", json!({"command": "ls"})).to_string(),
+    )
+    .join()
+    .unwrap();
+    let (permission, reason) = ran.decision();
+    assert_eq!(permission, "deny");
+    assert!(reason.starts_with("Countersign: cannot reach"), "{reason}");
+}
+
+#[test]
+fn read_only_tools_pass_and_unreadable_input_blocks() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let reviewer = server.client(&server.reviewer);
+    let read = start_hook(
+        &server.url,
+        &server.agent,
+        &[],
+        event("Read", json!({"file_path": "/etc/hosts"})).to_string(),
+    )
+    .join()
+    .unwrap();
+    assert_eq!(
+        (read.code, read.answer.is_none()),
+        (0, true),
+        "{}",
+        read.stderr
+    );
+    // A rule gates it.
+    let gated = start_hook(
+        &server.url,
+        &server.agent,
+        &["--risk", "Read=R1", "--timeout", "1"],
+        event("Read", json!({"file_path": "/etc/hosts"})).to_string(),
+    )
+    .join()
+    .unwrap();
+    assert_eq!(gated.decision().0, "deny");
+    assert_eq!(
+        reviewer.get("/reviews?requester=claude-code").body["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let garbled = start_hook(&server.url, &server.agent, &[], "{\"tool_name\": 3".into())
+        .join()
+        .unwrap();
+    assert_eq!(garbled.code, 2);
+    assert!(
+        garbled
+            .stderr
+            .contains("not a Claude Code PreToolUse event"),
+        "{}",
+        garbled.stderr
+    );
+    let bad_rule = start_hook(
+        &server.url,
+        &server.agent,
+        &["--risk", "Bash=R9"],
+        String::new(),
+    )
+    .join()
+    .unwrap();
+    assert_eq!(bad_rule.code, 2);
+    assert!(
+        bad_rule.stderr.contains("`R9` is not a risk tier"),
+        "{}",
+        bad_rule.stderr
+    );
+}
