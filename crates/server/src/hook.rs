@@ -347,7 +347,7 @@ fn denial(outcome: &Outcome) -> String {
 }
 
 /// One line saying what the call does, from the input fields Claude Code's
-/// tools carry (the reviewer sees the exact call beside it).
+/// tools carry (the desk shows it after the tool's name, beside the exact call).
 fn summary(tool: &str, input: &Map<String, Value>) -> String {
     let field = |name: &str| input.get(name).and_then(Value::as_str);
     let what = match tool {
@@ -360,8 +360,8 @@ fn summary(tool: &str, input: &Map<String, Value>) -> String {
         _ => None,
     };
     match what {
-        Some(what) => format!("Claude Code: {tool} {what}"),
-        None => format!("Claude Code: {tool}"),
+        Some(what) => what.to_owned(),
+        None => format!("Claude Code calls {tool}"),
     }
 }
 

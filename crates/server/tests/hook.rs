@@ -108,7 +108,7 @@ fn an_approved_call_is_allowed_once_its_token_is_redeemed_and_the_review_names_t
     assert_eq!(request["runId"], "toolu_01");
     assert_eq!(request["workspace"], "/work/shop");
     assert_eq!(request["riskTier"], "R3");
-    assert_eq!(request["humanSummary"], "Claude Code: Bash Run the tests");
+    assert_eq!(request["humanSummary"], "Run the tests");
     decide(
         &reviewer,
         &review,
