@@ -3,8 +3,9 @@
 # formatting, clippy (-D warnings) on every crate (the app for wasm32), the domain
 # tests, the server's HTTP API tests on SQLite and on a throwaway PostgreSQL, the
 # app's view-logic tests in wasm, the release wasm build with its size, and the
-# browser tests (with a real udspy agent asking through Countersign, and a real
-# LangGraph server whose interrupts are reviewed), a bounded fuzzing run (10 s per
+# browser tests (with a real udspy agent asking through Countersign, a real
+# LangGraph server whose interrupts are reviewed, and the real Claude Code CLI
+# asking through the hook), the hook's fixtures against Anthropic's hook types, a bounded fuzzing run (10 s per
 # target), and a smoke run of the benchmarks.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -26,6 +27,9 @@ cargo fmt --all --check
 step "clippy"
 cargo clippy -p countersign-domain -p countersign-server --all-targets -- -D warnings
 cargo clippy -p countersign-app -p countersign-bench -p countersign-floor --target wasm32-unknown-unknown --all-targets -- -D warnings
+
+step "the Claude Code hook's fixtures against Anthropic's published hook types"
+node tests/claude-code/check-types.mjs
 
 step "domain tests; server API, security and soak tests on SQLite and PostgreSQL (figures printed)"
 cargo test -p countersign-domain -p countersign-server -- --show-output

@@ -10,19 +10,24 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::{binary, Client, Server};
 
-/// What Claude Code sends before running `tool` with `input`.
+/// What Claude Code sends before running `tool` with `input`: the event of
+/// tests/claude-code/event.json (checked against Anthropic's published hook
+/// types by its check-types.mjs), with a field this hook does not know.
 fn event(tool: &str, input: Value) -> Value {
-    json!({
-        "session_id": "cc-session-1",
-        "transcript_path": "/tmp/transcript.jsonl",
-        "cwd": "/work/shop",
-        "permission_mode": "default",
-        "hook_event_name": "PreToolUse",
-        "tool_name": tool,
-        "tool_input": input,
-        "tool_use_id": "toolu_01",
-        "some_field_added_later": true,
-    })
+    let mut event: Value =
+        serde_json::from_str(include_str!("../../../tests/claude-code/event.json")).unwrap();
+    event["tool_name"] = json!(tool);
+    event["tool_input"] = input;
+    event["some_field_added_later"] = json!(true);
+    event
+}
+
+/// The answer tests/claude-code/answers.json expects for `case` (checked
+/// against Anthropic's published hook types too).
+fn expected(case: &str) -> Value {
+    let answers: Value =
+        serde_json::from_str(include_str!("../../../tests/claude-code/answers.json")).unwrap();
+    answers[case].clone()
 }
 
 /// What the hook did: its exit code, its answer (parsed when there is one)
@@ -116,12 +121,7 @@ fn an_approved_call_is_allowed_once_its_token_is_redeemed_and_the_review_names_t
     );
     let ran = hook.join().unwrap();
     assert_eq!(ran.code, 0, "{}", ran.stderr);
-    let (permission, reason) = ran.decision();
-    assert_eq!(permission, "allow");
-    assert_eq!(reason, "Approved in Countersign by reviewer");
-    assert!(ran.answer.as_ref().unwrap()["hookSpecificOutput"]
-        .get("updatedInput")
-        .is_none());
+    assert_eq!(ran.answer, Some(expected("approved")));
     // The token was spent by the hook: it cannot run the call twice.
     let id = review["confirm"]["confirm_id"].as_str().unwrap();
     let stored = reviewer.get(&format!("/reviews/{id}"));
@@ -152,12 +152,9 @@ fn an_edited_call_is_allowed_with_the_reviewers_input() {
         json!({"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "edit", "args": edited.to_string()}}),
     );
     let ran = hook.join().unwrap();
+    assert_eq!(ran.answer, Some(expected("edited")));
     assert_eq!(
-        ran.decision(),
-        ("allow", "Approved with changes in Countersign by reviewer")
-    );
-    assert_eq!(
-        ran.answer.as_ref().unwrap()["hookSpecificOutput"]["updatedInput"],
+        expected("edited")["hookSpecificOutput"]["updatedInput"],
         edited
     );
 }
@@ -181,13 +178,7 @@ fn a_denied_call_is_denied_with_the_reviewers_reason() {
         json!({"status": "rejected", "decided_by_role": "reviewer", "reason": "Use npm ci instead"}),
     );
     let ran = hook.join().unwrap();
-    assert_eq!(
-        ran.decision(),
-        (
-            "deny",
-            "Denied in Countersign by reviewer: Use npm ci instead"
-        )
-    );
+    assert_eq!(ran.answer, Some(expected("denied")));
 }
 
 #[test]
@@ -217,13 +208,7 @@ fn a_session_grant_lets_the_same_call_through_later_with_its_own_decision() {
     )
     .join()
     .unwrap();
-    assert_eq!(
-        again.decision(),
-        (
-            "allow",
-            "Approved in Countersign by a standing grant for this session"
-        )
-    );
+    assert_eq!(again.answer, Some(expected("granted")));
     let approved = reviewer.get("/reviews?status=approved&requester=claude-code");
     assert_eq!(approved.body["items"].as_array().unwrap().len(), 2);
 }
@@ -244,13 +229,7 @@ fn without_a_decision_in_time_the_call_is_denied_or_left_to_claude_code() {
     )
     .join()
     .unwrap();
-    assert_eq!(
-        ran.decision(),
-        (
-            "deny",
-            "Countersign: no reviewer decided within 1 s; the call did not run"
-        )
-    );
+    assert_eq!(ran.answer, Some(expected("undecided")));
     let asked = start_hook(
         &server.url,
         &server.agent,
@@ -259,7 +238,10 @@ fn without_a_decision_in_time_the_call_is_denied_or_left_to_claude_code() {
     )
     .join()
     .unwrap();
-    assert_eq!(asked.decision().0, "ask");
+    assert_eq!(
+        asked.answer,
+        Some(expected("undecided, asking Claude Code"))
+    );
 }
 
 #[test]
