@@ -5,8 +5,8 @@
 # app's view-logic tests in wasm, the release wasm build with its size, and the
 # browser tests (with a real udspy agent asking through Countersign, a real
 # LangGraph server whose interrupts are reviewed, and the real Claude Code CLI
-# asking through the hook), the hook's fixtures against Anthropic's hook types, a bounded fuzzing run (10 s per
-# target), and a smoke run of the benchmarks.
+# asking through the hook), the hook's fixtures against Anthropic's hook types,
+# a bounded fuzzing run (10 s per target), and a smoke run of the benchmarks.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh --browser --postgres --udspy --langgraph --fuzz
