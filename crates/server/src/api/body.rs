@@ -7,13 +7,60 @@ use axum::extract::{FromRequest, Request};
 use axum::http::{header, StatusCode};
 use serde_json::{Map, Value};
 
+/// The largest request body accepted, in bytes (`--max-body`), set on every
+/// request by the router.
+#[derive(Debug, Clone, Copy)]
+pub struct MaxBody(pub usize);
+
+/// How much of a body over the limit is still read (and dropped) before the
+/// 413 is sent: a client still writing when the server closes gets a reset
+/// connection instead of the answer that says what is wrong.
+const DRAINED: usize = 64 << 20;
+
+/// The body, unless it is larger than `limit`: then a 413, sent once the
+/// client finished sending (up to `DRAINED` bytes are read and dropped).
+async fn read_within(request: Request, limit: usize) -> Result<Bytes, ApiError> {
+    use futures_util::StreamExt;
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            "the request body is larger than this server accepts (see --max-body)",
+        )
+    };
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > DRAINED) {
+        return Err(too_large());
+    }
+    let mut body = request.into_body().into_data_stream();
+    let mut kept = Vec::with_capacity(declared.unwrap_or(0).min(limit));
+    let mut read = 0usize;
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|e| ApiError::bad_request("unreadable_body", e.to_string()))?;
+        read += chunk.len();
+        if read > DRAINED {
+            break;
+        }
+        if read <= limit {
+            kept.extend_from_slice(&chunk);
+        }
+    }
+    if read > limit {
+        return Err(too_large());
+    }
+    Ok(Bytes::from(kept))
+}
+
 /// A JSON request body, parsed but not yet interpreted.
 pub struct JsonBody(pub Value);
 
 impl<S: Send + Sync> FromRequest<S> for JsonBody {
     type Rejection = ApiError;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+    async fn from_request(request: Request, _: &S) -> Result<Self, ApiError> {
         let content_type = request
             .headers()
             .get(header::CONTENT_TYPE)
@@ -34,19 +81,11 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
                 ),
             ));
         }
-        let bytes = Bytes::from_request(request, state)
-            .await
-            .map_err(|rejection| {
-                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::new(
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        "body_too_large",
-                        "the request body is larger than this server accepts (see --max-body)",
-                    )
-                } else {
-                    ApiError::bad_request("unreadable_body", rejection.body_text())
-                }
-            })?;
+        let limit = request
+            .extensions()
+            .get::<MaxBody>()
+            .map_or(usize::MAX, |m| m.0);
+        let bytes = read_within(request, limit).await?;
         let value = serde_json::from_slice::<Value>(&bytes).map_err(|e| {
             ApiError::bad_request(
                 "malformed_json",

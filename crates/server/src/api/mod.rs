@@ -61,6 +61,7 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(max_body))
+        .layer(axum::Extension(body::MaxBody(max_body)))
         .with_state(state);
     Router::new().nest("/api/v1", api)
 }
