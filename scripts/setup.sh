@@ -8,6 +8,8 @@
 # library from PyPI, for the udspy bridge's browser test. With --langgraph, a
 # virtual environment (.venv-langgraph) with the LangGraph server and langchain
 # from PyPI (`langgraph dev`, in memory, no API keys), for the LangGraph browser tests.
+# With --mcp, a virtual environment (.venv-mcp) with the official MCP Python SDK
+# from PyPI, for the MCP gate's tests (a real MCP client and server).
 # With --fuzz, a nightly toolchain and cargo-fuzz, for scripts/fuzz.sh.
 # Versions: ../shared/TOOLCHAIN.md.
 set -euo pipefail
@@ -17,6 +19,7 @@ WASM_BINDGEN_VERSION=0.2.130
 TRUNK_VERSION=0.21.14
 WASM_SPLIT_VERSION=0.2.4
 UDSPY_VERSION=0.1.8
+MCP_VERSION=2.3.0
 LANGGRAPH_CLI_VERSION=0.4.40
 LANGGRAPH_API_VERSION=0.16.7
 LANGGRAPH_VERSION=1.2.22
@@ -25,6 +28,7 @@ CARGO_FUZZ_VERSION=0.13.2
 want_browser=false
 want_postgres=false
 want_udspy=false
+want_mcp=false
 want_langgraph=false
 want_fuzz=false
 for flag in "$@"; do
@@ -32,9 +36,10 @@ for flag in "$@"; do
     --browser) want_browser=true ;;
     --postgres) want_postgres=true ;;
     --udspy) want_udspy=true ;;
+    --mcp) want_mcp=true ;;
     --langgraph) want_langgraph=true ;;
     --fuzz) want_fuzz=true ;;
-    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy] [--langgraph] [--fuzz]" >&2; exit 2 ;;
+    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy] [--mcp] [--langgraph] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 apt_install() {
@@ -113,6 +118,16 @@ if $want_udspy; then
   if ! .venv-udspy/bin/python -c "import udspy, sys; sys.exit(udspy.__version__ != '$UDSPY_VERSION')" 2>/dev/null; then
     make_venv .venv-udspy
     .venv-udspy/bin/pip install --quiet "udspy==$UDSPY_VERSION"
+  else
+    echo "present"
+  fi
+fi
+
+if $want_mcp; then
+  step "MCP Python SDK $MCP_VERSION (PyPI) in .venv-mcp"
+  if [[ "$(.venv-mcp/bin/pip show mcp 2>/dev/null | sed -n 's/^Version: //p')" != "$MCP_VERSION" ]]; then
+    make_venv .venv-mcp
+    .venv-mcp/bin/pip install --quiet "mcp==$MCP_VERSION"
   else
     echo "present"
   fi

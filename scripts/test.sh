@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every Countersign test on this machine, installing what is missing first:
 # formatting, clippy (-D warnings) on every crate (the app for wasm32), the domain
-# tests, the server's HTTP API tests on SQLite and on a throwaway PostgreSQL, the
+# tests, the server's HTTP API tests on SQLite and on a throwaway PostgreSQL (and
+# the MCP gate between a real MCP client and server), the
 # app's view-logic tests in wasm, the release wasm build with its size, and the
 # browser tests (with a real udspy agent asking through Countersign, a real
 # LangGraph server whose interrupts are reviewed, and the real Claude Code CLI
@@ -9,7 +10,7 @@
 # a bounded fuzzing run (10 s per target), and a smoke run of the benchmarks.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/setup.sh --browser --postgres --udspy --langgraph --fuzz
+scripts/setup.sh --browser --postgres --udspy --mcp --langgraph --fuzz
 export PATH="$PWD/node_modules/.bin:$PATH"
 
 # A throwaway PostgreSQL for the server's PostgreSQL tests, stopped on exit.
@@ -18,6 +19,8 @@ trap 'scripts/postgres.sh stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
 export COUNTERSIGN_TEST_POSTGRES
 COUNTERSIGN_TEST_POSTGRES=$(scripts/postgres.sh start "$pg_dir")
 export COUNTERSIGN_REQUIRE_POSTGRES=1
+# The MCP gate's tests use .venv-mcp (set up above): never skipped here.
+export COUNTERSIGN_REQUIRE_MCP=1
 
 step() { printf '\n== %s\n' "$*"; }
 

@@ -55,7 +55,7 @@ pub enum Gate {
     Pass,
 }
 
-/// A `--risk PATTERN=TIER` rule: a tool name, or a prefix ending in `*`;
+/// A `--risk PATTERN=TIER` rule: a tool name, where `*` stands for any text;
 /// `TIER` is `R0`–`R4`, or `none` for a tool not gated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
@@ -86,11 +86,24 @@ impl std::str::FromStr for Rule {
     }
 }
 
-fn matches(pattern: &str, tool: &str) -> bool {
-    match pattern.strip_suffix('*') {
-        Some(prefix) => tool.starts_with(prefix),
-        None => pattern == tool,
+/// Whether `tool` matches `pattern`, where each `*` stands for any text.
+pub(crate) fn matches(pattern: &str, tool: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = tool.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
     }
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// How `tool` is gated: the first of `rules` that names it, else the defaults.
@@ -386,6 +399,17 @@ mod tests {
         assert_eq!(gate("mcp__docs__search", &rules), Gate::Pass);
         assert_eq!(gate("mcp__github__push", &rules), Gate::Ask(RiskTier::R2));
         assert_eq!(gate("Read", &rules), Gate::Ask(RiskTier::R1));
+    }
+
+    #[test]
+    fn a_star_stands_for_any_text() {
+        assert!(matches("mcp__*", "mcp__github__push"));
+        assert!(matches("*__push", "mcp__github__push"));
+        assert!(matches("mcp__*__push", "mcp__github__push"));
+        assert!(matches("*", "Bash"));
+        assert!(!matches("mcp__*__push", "mcp__github__pull"));
+        assert!(!matches("Bash", "Bash2"));
+        assert!(!matches("a*a", "a"));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! - [`changes`]: every write to stored reviews, announced to waiters; the expiry sweeper.
 //! - [`db`]: SQLite or PostgreSQL storage.
 //! - [`serve`]: the server with the built app, CORS and the demo data.
-//! - [`keys`], [`agent`], [`hook`], [`validate`]: the other commands.
+//! - [`keys`], [`agent`], [`hook`], [`mcp_gate`], [`validate`]: the other commands.
 
 pub mod agent;
 pub mod api;
@@ -14,6 +14,7 @@ pub mod db;
 mod headers;
 pub mod hook;
 pub mod keys;
+pub mod mcp_gate;
 pub mod serve;
 pub mod validate;
 

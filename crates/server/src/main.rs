@@ -1,7 +1,7 @@
 //! `countersign`: the Countersign server and its command-line tools.
 
 use clap::{Args, Parser, Subcommand};
-use countersign_server::{agent, db, hook, keys, serve, validate, Format};
+use countersign_server::{agent, db, hook, keys, mcp_gate, serve, validate, Format};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -84,6 +84,30 @@ enum Command {
         key: String,
         #[command(subcommand)]
         command: HookCli,
+    },
+    /// A stdio proxy between an MCP client and an MCP server: calls of the
+    /// gated tools wait for a reviewer; everything else passes untouched.
+    McpGate {
+        /// The server's address.
+        #[arg(
+            long,
+            env = "COUNTERSIGN_SERVER",
+            default_value = "http://127.0.0.1:8080"
+        )]
+        server: String,
+        /// An agent key.
+        #[arg(long, env = "COUNTERSIGN_KEY", hide_env_values = true)]
+        key: String,
+        /// A tool to gate, `NAME[=TIER]` (`*` stands for any text; tier R2
+        /// unless given). Repeatable.
+        #[arg(long = "gate")]
+        gated: Vec<mcp_gate::Gated>,
+        /// How long a call waits for a decision, in seconds.
+        #[arg(long, default_value_t = 300)]
+        timeout: u64,
+        /// The MCP server to start, after `--`.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
     },
 }
 
@@ -304,6 +328,18 @@ fn main() -> ExitCode {
             let address = database.address()?;
             runtime()?.block_on(keys::run(&address, command, &mut std::io::stdout()))
         })()),
+        Command::McpGate {
+            server,
+            key,
+            gated,
+            timeout,
+            command,
+        } => mcp_gate::run(mcp_gate::Options {
+            connection: agent::Connection { server, key },
+            gated,
+            timeout: Duration::from_secs(timeout),
+            command,
+        }),
         Command::Hook {
             server,
             key,

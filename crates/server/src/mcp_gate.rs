@@ -1,0 +1,420 @@
+//! `countersign mcp-gate`: a stdio proxy between an MCP client and an MCP
+//! server (newline-delimited JSON-RPC, as MCP's stdio transport sends it).
+//! Every message passes through untouched, but a `tools/call` request for a
+//! gated tool: it becomes a tool-call review with the exact arguments, and is
+//! forwarded only once a reviewer approved it and its single-use token was
+//! redeemed, with exactly the approved (possibly edited) arguments. A denial,
+//! no decision in time, or an unreachable Countersign answers the client with
+//! a tool result marked as an error that says why; the call never reaches the
+//! server. A client's `notifications/cancelled` for a waiting call stops the
+//! wait (MCP then expects no answer), and the review expires undecided.
+
+use crate::agent::{call, wait_for, Connection};
+use crate::hook::matches;
+use countersign_domain::toolcall::{OutcomeKind, RiskTier, ToolCall};
+use countersign_domain::wire::Verdict;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// Where MCP 2026 requests carry their protocol version, and results the server's name.
+const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// A `--gate PATTERN[=TIER]` rule: the tools it names (`*` stands for any
+/// text) are asked at `TIER` (R2 when not given).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gated {
+    pattern: String,
+    tier: RiskTier,
+}
+
+impl std::str::FromStr for Gated {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Gated, String> {
+        let (pattern, tier) = match text.split_once('=') {
+            Some((pattern, tier)) => {
+                let tier = serde_json::from_value(json!(tier)).map_err(|_| {
+                    format!("`{text}`: `{tier}` is not a risk tier (R0, R1, R2, R3 or R4)")
+                })?;
+                (pattern, tier)
+            }
+            None => (text, RiskTier::R2),
+        };
+        if pattern.is_empty() {
+            return Err(format!("`{text}`: the tool name is empty"));
+        }
+        Ok(Gated {
+            pattern: pattern.to_owned(),
+            tier,
+        })
+    }
+}
+
+/// How the gate runs.
+pub struct Options {
+    /// The server and the agent key.
+    pub connection: Connection,
+    /// The gated tools.
+    pub gated: Vec<Gated>,
+    /// How long a call waits for a decision.
+    pub timeout: Duration,
+    /// The MCP server to start: the program, then its arguments.
+    pub command: Vec<String>,
+}
+
+/// A JSON-RPC message, as far as the gate looks into it.
+#[derive(Deserialize)]
+struct Message {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default)]
+    params: Option<Value>,
+}
+
+/// What the gate shares between the client's side and its waiting calls.
+struct Gate {
+    options: Options,
+    /// The session of every review this gate asks for (one per gate run,
+    /// so a reviewer's session grant lasts as long as the client's session).
+    session: String,
+    /// The server's name, from its answer to `initialize`.
+    server_name: OnceLock<String>,
+    to_client: Mutex<std::io::Stdout>,
+    /// The server's stdin, closed once the client closed its side.
+    to_server: Mutex<Option<std::process::ChildStdin>>,
+    /// The calls waiting for a reviewer, by JSON-RPC id: set to stop waiting.
+    waiting: Mutex<HashMap<String, Arc<AtomicBool>>>,
+}
+
+/// Starts the server, relays both ways until the client closes its side,
+/// then waits for the server to end. Exit 0, or 2 when the server cannot be
+/// started; the server's own exit code otherwise.
+pub fn run(options: Options) -> ExitCode {
+    let Some((program, args)) = options.command.split_first() else {
+        eprintln!("countersign mcp-gate: name the MCP server to start after `--`");
+        return ExitCode::from(2);
+    };
+    let mut child = match Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => {
+            eprintln!("countersign mcp-gate: cannot start `{program}`: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
+        eprintln!("countersign mcp-gate: `{program}` has no stdin/stdout to talk to");
+        return ExitCode::from(2);
+    };
+    let gate = Arc::new(Gate {
+        session: format!("mcp-gate-{}", uuid_like()),
+        options,
+        server_name: OnceLock::new(),
+        to_client: Mutex::new(std::io::stdout()),
+        to_server: Mutex::new(Some(server_in)),
+        waiting: Mutex::new(HashMap::new()),
+    });
+    let from_server = {
+        let gate = Arc::clone(&gate);
+        std::thread::spawn(move || gate.relay_server(server_out))
+    };
+    gate.relay_client();
+    // The client closed its side: so does the gate, and the server ends.
+    if let Ok(mut server_in) = gate.to_server.lock() {
+        server_in.take();
+    }
+    let _ = from_server.join();
+    match child.wait() {
+        Ok(status) => ExitCode::from(status.code().unwrap_or(1).clamp(0, 255) as u8),
+        Err(_) => ExitCode::from(1),
+    }
+}
+
+impl Gate {
+    /// Sends the server's lines to the client as they are, noting its name.
+    fn relay_server(&self, out: std::process::ChildStdout) {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if self.server_name.get().is_none() {
+                if let Ok(value) = serde_json::from_str::<Value>(&line) {
+                    // `initialize` names it (MCP 2025), or every result's `_meta` (2026).
+                    let result = &value["result"];
+                    let name = result["serverInfo"]["name"]
+                        .as_str()
+                        .or(result["_meta"][SERVER_INFO]["name"].as_str());
+                    if let Some(name) = name {
+                        let _ = self.server_name.set(name.to_owned());
+                    }
+                }
+            }
+            if self.send_client(&line).is_err() {
+                break;
+            }
+        }
+    }
+
+    /// Reads the client's lines: gated calls wait for a reviewer on a thread
+    /// of their own, everything else goes to the server as it is.
+    fn relay_client(self: &Arc<Self>) {
+        let stdin = std::io::stdin();
+        for line in stdin.lock().lines() {
+            let Ok(line) = line else { break };
+            let message = serde_json::from_str::<Message>(&line).ok();
+            match message.as_ref().and_then(|m| self.gated_call(m)) {
+                Some((id, name, args, tier)) => {
+                    let gate = Arc::clone(self);
+                    let stop = Arc::new(AtomicBool::new(false));
+                    if let Ok(mut waiting) = self.waiting.lock() {
+                        waiting.insert(id.to_string(), Arc::clone(&stop));
+                    }
+                    let params = message.and_then(|m| m.params).unwrap_or(Value::Null);
+                    std::thread::spawn(move || gate.ask(id, name, args, tier, params, stop));
+                }
+                None => {
+                    if let Some(m) = &message {
+                        self.note_cancelled(m);
+                    }
+                    if self.send_server(&line).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A `tools/call` request for a gated tool: its id, tool, arguments and risk.
+    fn gated_call(
+        &self,
+        message: &Message,
+    ) -> Option<(Value, String, Map<String, Value>, RiskTier)> {
+        if message.method.as_deref() != Some("tools/call") {
+            return None;
+        }
+        let id = message.id.clone()?;
+        let params = message.params.as_ref()?;
+        let name = params["name"].as_str()?;
+        let rule = self
+            .options
+            .gated
+            .iter()
+            .find(|g| matches(&g.pattern, name))?;
+        let args = match &params["arguments"] {
+            Value::Object(args) => args.clone(),
+            _ => Map::new(),
+        };
+        Some((id, name.to_owned(), args, rule.tier))
+    }
+
+    /// A client's cancellation of a waiting call stops its wait; a
+    /// cancellation of anything else goes on to the server.
+    fn note_cancelled(&self, message: &Message) {
+        if message.method.as_deref() != Some("notifications/cancelled") {
+            return;
+        }
+        let Some(id) = message.params.as_ref().map(|p| p["requestId"].to_string()) else {
+            return;
+        };
+        if let Some(stop) = self.waiting.lock().ok().and_then(|w| w.get(&id).cloned()) {
+            stop.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Asks a reviewer about one call, then forwards it as approved or
+    /// answers the client with why it did not run.
+    fn ask(
+        &self,
+        id: Value,
+        name: String,
+        args: Map<String, Value>,
+        tier: RiskTier,
+        params: Value,
+        stop: Arc<AtomicBool>,
+    ) {
+        let decided = self.decide(&name, &args, tier);
+        if let Ok(mut waiting) = self.waiting.lock() {
+            waiting.remove(&id.to_string());
+        }
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        let line = match decided {
+            Ok(approved) => {
+                let mut forwarded = params.clone();
+                forwarded["arguments"] = Value::Object(approved);
+                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": forwarded})
+            }
+            Err(why) => return self.refuse(&id, &params, &format!("Countersign: {why}")),
+        };
+        if self.send_server(&line.to_string()).is_err() {
+            let why = "Countersign: the call was approved, but the MCP server is gone";
+            self.refuse(&id, &params, why);
+        }
+    }
+
+    /// Answers a call with a tool result marked as an error, so the model
+    /// reads why it did not run. A request that names its protocol version
+    /// in `_meta` (MCP 2026) is answered with that version's `resultType`.
+    fn refuse(&self, id: &Value, params: &Value, why: &str) {
+        let mut result = json!({"content": [{"type": "text", "text": why}], "isError": true});
+        if !params["_meta"][PROTOCOL_VERSION].is_null() {
+            result["resultType"] = json!("complete");
+        }
+        let _ =
+            self.send_client(&json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string());
+    }
+
+    /// The arguments a reviewer approved (token redeemed), or why the call
+    /// may not run.
+    fn decide(
+        &self,
+        name: &str,
+        args: &Map<String, Value>,
+        tier: RiskTier,
+    ) -> Result<Map<String, Value>, String> {
+        let connection = &self.options.connection;
+        let server = self
+            .server_name
+            .get()
+            .map_or("an MCP server", String::as_str);
+        let request = json!({
+            "requestedByRole": format!("mcp:{server}"),
+            "sessionId": self.session,
+            "runId": self.session,
+            "workspace": std::env::current_dir().ok().map(|d| d.display().to_string()),
+            "toolCall": {"name": name, "args": args},
+            "humanSummary": format!("{server} calls {name}"),
+            "riskTier": tier,
+            // Nobody approves a call the gate stopped waiting for.
+            "expiresAt": (chrono::Utc::now() + self.options.timeout)
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        });
+        let (status, created) = call(connection, "POST", "/tool-calls", Some(&request))?;
+        if status != 201 {
+            return Err(format!(
+                "the server refused the review ({status}): {}",
+                created["error"]["message"]
+                    .as_str()
+                    .unwrap_or("no reason given")
+            ));
+        }
+        let review = created["outcome"]["confirm_id"]
+            .as_str()
+            .ok_or("the server's answer names no review")?
+            .to_owned();
+        let outcome = wait_for(connection, &review, self.options.timeout)?;
+        let undecided = format!(
+            "no reviewer decided within {} s; the call did not run",
+            self.options.timeout.as_secs()
+        );
+        match outcome.outcome {
+            Verdict::Blocked => return Err(undecided),
+            Verdict::Denied if outcome.kind == Some(OutcomeKind::Expired) => return Err(undecided),
+            Verdict::Denied => {
+                let by = outcome.decided_by_role.as_deref().unwrap_or("a reviewer");
+                return Err(match &outcome.reason {
+                    Some(reason) => format!("denied by {by}: {reason}"),
+                    None => format!("denied by {by}"),
+                });
+            }
+            Verdict::Approved => {}
+        }
+        let approved = outcome
+            .approved_call
+            .as_deref()
+            .ok_or("the approval carries no approved call")
+            .and_then(|c| {
+                ToolCall::from_canonical(c).map_err(|_| "the approved call cannot be read")
+            })?;
+        if approved.name != name {
+            return Err(format!(
+                "the approval is for `{}`, not `{name}`",
+                approved.name
+            ));
+        }
+        let token = outcome
+            .token
+            .as_ref()
+            .ok_or("the approval carries no token")?;
+        let body =
+            json!({"tokenId": token.token_id, "toolCall": {"name": name, "args": approved.args}});
+        let (status, refused) = call(
+            connection,
+            "POST",
+            &format!("/reviews/{review}/redeem"),
+            Some(&body),
+        )?;
+        if status != 200 {
+            return Err(format!(
+                "the approval's token was refused ({status}): {}",
+                refused["error"]["message"]
+                    .as_str()
+                    .unwrap_or("no reason given")
+            ));
+        }
+        Ok(approved.args)
+    }
+
+    fn send_client(&self, line: &str) -> std::io::Result<()> {
+        let mut out = self
+            .to_client
+            .lock()
+            .map_err(|_| std::io::ErrorKind::Other)?;
+        writeln!(out, "{line}")?;
+        out.flush()
+    }
+
+    fn send_server(&self, line: &str) -> std::io::Result<()> {
+        let mut server_in = self
+            .to_server
+            .lock()
+            .map_err(|_| std::io::ErrorKind::Other)?;
+        let out = server_in.as_mut().ok_or(std::io::ErrorKind::BrokenPipe)?;
+        writeln!(out, "{line}")?;
+        out.flush()
+    }
+}
+
+/// A random id for this gate's session.
+fn uuid_like() -> String {
+    let mut bytes = [0u8; 16];
+    // Without randomness the session is still this process's own.
+    if getrandom::fill(&mut bytes).is_err() {
+        return std::process::id().to_string();
+    }
+    countersign_domain::MplpId::from_random_bytes(bytes).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gate_rule_names_tools_and_an_optional_tier() {
+        let plain: Gated = "write_*".parse().unwrap();
+        assert_eq!(plain.tier, RiskTier::R2);
+        let tiered: Gated = "delete_file=R4".parse().unwrap();
+        assert_eq!(
+            (tiered.pattern.as_str(), tiered.tier),
+            ("delete_file", RiskTier::R4)
+        );
+        assert!("x=R7"
+            .parse::<Gated>()
+            .unwrap_err()
+            .contains("`R7` is not a risk tier"));
+        assert!("=R1".parse::<Gated>().unwrap_err().contains("empty"));
+    }
+}

@@ -1,0 +1,213 @@
+//! `countersign mcp-gate` between a real MCP client and a real MCP server,
+//! both written with the official Python SDK (PyPI `mcp`, in `.venv-mcp`:
+//! `scripts/setup.sh --mcp`): the client calls an ungated and a gated tool
+//! through the gate while a reviewer decides through the API, and the
+//! server's own log says what ran, with which arguments. Skipped when the
+//! virtual environment is missing, unless `COUNTERSIGN_REQUIRE_MCP=1` (the
+//! test command sets it).
+
+mod support;
+
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{binary, Client, Server};
+
+/// The virtual environment's Python, if it is there.
+fn python() -> Option<PathBuf> {
+    let python = std::env::var_os("COUNTERSIGN_MCP_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv-mcp/bin/python")
+        });
+    if python.exists() {
+        return Some(python);
+    }
+    assert!(
+        std::env::var("COUNTERSIGN_REQUIRE_MCP").is_err(),
+        "{} is missing: scripts/setup.sh --mcp installs it",
+        python.display()
+    );
+    eprintln!("skipped: no {} (scripts/setup.sh --mcp)", python.display());
+    None
+}
+
+fn script(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// Runs the client: it lists the notes, then writes `note`, through the
+/// gate in front of the notes server. Returns what the client was answered
+/// for each call (`{tool, is_error, text}`) and what the server ran.
+fn run_client(
+    python: &PathBuf,
+    server: &Server,
+    note: Value,
+    reviewer: impl FnOnce(),
+) -> (Vec<Value>, Vec<Value>) {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let child = Command::new(python)
+        .arg(script("client.py"))
+        .args(["list_notes", "{}", "write_note", &note.to_string(), "--"])
+        .arg(binary())
+        .args(["mcp-gate", "--server", &server.url, "--key", &server.agent])
+        .args(["--gate", "write_*", "--timeout", "60", "--"])
+        .arg(python)
+        .arg(script("server.py"))
+        .env("NOTES_LOG", log.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the MCP client");
+    reviewer();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the client failed: {stderr}");
+    let answers = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ran = std::fs::read_to_string(log.path())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (answers, ran)
+}
+
+/// Decides the gate's pending review with `body`, once it is there.
+fn decide_when_asked(reviewer: &Client, body: Value) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let review = loop {
+        let listed = reviewer.get("/reviews?status=pending&requester=mcp:notes");
+        if let Some(review) = listed.body["items"].as_array().and_then(|i| i.first()) {
+            break review.clone();
+        }
+        assert!(Instant::now() < deadline, "the gate asked for no review");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let request = &review["target"]["tool_call"]["request"];
+    assert_eq!(request["humanSummary"], "notes calls write_note");
+    assert_eq!(request["riskTier"], "R2");
+    let id = review["confirm"]["confirm_id"].as_str().unwrap();
+    let reply = reviewer.decide(id, &format!("gate-{id}"), &body);
+    assert_eq!(reply.status, 200, "{}", reply.text);
+}
+
+#[test]
+fn gated_calls_reach_the_server_only_as_the_reviewer_approved_them() {
+    let Some(python) = python() else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let reviewer = server.client(&server.reviewer);
+    let listed = json!({"tool": "list_notes", "arguments": {}});
+
+    // Approved as asked: it runs with the arguments asked.
+    let note = json!({"title": "standup", "text": "moved to 10:00"});
+    let (answers, ran) = run_client(&python, &server, note.clone(), || {
+        decide_when_asked(
+            &reviewer,
+            json!({"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "once"}}),
+        )
+    });
+    assert_eq!(answers[0]["text"], "no notes yet");
+    assert_eq!(
+        (answers[1]["is_error"].clone(), answers[1]["text"].clone()),
+        (json!(false), json!("wrote standup"))
+    );
+    assert_eq!(
+        ran,
+        vec![
+            listed.clone(),
+            json!({"tool": "write_note", "arguments": note})
+        ]
+    );
+
+    // Edited: it runs with the reviewer's arguments, never the agent's.
+    let edited = json!({"title": "standup", "text": "moved to 10:30"});
+    let (answers, ran) = run_client(
+        &python,
+        &server,
+        json!({"title": "standup", "text": "cancelled"}),
+        || {
+            decide_when_asked(
+                &reviewer,
+                json!({"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "edit", "args": edited.to_string()}}),
+            )
+        },
+    );
+    assert_eq!(answers[1]["is_error"], false);
+    assert_eq!(
+        ran,
+        vec![
+            listed.clone(),
+            json!({"tool": "write_note", "arguments": edited})
+        ]
+    );
+
+    // Denied: the model reads the reviewer's reason; the server never sees it.
+    let (answers, ran) = run_client(
+        &python,
+        &server,
+        json!({"title": "all", "text": "delete everything"}),
+        || {
+            decide_when_asked(
+                &reviewer,
+                json!({"status": "rejected", "decided_by_role": "reviewer", "reason": "Notes are kept for a year"}),
+            )
+        },
+    );
+    assert_eq!(
+        (answers[1]["is_error"].clone(), answers[1]["text"].clone()),
+        (
+            json!(true),
+            json!("Countersign: denied by reviewer: Notes are kept for a year")
+        )
+    );
+    assert_eq!(ran, vec![listed]);
+}
+
+#[test]
+fn with_countersign_unreachable_a_gated_call_is_an_error_result_and_never_runs() {
+    let Some(python) = python() else {
+        return;
+    };
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let out = Command::new(&python)
+        .arg(script("client.py"))
+        .args(["write_note", r#"{"title": "a", "text": "b"}"#, "--"])
+        .arg(binary())
+        .args(["mcp-gate", "--server", &url, "--key", "cs_agent_x"])
+        .args(["--gate", "write_note", "--"])
+        .arg(&python)
+        .arg(script("server.py"))
+        .env("NOTES_LOG", log.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["is_error"], true);
+    assert!(
+        answer["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Countersign: cannot reach"),
+        "{answer}"
+    );
+    assert_eq!(std::fs::read_to_string(log.path()).unwrap(), "");
+}

@@ -1,0 +1,30 @@
+"""An MCP client (the official Python SDK) calling tools through a command.
+
+Usage: client.py TOOL JSON_ARGUMENTS [TOOL JSON_ARGUMENTS]... -- COMMAND [ARGS]...
+Starts COMMAND as a stdio MCP server (here `countersign mcp-gate ... -- server`),
+calls each tool in turn, and prints one JSON line per call:
+`{"tool", "is_error", "text"}`.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp import Client, StdioServerParameters
+
+
+async def main() -> None:
+    split = sys.argv.index("--")
+    calls = sys.argv[1:split]
+    command = sys.argv[split + 1 :]
+    # The whole environment: the SDK passes only a few variables by default.
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    async with Client(params) as client:
+        for tool, arguments in zip(calls[::2], calls[1::2]):
+            result = await client.call_tool(tool, json.loads(arguments))
+            text = " ".join(block.text for block in result.content if block.type == "text")
+            print(json.dumps({"tool": tool, "is_error": bool(result.is_error), "text": text}), flush=True)
+
+
+asyncio.run(main())
