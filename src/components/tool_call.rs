@@ -174,6 +174,7 @@ fn OutcomeView(outcome: ToolOutcome, interrupt: bool) -> impl IntoView {
         OutcomeKind::Feedback => "Answered with feedback",
         OutcomeKind::Cancelled => "Cancelled",
         OutcomeKind::Expired => "Expired: denied by default",
+        OutcomeKind::Withdrawn => "Withdrawn by the agent",
     };
     let edited = (outcome.kind == OutcomeKind::Edited)
         .then(|| outcome.approved_call.clone())

@@ -3,7 +3,8 @@
 Usage: client.py TOOL JSON_ARGUMENTS [TOOL JSON_ARGUMENTS]... -- COMMAND [ARGS]...
 Starts COMMAND as a stdio MCP server (here `countersign mcp-gate ... -- server`),
 calls each tool in turn, and prints one JSON line per call:
-`{"tool", "is_error", "text"}`.
+`{"tool", "is_error", "text"}`. A tool written `cancel:NAME` is called and
+given up after 3 seconds (the SDK cancels the request): `{"tool", "cancelled"}`.
 """
 
 import asyncio
@@ -11,6 +12,7 @@ import json
 import os
 import sys
 
+import anyio
 from mcp import Client, StdioServerParameters
 
 
@@ -22,6 +24,12 @@ async def main() -> None:
     params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
     async with Client(params) as client:
         for tool, arguments in zip(calls[::2], calls[1::2]):
+            if tool.startswith("cancel:"):
+                tool = tool.removeprefix("cancel:")
+                with anyio.move_on_after(3) as scope:
+                    await client.call_tool(tool, json.loads(arguments))
+                print(json.dumps({"tool": tool, "cancelled": scope.cancelled_caught}), flush=True)
+                continue
             result = await client.call_tool(tool, json.loads(arguments))
             text = " ".join(block.text for block in result.content if block.type == "text")
             print(json.dumps({"tool": tool, "is_error": bool(result.is_error), "text": text}), flush=True)

@@ -5,8 +5,8 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use countersign_domain::model::{ConfirmStatus, DecisionStatus};
 use countersign_domain::toolcall::{
     approve_by_grant, canonicalize, canonicalize_text, expire_if_due, grants, new_tool_call_review,
-    redeem, CallHash, OutcomeKind, RedeemError, Redemption, Scope, ToolCall, ToolCallSubmission,
-    ToolChoice, ToolDecideError, ToolMode, ToolOutcome,
+    redeem, withdraw, CallHash, OutcomeKind, RedeemError, Redemption, Scope, ToolCall,
+    ToolCallSubmission, ToolChoice, ToolDecideError, ToolMode, ToolOutcome, WithdrawError,
 };
 use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
 use proptest::prelude::*;
@@ -359,6 +359,29 @@ fn expired_requests_cannot_be_approved_and_close_as_denied() {
         .as_deref()
         .unwrap()
         .contains("expired"));
+}
+
+#[test]
+fn an_agent_withdraws_its_pending_call_which_then_cannot_be_approved() {
+    let review = pending("R3");
+    let withdrawn = withdraw(&review, Some("the user cancelled"), now(), &mut ids()).unwrap();
+    assert_eq!(withdrawn.confirm.status, ConfirmStatus::Cancelled);
+    let decision = withdrawn.confirm.last_decision().unwrap();
+    assert_eq!(decision.decided_by_role, review.confirm.requested_by_role);
+    assert_eq!(
+        decision.reason.as_deref(),
+        Some("withdrawn by the agent: the user cancelled")
+    );
+    assert_eq!(outcome(&withdrawn).kind, OutcomeKind::Withdrawn);
+    assert!(outcome(&withdrawn).token.is_none());
+    assert!(decide(&withdrawn, &approve(None), now(), &mut ids()).is_err());
+    assert_eq!(
+        withdraw(&withdrawn, None, now(), &mut ids()).unwrap_err(),
+        WithdrawError::NotPending(ConfirmStatus::Cancelled)
+    );
+    // Past its expiry it closes as expired.
+    let late = withdraw(&review, None, now() + Duration::minutes(6), &mut ids()).unwrap();
+    assert_eq!(outcome(&late).kind, OutcomeKind::Expired);
 }
 
 // --- grants ------------------------------------------------------------------

@@ -6,8 +6,8 @@
 //! redeemed, with exactly the approved (possibly edited) arguments. A denial,
 //! no decision in time, or an unreachable Countersign answers the client with
 //! a tool result marked as an error that says why; the call never reaches the
-//! server. A client's `notifications/cancelled` for a waiting call stops the
-//! wait (MCP then expects no answer), and the review expires undecided.
+//! server. A client's `notifications/cancelled` for a waiting call, or the
+//! client going away, withdraws its review (MCP then expects no answer).
 
 use crate::agent::{call, wait_for, Connection};
 use crate::hook::matches;
@@ -91,8 +91,17 @@ struct Gate {
     to_client: Mutex<std::io::Stdout>,
     /// The server's stdin, closed once the client closed its side.
     to_server: Mutex<Option<std::process::ChildStdin>>,
-    /// The calls waiting for a reviewer, by JSON-RPC id: set to stop waiting.
-    waiting: Mutex<HashMap<String, Arc<AtomicBool>>>,
+    /// The calls waiting for a reviewer, by JSON-RPC id.
+    waiting: Mutex<HashMap<String, Arc<Waiting>>>,
+}
+
+/// A call waiting for a reviewer.
+#[derive(Default)]
+struct Waiting {
+    /// The client cancelled it: it gets no answer, and its review is withdrawn.
+    cancelled: AtomicBool,
+    /// Its review, once asked for.
+    review: Mutex<Option<String>>,
 }
 
 /// Starts the server, relays both ways until the client closes its side,
@@ -177,12 +186,13 @@ impl Gate {
             match message.as_ref().and_then(|m| self.gated_call(m)) {
                 Some((id, name, args, tier)) => {
                     let gate = Arc::clone(self);
-                    let stop = Arc::new(AtomicBool::new(false));
-                    if let Ok(mut waiting) = self.waiting.lock() {
-                        waiting.insert(id.to_string(), Arc::clone(&stop));
+                    let waiting = Arc::new(Waiting::default());
+                    if let Ok(mut calls) = self.waiting.lock() {
+                        calls.insert(id.to_string(), Arc::clone(&waiting));
                     }
                     let params = message.and_then(|m| m.params).unwrap_or(Value::Null);
-                    std::thread::spawn(move || gate.ask(id, name, args, tier, params, stop));
+                    let call = (name, args, tier);
+                    std::thread::spawn(move || gate.ask(id, call, params, &waiting));
                 }
                 None => {
                     if let Some(m) = &message {
@@ -193,6 +203,15 @@ impl Gate {
                     }
                 }
             }
+        }
+        // The client is gone: nobody runs what still waits.
+        let waiting: Vec<Arc<Waiting>> = self
+            .waiting
+            .lock()
+            .map(|calls| calls.values().cloned().collect())
+            .unwrap_or_default();
+        for call in waiting {
+            self.cancel(&call);
         }
     }
 
@@ -219,8 +238,8 @@ impl Gate {
         Some((id, name.to_owned(), args, rule.tier))
     }
 
-    /// A client's cancellation of a waiting call stops its wait; a
-    /// cancellation of anything else goes on to the server.
+    /// A client's cancellation of a waiting call cancels it; a cancellation
+    /// of anything else goes on to the server.
     fn note_cancelled(&self, message: &Message) {
         if message.method.as_deref() != Some("notifications/cancelled") {
             return;
@@ -228,9 +247,30 @@ impl Gate {
         let Some(id) = message.params.as_ref().map(|p| p["requestId"].to_string()) else {
             return;
         };
-        if let Some(stop) = self.waiting.lock().ok().and_then(|w| w.get(&id).cloned()) {
-            stop.store(true, Ordering::SeqCst);
+        if let Some(call) = self.waiting.lock().ok().and_then(|w| w.get(&id).cloned()) {
+            self.cancel(&call);
         }
+    }
+
+    /// Cancels a waiting call: it gets no answer, and its review (once
+    /// asked for) is withdrawn, so no reviewer approves what will not run.
+    fn cancel(&self, call: &Waiting) {
+        call.cancelled.store(true, Ordering::SeqCst);
+        let review = call.review.lock().ok().and_then(|r| r.clone());
+        if let Some(review) = review {
+            self.withdraw(&review);
+        }
+    }
+
+    fn withdraw(&self, review: &str) {
+        let body = json!({"reason": "the MCP client cancelled the call"});
+        // Not withdrawn (unreachable, decided meanwhile): it expires unanswered.
+        let _ = call(
+            &self.options.connection,
+            "POST",
+            &format!("/reviews/{review}/withdraw"),
+            Some(&body),
+        );
     }
 
     /// Asks a reviewer about one call, then forwards it as approved or
@@ -238,17 +278,15 @@ impl Gate {
     fn ask(
         &self,
         id: Value,
-        name: String,
-        args: Map<String, Value>,
-        tier: RiskTier,
+        (name, args, tier): (String, Map<String, Value>, RiskTier),
         params: Value,
-        stop: Arc<AtomicBool>,
+        waiting: &Waiting,
     ) {
-        let decided = self.decide(&name, &args, tier);
-        if let Ok(mut waiting) = self.waiting.lock() {
-            waiting.remove(&id.to_string());
+        let decided = self.decide(&name, &args, tier, waiting);
+        if let Ok(mut calls) = self.waiting.lock() {
+            calls.remove(&id.to_string());
         }
-        if stop.load(Ordering::SeqCst) {
+        if waiting.cancelled.load(Ordering::SeqCst) {
             return;
         }
         let line = match decided {
@@ -284,6 +322,7 @@ impl Gate {
         name: &str,
         args: &Map<String, Value>,
         tier: RiskTier,
+        waiting: &Waiting,
     ) -> Result<Map<String, Value>, String> {
         let connection = &self.options.connection;
         let server = self
@@ -315,6 +354,14 @@ impl Gate {
             .as_str()
             .ok_or("the server's answer names no review")?
             .to_owned();
+        if let Ok(mut asked) = waiting.review.lock() {
+            *asked = Some(review.clone());
+        }
+        // Cancelled while it was being asked for.
+        if waiting.cancelled.load(Ordering::SeqCst) {
+            self.withdraw(&review);
+            return Err("the client cancelled the call".to_owned());
+        }
         let outcome = wait_for(connection, &review, self.options.timeout)?;
         let undecided = format!(
             "no reviewer decided within {} s; the call did not run",

@@ -585,7 +585,8 @@ fn tool_call(args: Value, tier: &str) -> Value {
     })
 }
 
-/// `/tool-calls` and `/reviews/{id}/redeem`: every documented status.
+/// `/tool-calls`, `/reviews/{id}/redeem` and `/reviews/{id}/withdraw`: every
+/// documented status.
 fn tool_call_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked) {
     let body = |v: &Value| v.to_string().into_bytes();
     // request: 201, 409, 422, 400, 413, 415, 401, 403
@@ -690,6 +691,72 @@ fn tool_call_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked
     );
     let big =
         json!({"tokenId": token, "toolCall": {"name": "x", "args": {"blob": "x".repeat(30_000)}}});
+    assert_eq!(
+        agent
+            .send("POST", &path, Some(("application/json", &body(&big))), &[])
+            .status,
+        413
+    );
+    assert_eq!(
+        agent
+            .send("POST", &path, Some(("text/plain", b"{}")), &[])
+            .status,
+        415
+    );
+    assert_eq!(anonymous.post(&path, &json!({})).status, 401);
+    assert_eq!(reviewer.post(&path, &json!({})).status, 403);
+
+    // withdraw: 200, 409 (not pending; not a tool call), 422, 404, 400, 413, 415, 401, 403
+    let asked = agent.post("/tool-calls", &tool_call(json!({"amount": 7}), "R2"));
+    let pending = asked.body["outcome"]["confirm_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let path = format!("/reviews/{pending}/withdraw");
+    assert_eq!(
+        agent.post(&path, &json!({"reason": 7})).paths(),
+        vec!["/reason"]
+    );
+    assert_eq!(agent.post(&path, &json!({"colour": "red"})).status, 422);
+    let withdrawn = agent.post(&path, &json!({"reason": "the user cancelled the call"}));
+    assert_eq!(withdrawn.status, 200, "{}", withdrawn.text);
+    assert_eq!(withdrawn.body["outcome"]["outcome"], "TOOL_DENIED");
+    assert_eq!(withdrawn.body["outcome"]["kind"], "withdrawn");
+    assert_eq!(
+        withdrawn.body["outcome"]["reason"],
+        "withdrawn by the agent: the user cancelled the call"
+    );
+    assert_eq!(agent.post(&path, &json!({})).code(), "cannot_withdraw");
+    let late = reviewer.decide(
+        &pending,
+        "tc-late",
+        &json!({"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "once"}}),
+    );
+    assert_eq!(late.status, 409, "{}", late.text);
+    assert_eq!(
+        agent
+            .post(
+                "/reviews/00000000-0000-4000-8000-000000000000/withdraw",
+                &json!({})
+            )
+            .status,
+        404
+    );
+    let plan_review = agent.post("/reviews", &review(90, 2, false));
+    assert_eq!(plan_review.status, 201, "{}", plan_review.text);
+    assert_eq!(
+        agent
+            .post(&format!("/reviews/{}/withdraw", confirm_id(90)), &json!({}))
+            .code(),
+        "cannot_withdraw"
+    );
+    assert_eq!(
+        agent
+            .send("POST", &path, Some(("application/json", b"[")), &[])
+            .status,
+        400
+    );
+    let big = json!({"reason": "x".repeat(30_000)});
     assert_eq!(
         agent
             .send("POST", &path, Some(("application/json", &body(&big))), &[])

@@ -211,3 +211,51 @@ fn with_countersign_unreachable_a_gated_call_is_an_error_result_and_never_runs()
     );
     assert_eq!(std::fs::read_to_string(log.path()).unwrap(), "");
 }
+
+#[test]
+fn a_call_the_client_cancels_is_withdrawn_and_never_runs() {
+    let Some(python) = python() else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let reviewer = server.client(&server.reviewer);
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let out = Command::new(&python)
+        .arg(script("client.py"))
+        .args(["cancel:write_note", r#"{"title": "a", "text": "b"}"#])
+        .args(["list_notes", "{}", "--"])
+        .arg(binary())
+        .args(["mcp-gate", "--server", &server.url, "--key", &server.agent])
+        .args(["--gate", "write_note", "--timeout", "60", "--"])
+        .arg(&python)
+        .arg(script("server.py"))
+        .env("NOTES_LOG", log.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answers: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers[0], json!({"tool": "write_note", "cancelled": true}));
+    assert_eq!(answers[1]["text"], "no notes yet");
+    let listed = reviewer.get("/reviews?requester=mcp:notes");
+    let review = &listed.body["items"][0];
+    assert_eq!(review["confirm"]["status"], "cancelled");
+    assert_eq!(
+        review["target"]["tool_call"]["outcome"]["kind"],
+        "withdrawn"
+    );
+    assert_eq!(
+        review["confirm"]["decisions"][0]["reason"],
+        "withdrawn by the agent: the MCP client cancelled the call"
+    );
+    let ran = std::fs::read_to_string(log.path()).unwrap();
+    assert_eq!(ran, "{\"tool\": \"list_notes\", \"arguments\": {}}\n");
+}

@@ -22,7 +22,7 @@ const CALLERS: [&str; 6] = [
 
 /// Every endpoint and the status each caller gets; the owner is the agent that
 /// created the review, the role is the one the decision signs as.
-const TABLE: [(&str, [u16; 6]); 14] = [
+const TABLE: [(&str, [u16; 6]); 15] = [
     ("GET /health", [200, 200, 200, 200, 200, 200]),
     ("GET /openapi.json", [200, 200, 200, 200, 200, 200]),
     ("POST /reviews", [401, 401, 201, 201, 403, 403]),
@@ -40,6 +40,10 @@ const TABLE: [(&str, [u16; 6]); 14] = [
     ),
     ("POST /tool-calls", [401, 401, 201, 201, 403, 403]),
     ("POST /reviews/{id}/redeem", [401, 401, 200, 404, 403, 403]),
+    (
+        "POST /reviews/{id}/withdraw",
+        [401, 401, 200, 404, 403, 403],
+    ),
     ("GET /events", [401, 401, 403, 403, 200, 200]),
     ("POST /events/tickets", [401, 401, 403, 403, 201, 201]),
     ("GET /changes", [401, 401, 403, 403, 200, 200]),
@@ -159,6 +163,14 @@ fn call(
                     &format!("/reviews/{id}/redeem"),
                     &json!({"tokenId": token, "toolCall": {"name": "wire_transfer", "args": {"amount": n, "to": "ACME GmbH"}}, "clientDeviceId": "laptop-7"}),
                 )
+                .status
+        }
+        "POST /reviews/{id}/withdraw" => {
+            let asked = owner.post("/tool-calls", &tool_call(n));
+            assert_eq!(asked.status, 201, "{}", asked.text);
+            let id = asked.body["outcome"]["confirm_id"].as_str().unwrap();
+            caller
+                .post(&format!("/reviews/{id}/withdraw"), &json!({}))
                 .status
         }
         "GET /events" => open_events(server, caller.key.as_deref()),

@@ -56,7 +56,8 @@ impl PendingInterrupt {
             OutcomeKind::Denied => (self.first_allowed(&[Answer::Reject]), None),
             OutcomeKind::Feedback => (self.first_allowed(&[Answer::Respond, Answer::Reply]), None),
             OutcomeKind::Cancelled => (self.first_allowed(&[Answer::Ignore]), None),
-            OutcomeKind::Expired => (None, None),
+            // Not decided by a reviewer: nothing to send LangGraph.
+            OutcomeKind::Expired | OutcomeKind::Withdrawn => (None, None),
         };
         let value = answer
             .and_then(|a| self.answer(a, edited.as_ref(), message))

@@ -1,5 +1,6 @@
 //! The steps of a tool call's life that are not a reviewer's decision: asking,
-//! approval by a standing grant, expiry, and redeeming the token.
+//! approval by a standing grant, expiry, withdrawal by its agent, and
+//! redeeming the token.
 
 use super::grant::ScopeGrant;
 use super::outcome::{OutcomeKind, ToolCallReview};
@@ -114,6 +115,60 @@ pub fn expire_if_due(
         }
     }
     Some(next)
+}
+
+/// Why an agent cannot withdraw a request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WithdrawError {
+    /// Only a pending request can be withdrawn.
+    #[error("only a pending request can be withdrawn; this one is {0}")]
+    NotPending(ConfirmStatus),
+    /// Only a tool-call request (a plan is cancelled by a reviewer).
+    #[error("only a tool-call request can be withdrawn by its agent; this review is about a {0}")]
+    NotToolCall(String),
+}
+
+/// Withdraws a pending tool-call request at its agent's word (its client
+/// cancelled the call): cancelled, decided by the role that asked, with
+/// `reason` if the agent gave one, so nobody approves a call that will not
+/// run. The outcome's kind is `withdrawn`.
+pub fn withdraw(
+    review: &Review,
+    reason: Option<&str>,
+    now: DateTime<Utc>,
+    ids: &mut impl IdSource,
+) -> Result<Review, WithdrawError> {
+    let confirm = &review.confirm;
+    if confirm.status != ConfirmStatus::Pending {
+        return Err(WithdrawError::NotPending(confirm.status));
+    }
+    if !matches!(review.target, Some(Target::ToolCall(_))) {
+        return Err(WithdrawError::NotToolCall(
+            confirm.target_type.as_str().to_owned(),
+        ));
+    }
+    // Past its expiry it closes as expired, which is what it became.
+    if is_due(review, now) {
+        return expire_if_due(review, now, ids).ok_or(WithdrawError::NotPending(confirm.status));
+    }
+    let input = DecisionInput {
+        status: DecisionStatus::Cancelled,
+        decided_by_role: confirm.requested_by_role.clone(),
+        reason: Some(match reason.map(str::trim).filter(|r| !r.is_empty()) {
+            Some(reason) => format!("withdrawn by the agent: {reason}"),
+            None => "withdrawn by the agent".to_owned(),
+        }),
+        tool_call: None,
+    };
+    // A pending tool call before its expiry takes a cancellation with a reason.
+    let mut next =
+        decide(review, &input, now, ids).map_err(|_| WithdrawError::NotPending(confirm.status))?;
+    if let Some(Target::ToolCall(call)) = &mut next.target {
+        if let Some(outcome) = &mut call.outcome {
+            outcome.kind = OutcomeKind::Withdrawn;
+        }
+    }
+    Ok(next)
 }
 
 /// Redeems the review's token for the call about to run: every check of

@@ -17,7 +17,8 @@ mod token;
 
 pub use canonical::{canonicalize, canonicalize_text, CallHash, CanonicalError, ToolCall};
 pub use flow::{
-    approve_by_grant, expire_if_due, grants, is_due, new_tool_call_review, redeem, EXPIRED_BY,
+    approve_by_grant, expire_if_due, grants, is_due, new_tool_call_review, redeem, withdraw,
+    WithdrawError, EXPIRED_BY,
 };
 pub use grant::{Scope, ScopeGrant};
 pub(crate) use outcome::outcome_for;

@@ -38,6 +38,8 @@ pub enum OutcomeKind {
     Cancelled,
     /// Nobody decided before it expired: denied by default.
     Expired,
+    /// Withdrawn by the agent that asked (its client cancelled the call).
+    Withdrawn,
 }
 
 impl OutcomeKind {
@@ -50,6 +52,7 @@ impl OutcomeKind {
             OutcomeKind::Feedback => "feedback",
             OutcomeKind::Cancelled => "cancelled",
             OutcomeKind::Expired => "expired",
+            OutcomeKind::Withdrawn => "withdrawn",
         }
     }
 }

@@ -50,6 +50,7 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/requesters", get(reviews::requesters))
         .route("/reviews/{id}/outcome", get(reviews::outcome))
         .route("/reviews/{id}/redeem", post(tool_calls::redeem_token))
+        .route("/reviews/{id}/withdraw", post(tool_calls::withdraw_request))
         .route("/tool-calls", post(tool_calls::submit))
         .route("/reviews/{id}/decisions", post(reviews::post_decision))
         .route("/reviews/{id}/resubmit", post(reviews::resubmit_review))

@@ -1,6 +1,7 @@
 //! Tool-call approvals over HTTP: agents ask before one risky call (a standing
-//! scope grant may approve it at once), and redeem the token right before
-//! running it. Reviewers decide through the ordinary decisions endpoint.
+//! scope grant may approve it at once), redeem the token right before running
+//! it, or withdraw the request when the call will not run after all.
+//! Reviewers decide through the ordinary decisions endpoint.
 
 use super::auth::Caller;
 use super::body::{check_fields, object, JsonBody};
@@ -13,8 +14,8 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use countersign_domain::toolcall::{
-    approve_by_grant, new_tool_call_review, redeem, CallHash, RedeemError, Redemption, ToolCall,
-    ToolCallSubmission,
+    approve_by_grant, new_tool_call_review, redeem, withdraw, CallHash, RedeemError, Redemption,
+    ToolCall, ToolCallSubmission,
 };
 use countersign_domain::wire::{Answer, Redeemed};
 use countersign_domain::Review;
@@ -139,6 +140,51 @@ pub async fn redeem_token(
                 redeemed: true,
                 token,
             }));
+        }
+    }
+    Err(ApiError::busy())
+}
+
+/// `POST /api/v1/reviews/{id}/withdraw` (the agent that asked), `{"reason"?}`:
+/// the call will not run after all (its client cancelled it), so the pending
+/// request closes as cancelled and no reviewer spends time on it. 409 when it
+/// is decided already, or not a tool call.
+pub async fn withdraw_request(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Json<Answer>, ApiError> {
+    caller.require(KeyKind::Agent)?;
+    let refuse = |details| ApiError::invalid("the withdrawal was refused", details);
+    let fields = object(&body, "").map_err(|d| refuse(vec![d]))?;
+    let mut details = check_fields(fields, "", &["reason"], &[]);
+    let reason = match fields.get("reason") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(reason)) => Some(reason.clone()),
+        Some(_) => {
+            details.push(Detail::new("/reason", "expected a string"));
+            None
+        }
+    };
+    if !details.is_empty() {
+        return Err(refuse(details));
+    }
+    for _ in 0..8 {
+        let stored = caller.review(&state, &id).await?;
+        let next = withdraw(
+            &stored.review,
+            reason.as_deref(),
+            chrono::Utc::now(),
+            &mut new_id,
+        )
+        .map_err(|e| ApiError::new(StatusCode::CONFLICT, "cannot_withdraw", e.to_string()))?;
+        if state
+            .changes
+            .replace(stored.version, &next, ChangeKind::Decided)
+            .await?
+        {
+            return Ok(Json(Answer::of(next)));
         }
     }
     Err(ApiError::busy())
