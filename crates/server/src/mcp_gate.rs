@@ -335,7 +335,7 @@ impl Gate {
             "runId": self.session,
             "workspace": std::env::current_dir().ok().map(|d| d.display().to_string()),
             "toolCall": {"name": name, "args": args},
-            "humanSummary": format!("{server} calls {name}"),
+            "humanSummary": format!("MCP server {server}"),
             "riskTier": tier,
             // Nobody approves a call the gate stopped waiting for.
             "expiresAt": (chrono::Utc::now() + self.options.timeout)

@@ -93,7 +93,7 @@ fn decide_when_asked(reviewer: &Client, body: Value) {
         std::thread::sleep(Duration::from_millis(50));
     };
     let request = &review["target"]["tool_call"]["request"];
-    assert_eq!(request["humanSummary"], "notes calls write_note");
+    assert_eq!(request["humanSummary"], "MCP server notes");
     assert_eq!(request["riskTier"], "R2");
     let id = review["confirm"]["confirm_id"].as_str().unwrap();
     let reply = reviewer.decide(id, &format!("gate-{id}"), &body);
