@@ -9,7 +9,9 @@
 # virtual environment (.venv-langgraph) with the LangGraph server and langchain
 # from PyPI (`langgraph dev`, in memory, no API keys), for the LangGraph browser tests.
 # With --mcp, a virtual environment (.venv-mcp) with the official MCP Python SDK
-# from PyPI, for the MCP gate's tests (a real MCP client and server).
+# from PyPI, for the MCP gate's tests (a real MCP client and server). With
+# --openai-agents, one (.venv-openai-agents) with the OpenAI Agents SDK, for the
+# bridge's tests.
 # With --fuzz, a nightly toolchain and cargo-fuzz, for scripts/fuzz.sh.
 # Versions: ../shared/TOOLCHAIN.md.
 set -euo pipefail
@@ -20,6 +22,7 @@ TRUNK_VERSION=0.21.14
 WASM_SPLIT_VERSION=0.2.4
 UDSPY_VERSION=0.1.8
 MCP_VERSION=2.3.0
+OPENAI_AGENTS_VERSION=0.24.0
 LANGGRAPH_CLI_VERSION=0.4.40
 LANGGRAPH_API_VERSION=0.16.7
 LANGGRAPH_VERSION=1.2.22
@@ -29,6 +32,7 @@ want_browser=false
 want_postgres=false
 want_udspy=false
 want_mcp=false
+want_openai_agents=false
 want_langgraph=false
 want_fuzz=false
 for flag in "$@"; do
@@ -37,9 +41,10 @@ for flag in "$@"; do
     --postgres) want_postgres=true ;;
     --udspy) want_udspy=true ;;
     --mcp) want_mcp=true ;;
+    --openai-agents) want_openai_agents=true ;;
     --langgraph) want_langgraph=true ;;
     --fuzz) want_fuzz=true ;;
-    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy] [--mcp] [--langgraph] [--fuzz]" >&2; exit 2 ;;
+    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy] [--mcp] [--openai-agents] [--langgraph] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 apt_install() {
@@ -128,6 +133,16 @@ if $want_mcp; then
   if [[ "$(.venv-mcp/bin/pip show mcp 2>/dev/null | sed -n 's/^Version: //p')" != "$MCP_VERSION" ]]; then
     make_venv .venv-mcp
     .venv-mcp/bin/pip install --quiet "mcp==$MCP_VERSION"
+  else
+    echo "present"
+  fi
+fi
+
+if $want_openai_agents; then
+  step "OpenAI Agents SDK $OPENAI_AGENTS_VERSION (PyPI) in .venv-openai-agents"
+  if [[ "$(.venv-openai-agents/bin/pip show openai-agents 2>/dev/null | sed -n 's/^Version: //p')" != "$OPENAI_AGENTS_VERSION" ]]; then
+    make_venv .venv-openai-agents
+    .venv-openai-agents/bin/pip install --quiet "openai-agents==$OPENAI_AGENTS_VERSION"
   else
     echo "present"
   fi

@@ -2,7 +2,8 @@
 # Runs every Countersign test on this machine, installing what is missing first:
 # formatting, clippy (-D warnings) on every crate (the app for wasm32), the domain
 # tests, the server's HTTP API tests on SQLite and on a throwaway PostgreSQL (and
-# the MCP gate between a real MCP client and server), the
+# the MCP gate between a real MCP client and server), the OpenAI Agents SDK
+# bridge against a real server, the
 # app's view-logic tests in wasm, the release wasm build with its size, and the
 # browser tests (with a real udspy agent asking through Countersign, a real
 # LangGraph server whose interrupts are reviewed, and the real Claude Code CLI
@@ -10,7 +11,7 @@
 # a bounded fuzzing run (10 s per target), and a smoke run of the benchmarks.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/setup.sh --browser --postgres --udspy --mcp --langgraph --fuzz
+scripts/setup.sh --browser --postgres --udspy --mcp --openai-agents --langgraph --fuzz
 export PATH="$PWD/node_modules/.bin:$PATH"
 
 # A throwaway PostgreSQL for the server's PostgreSQL tests, stopped on exit.
@@ -36,6 +37,10 @@ node tests/claude-code/check-types.mjs
 
 step "domain tests; server API, security and soak tests on SQLite and PostgreSQL (figures printed)"
 cargo test -p countersign-domain -p countersign-server -- --show-output
+
+step "the OpenAI Agents SDK bridge against a real server (the SDK's scripted model)"
+cargo build -p countersign-server --bin countersign
+PYTHONPATH=examples/openai_agents .venv-openai-agents/bin/python -m unittest examples/openai_agents/test_bridge.py
 
 step "app view-logic tests (wasm, headless chromium)"
 CHROMEDRIVER=/usr/bin/chromedriver cargo test -p countersign-app --target wasm32-unknown-unknown

@@ -1,0 +1,187 @@
+"""Countersign for the OpenAI Agents SDK (PyPI `openai-agents`).
+
+A run stops on every tool declared with `needs_approval`; `run_reviewed` asks
+Countersign about each call it stopped on (tool name, arguments, agent, run),
+waits for the reviewer, and approves the call only once its single-use token
+is redeemed, or rejects it with the reviewer's reason, which the model reads;
+then it resumes the run, until the run ends. Fail closed: no decision in time,
+an unreachable server or an answer that cannot be read rejects the call,
+saying why. "Approve for this session" is Countersign's scope grant: a later
+identical call is approved by the grant, each time with its own decision, and
+a reviewer's later per-call decision still stands. The SDK cannot run edited
+arguments, so a reviewer's edit is refused here (the call does not run).
+
+A run waiting for reviewers can be put aside: `PendingRun.save` keeps the
+SDK's run state and the reviews asked; `resume_reviewed` picks it up in
+another process and waits for the same reviews.
+
+Needs only the standard library and the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents import Agent, RunResult, Runner, RunState
+
+ROLE_PREFIX = "openai-agents"
+
+
+class CountersignError(Exception):
+    """Countersign could not be asked, or its answer cannot be used."""
+
+
+@dataclass
+class Countersign:
+    """A Countersign server and an agent key."""
+
+    server: str
+    key: str
+    timeout: float = 300.0
+    risk_tier: str = "R2"
+
+    def _call(self, method: str, path: str, body: Any = None, wait: float = 30) -> tuple[int, Any]:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            f"{self.server.rstrip('/')}/api/v1{path}",
+            data=data,
+            method=method,
+            headers={"Authorization": f"Bearer {self.key}", "Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=wait + 30) as response:
+                return response.status, json.load(response)
+        except urllib.error.HTTPError as refused:
+            try:
+                return refused.code, json.load(refused)
+            except ValueError:
+                return refused.code, {}
+        except (OSError, ValueError) as e:
+            raise CountersignError(f"cannot reach {self.server}: {e}") from e
+
+    def ask(self, tool: str, args: dict, *, agent: str, session: str, run: str) -> str:
+        """Asks for a review of one call; returns its id."""
+        expires = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + self.timeout))
+        status, body = self._call("POST", "/tool-calls", {
+            "requestedByRole": f"{ROLE_PREFIX}:{agent}",
+            "sessionId": session,
+            "runId": run,
+            "toolCall": {"name": tool, "args": args},
+            "humanSummary": f"{agent} (OpenAI Agents SDK) calls {tool}",
+            "riskTier": self.risk_tier,
+            "expiresAt": expires,
+        })
+        if status != 201:
+            raise CountersignError(f"the review was refused ({status}): {body.get('error', {}).get('message', body)}")
+        return body["outcome"]["confirm_id"]
+
+    def decision(self, review: str, tool: str, args: dict) -> tuple[bool, str]:
+        """Waits for the reviewer: (approved, what the model is told)."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            left = max(0, min(60, int(deadline - time.monotonic())))
+            status, outcome = self._call("GET", f"/reviews/{review}/outcome?wait={left}", wait=left)
+            if status != 200 or "outcome" not in outcome:
+                raise CountersignError(f"the outcome could not be read ({status})")
+            if outcome["outcome"] != "TOOL_BLOCKED_PENDING_APPROVAL" or left == 0:
+                break
+        verdict, kind = outcome["outcome"], outcome.get("kind")
+        by = outcome.get("decided_by_role") or "a reviewer"
+        if verdict == "TOOL_BLOCKED_PENDING_APPROVAL" or kind in ("expired", "withdrawn"):
+            return False, f"Countersign: no reviewer decided within {int(self.timeout)} s; the call did not run"
+        if verdict == "TOOL_DENIED":
+            reason = outcome.get("reason")
+            return False, f"Denied in Countersign by {by}: {reason}" if reason else f"Denied in Countersign by {by}"
+        approved = json.loads(outcome.get("approved_call") or "null") or {}
+        if approved.get("name") != tool or approved.get("args") != args:
+            return False, "Countersign: the reviewer edited the call, and this agent cannot run edited arguments; the call did not run"
+        token = (outcome.get("token") or {}).get("tokenId")
+        status, refused = self._call("POST", f"/reviews/{review}/redeem", {"tokenId": token, "toolCall": approved})
+        if status != 200:
+            return False, f"Countersign: the approval's token was refused ({status}): {refused.get('error', {}).get('message', '')}"
+        return True, f"Approved in Countersign by {by}"
+
+
+@dataclass
+class PendingRun:
+    """A run stopped on calls that reviewers are asked about."""
+
+    state: str
+    session: str
+    run: str
+    reviews: dict[str, str] = field(default_factory=dict)
+
+    def save(self) -> str:
+        """The text to keep, for `resume_reviewed`."""
+        return json.dumps({"state": self.state, "session": self.session, "run": self.run, "reviews": self.reviews})
+
+    @staticmethod
+    def load(text: str) -> PendingRun:
+        saved = json.loads(text)
+        return PendingRun(saved["state"], saved["session"], saved["run"], saved["reviews"])
+
+
+def _arguments(item: Any) -> dict:
+    raw = getattr(item.raw_item, "arguments", None)
+    if raw is None and isinstance(item.raw_item, dict):
+        raw = item.raw_item.get("arguments")
+    try:
+        args = json.loads(raw or "{}")
+    except ValueError:
+        return {"arguments": raw}
+    return args if isinstance(args, dict) else {"arguments": args}
+
+
+def _call_id(item: Any) -> str:
+    raw = item.raw_item
+    return (raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)) or str(id(item))
+
+
+def ask_all(result: RunResult, countersign: Countersign, session: str, run: str) -> PendingRun:
+    """Asks for a review of every call the run stopped on, without waiting."""
+    pending = PendingRun(result.to_state().to_string(), session, run)
+    for item in result.interruptions:
+        try:
+            pending.reviews[_call_id(item)] = countersign.ask(
+                item.tool_name, _arguments(item), agent=item.agent.name, session=session, run=run,
+            )
+        except CountersignError as e:
+            pending.reviews[_call_id(item)] = f"error:{e}"
+    return pending
+
+
+async def resume_reviewed(agent: Agent, pending: PendingRun, countersign: Countersign, max_turns: int = 10) -> RunResult:
+    """Waits for the reviewers of a pending run, answers the run, resumes it,
+    and goes on until it no longer stops on a call."""
+    state = await RunState.from_string(agent, pending.state)
+    for item in state.get_interruptions():
+        review = pending.reviews.get(_call_id(item), "error:the call was never asked about")
+        try:
+            if review.startswith("error:"):
+                raise CountersignError(review.removeprefix("error:"))
+            approved, message = countersign.decision(review, item.tool_name, _arguments(item))
+        except CountersignError as e:
+            approved, message = False, f"Countersign: {e}; the call did not run"
+        if approved:
+            state.approve(item)
+        else:
+            state.reject(item, rejection_message=message)
+    result = await Runner.run(agent, state, max_turns=max_turns)
+    if result.interruptions:
+        return await resume_reviewed(agent, ask_all(result, countersign, pending.session, pending.run), countersign, max_turns)
+    return result
+
+
+async def run_reviewed(agent: Agent, prompt: str, countersign: Countersign, session: str | None = None, max_turns: int = 10) -> RunResult:
+    """Runs `agent` on `prompt`, every call it stops on decided in Countersign."""
+    session = session or f"openai-agents-{uuid.uuid4()}"
+    result = await Runner.run(agent, prompt, max_turns=max_turns)
+    if not result.interruptions:
+        return result
+    return await resume_reviewed(agent, ask_all(result, countersign, session, str(uuid.uuid4())), countersign, max_turns)
