@@ -9,7 +9,8 @@ an unreachable server or an answer that cannot be read rejects the call,
 saying why. "Approve for this session" is Countersign's scope grant: a later
 identical call is approved by the grant, each time with its own decision, and
 a reviewer's later per-call decision still stands. The SDK cannot run edited
-arguments, so a reviewer's edit is refused here (the call does not run).
+arguments, so the reviews say so (`editable: false`): the desk offers no edit,
+and the server refuses one.
 
 A run waiting for reviewers can be put aside: `PendingRun.save` keeps the
 SDK's run state and the reviews asked; `resume_reviewed` picks it up in
@@ -76,6 +77,8 @@ class Countersign:
             "humanSummary": f"{agent} (OpenAI Agents SDK) calls {tool}",
             "riskTier": self.risk_tier,
             "expiresAt": expires,
+            # The SDK runs a call with the arguments the model gave, never edited ones.
+            "editable": False,
         })
         if status != 201:
             raise CountersignError(f"the review was refused ({status}): {body.get('error', {}).get('message', body)}")

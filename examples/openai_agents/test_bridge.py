@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.error
 import urllib.request
 
 from agents import Agent, function_tool
@@ -133,13 +134,33 @@ class BridgeTest(unittest.TestCase):
         self.assertEqual(RAN, [])
         self.assertEqual(result.final_output, "tool said: Denied in Countersign by reviewer: Pay the printer next month")
 
-    def test_an_edit_cannot_run_here_so_the_call_is_refused(self) -> None:
-        edited = json.dumps({"amount": 12, "to": "Printer Co"})
-        reviewer = self.server.decide_when_asked({"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "edit", "args": edited}})
+    def test_no_edit_is_offered_or_taken_for_a_call_the_sdk_cannot_run_edited(self) -> None:
+        refused = []
+
+        def edit_then_approve() -> None:
+            for _ in range(400):
+                items = self.server.api("GET", "/reviews?status=pending&requester=openai-agents:payments")["items"]
+                if items:
+                    break
+                time.sleep(0.05)
+            review = items[0]
+            self.assertFalse(review["target"]["tool_call"]["request"]["editable"])
+            review_id = review["confirm"]["confirm_id"]
+            edit = {"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "edit", "args": json.dumps({"amount": 12, "to": "Printer Co"})}}
+            try:
+                self.server.api("POST", f"/reviews/{review_id}/decisions", edit, {"Idempotency-Key": "edit"})
+            except urllib.error.HTTPError as e:
+                refused.append((e.code, json.load(e)["error"]["details"][0]["path"]))
+            once = {"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "once"}}
+            self.server.api("POST", f"/reviews/{review_id}/decisions", once, {"Idempotency-Key": "once"})
+
+        reviewer = threading.Thread(target=edit_then_approve)
+        reviewer.start()
         result = self.run_agent("s-edit")
         reviewer.join()
-        self.assertEqual(RAN, [])
-        self.assertIn("cannot run edited arguments", result.final_output)
+        self.assertEqual(refused, [(422, "/tool_call")])
+        self.assertEqual(RAN, [{"amount": 120, "to": "Printer Co"}])
+        self.assertEqual(result.final_output, "tool said: sent 120 to Printer Co")
 
     def test_a_session_grant_approves_the_same_call_again_with_its_own_decision(self) -> None:
         reviewer = self.server.decide_when_asked({"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "scope", "scope": "session"}})

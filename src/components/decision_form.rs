@@ -81,7 +81,11 @@ pub fn DecisionForm(
     let desk = expect_context::<Desk>();
     let offer = match (&call, &answers) {
         (_, Some(answers)) => Offer::interrupt(answers),
-        (Some(_), None) => Offer::TOOL_CALL,
+        // An agent that cannot run edited arguments is not offered an edit.
+        (Some(call), None) => Offer {
+            edit: call.request.editable,
+            ..Offer::TOOL_CALL
+        },
         (None, None) => Offer::REQUEST,
     };
     let tool = call.as_ref().map(|c| ToolOptions::new(c, offer));

@@ -362,6 +362,36 @@ fn expired_requests_cannot_be_approved_and_close_as_denied() {
 }
 
 #[test]
+fn a_call_whose_agent_cannot_run_edits_refuses_an_edit_and_takes_approval_as_asked() {
+    let mut sub = submission(json!({"amount": 5}), "R2");
+    sub.editable = false;
+    let review = new_tool_call_review(sub, now(), &mut ids()).unwrap();
+    assert!(!review.tool_call().unwrap().request.editable);
+    let mut edit = choice(ToolMode::Edit);
+    edit.args = Some(r#"{"amount": 1}"#.into());
+    let err = decide(&review, &approve(Some(edit)), now(), &mut ids()).unwrap_err();
+    assert_eq!(err, DecideError::ToolCall(ToolDecideError::EditRefused));
+    assert!(
+        err.to_string().contains("cannot run edited arguments"),
+        "{err}"
+    );
+    let approved = decide(
+        &review,
+        &approve(Some(choice(ToolMode::Once))),
+        now(),
+        &mut ids(),
+    );
+    assert_eq!(outcome(&approved.unwrap()).kind, OutcomeKind::Approved);
+    // Absent, it is editable, and it is stored without the field.
+    let plain = pending("R2");
+    assert!(plain.tool_call().unwrap().request.editable);
+    let stored = serde_json::to_value(&plain).unwrap();
+    assert!(stored["target"]["tool_call"]["request"]
+        .get("editable")
+        .is_none());
+}
+
+#[test]
 fn an_agent_withdraws_its_pending_call_which_then_cannot_be_approved() {
     let review = pending("R3");
     let withdrawn = withdraw(&review, Some("the user cancelled"), now(), &mut ids()).unwrap();

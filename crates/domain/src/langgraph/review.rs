@@ -64,6 +64,8 @@ impl PendingInterrupt {
             diff: None,
             suggested_alternatives: Vec::new(),
             dry_run: None,
+            // What the interrupt takes decides what is offered (its own answers).
+            editable: true,
             reason: Some(format!(
                 "LangGraph graph {agent}, thread {}, asks: {}",
                 self.thread_id, self.name

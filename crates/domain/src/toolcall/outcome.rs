@@ -178,6 +178,9 @@ pub enum ToolDecideError {
     /// Tool-call options on a review that is not a tool call.
     #[error("tool-call options apply only to tool-call requests")]
     NotToolCall,
+    /// An edit of a call whose agent cannot run edited arguments.
+    #[error("this agent cannot run edited arguments: approve the call as asked, or deny it with a reason")]
+    EditRefused,
 }
 
 /// Works out a decision's outcome before it is recorded. `decision_id` is the
@@ -242,6 +245,9 @@ pub(crate) fn outcome_for(
                     )
                 }
                 Some(ToolMode::Edit) => {
+                    if !request.editable {
+                        return Err(ToolDecideError::EditRefused);
+                    }
                     let call = edited_call(request, choice)?;
                     let kind = if call == request.tool_call_canonical {
                         OutcomeKind::Approved

@@ -87,6 +87,18 @@ pub struct ApprovalRequest {
     /// What a dry run of the call reports, when the tool offers one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<String>,
+    /// False when the agent cannot run edited arguments: no reviewer is
+    /// offered an edit, and an edit is refused.
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub editable: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(value: &bool) -> bool {
+    *value
 }
 
 impl ApprovalRequest {
@@ -228,6 +240,9 @@ pub struct ToolCallSubmission {
     /// A dry run's report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<String>,
+    /// False when the agent cannot run edited arguments (true when absent).
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub editable: bool,
     /// Why the agent asks (the confirm's `reason`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -288,6 +303,7 @@ impl ToolCallSubmission {
             diff: self.diff,
             suggested_alternatives: self.suggested_alternatives,
             dry_run: self.dry_run,
+            editable: self.editable,
         };
         let issues: Vec<Issue> = request
             .validate()

@@ -39,6 +39,7 @@ const SUBMISSION_FIELDS: &[&str] = &[
     "diff",
     "suggestedAlternatives",
     "dryRun",
+    "editable",
     "reason",
 ];
 
