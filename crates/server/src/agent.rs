@@ -1,10 +1,13 @@
 //! `countersign agent`: the simplest real client of the API, as an agent uses
 //! it: submit a plan for approval and wait for the outcome, read an outcome,
 //! resubmit after a rejection; ask before a tool call and redeem its token.
+//! [`ask_tool_call`] is that last round trip for the bridges (`hook`,
+//! `mcp_gate`).
 
+use countersign_domain::toolcall::{OutcomeKind, ToolCall};
 use countersign_domain::wire::{ErrorBody, Outcome, Verdict};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -225,6 +228,126 @@ fn review_from_file(file: &Path, role: &str, reason: Option<&str>) -> Result<Val
         },
         "target": {"plan": value},
     }))
+}
+
+/// A reviewer's answer to one tool call.
+pub(crate) enum Ruling {
+    /// Approved, and the approval's token spent: run exactly `args`.
+    Approved {
+        /// The approved arguments (the reviewer's, when edited).
+        args: Map<String, Value>,
+        /// The role that approved.
+        by: String,
+        /// Whether a standing scope grant approved it without asking.
+        by_grant: bool,
+    },
+    /// Denied (or cancelled) by a reviewer.
+    Denied {
+        /// The role that decided.
+        by: String,
+        /// The reason given, if any.
+        reason: Option<String>,
+    },
+}
+
+/// Asks a reviewer about one tool call: `request` as `POST /tool-calls`
+/// takes it (its review expires when `timeout` passes, so nobody approves a
+/// call nobody waits for), then waits, and on approval redeems the token for
+/// exactly the approved call. `asked` learns the review's id as soon as there
+/// is one, and may stop there. `Err` says why no decision could be had.
+pub(crate) fn ask_tool_call(
+    connection: &Connection,
+    mut request: Value,
+    timeout: Duration,
+    asked: impl FnOnce(&str) -> Result<(), String>,
+) -> Result<Ruling, String> {
+    let tool = request["toolCall"]["name"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    request["expiresAt"] =
+        json!((chrono::Utc::now() + timeout).to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    let (status, created) = call(connection, "POST", "/tool-calls", Some(&request))?;
+    if status != 201 {
+        return Err(format!(
+            "the server refused the review ({status}): {}",
+            refusal_message(&created)
+        ));
+    }
+    let review = created["outcome"]["confirm_id"]
+        .as_str()
+        .ok_or("the server's answer names no review")?
+        .to_owned();
+    asked(&review)?;
+    let outcome = wait_for(connection, &review, timeout)?;
+    let by = outcome
+        .decided_by_role
+        .clone()
+        .unwrap_or_else(|| "a reviewer".to_owned());
+    match outcome.outcome {
+        // Expired: it closed when the wait ended, undecided.
+        Verdict::Blocked => return Err(undecided(timeout)),
+        Verdict::Denied if outcome.kind == Some(OutcomeKind::Expired) => {
+            return Err(undecided(timeout))
+        }
+        Verdict::Denied => {
+            return Ok(Ruling::Denied {
+                by,
+                reason: outcome.reason,
+            })
+        }
+        Verdict::Approved => {}
+    }
+    let approved = outcome
+        .approved_call
+        .as_deref()
+        .ok_or("the approval carries no approved call")
+        .and_then(|c| {
+            ToolCall::from_canonical(c).map_err(|_| "the approved call cannot be read")
+        })?;
+    if approved.name != tool {
+        return Err(format!(
+            "the approval is for `{}`, not `{tool}`",
+            approved.name
+        ));
+    }
+    let token = outcome
+        .token
+        .as_ref()
+        .ok_or("the approval carries no token")?;
+    let body =
+        json!({"tokenId": token.token_id, "toolCall": {"name": tool, "args": approved.args}});
+    let (status, refused) = call(
+        connection,
+        "POST",
+        &format!("/reviews/{review}/redeem"),
+        Some(&body),
+    )?;
+    if status != 200 {
+        return Err(format!(
+            "the approval's token was refused ({status}): {}",
+            refusal_message(&refused)
+        ));
+    }
+    Ok(Ruling::Approved {
+        args: approved.args,
+        by,
+        by_grant: outcome.approved_by_grant.is_some(),
+    })
+}
+
+fn undecided(timeout: Duration) -> String {
+    format!(
+        "no reviewer decided within {} s; the call did not run",
+        timeout.as_secs()
+    )
+}
+
+/// The message of an API error answer.
+fn refusal_message(body: &Value) -> &str {
+    body["error"]["message"]
+        .as_str()
+        .unwrap_or("no reason given")
 }
 
 /// Polls the outcome with the server's long poll until decided or `timeout` passes.

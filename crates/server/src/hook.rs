@@ -8,9 +8,8 @@
 //! that cannot be read denies the call (or, with `--fallback ask`, leaves it
 //! to Claude Code's own prompt), saying why.
 
-use crate::agent::{call, wait_for, Connection};
-use countersign_domain::toolcall::{OutcomeKind, RiskTier, ToolCall};
-use countersign_domain::wire::{Outcome, Verdict};
+use crate::agent::{ask_tool_call, Connection, Ruling};
+use countersign_domain::toolcall::RiskTier;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::io::Read;
@@ -251,7 +250,6 @@ pub fn claude_code(options: &Options) -> ExitCode {
 /// Asks the reviewer about the call and answers with what they decided;
 /// `Err` says why no decision could be had.
 fn ask(options: &Options, input: &PreToolUse, tier: RiskTier) -> Result<HookAnswer, String> {
-    let connection = &options.connection;
     let request = json!({
         "requestedByRole": ROLE,
         "sessionId": input.session_id,
@@ -260,103 +258,30 @@ fn ask(options: &Options, input: &PreToolUse, tier: RiskTier) -> Result<HookAnsw
         "toolCall": {"name": input.tool_name, "args": input.tool_input},
         "humanSummary": summary(&input.tool_name, &input.tool_input),
         "riskTier": tier,
-        // The review closes when the hook stops waiting, so nobody approves
-        // a call that can no longer run.
-        "expiresAt": (chrono::Utc::now() + options.timeout).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     });
-    let (status, created) = call(connection, "POST", "/tool-calls", Some(&request))?;
-    if status != 201 {
-        return Err(format!(
-            "the server refused the review ({status}): {}",
-            created["error"]["message"]
-                .as_str()
-                .unwrap_or("no reason given")
-        ));
-    }
-    let id = created["outcome"]["confirm_id"]
-        .as_str()
-        .ok_or("the server's answer names no review")?
-        .to_owned();
-    let outcome = wait_for(connection, &id, options.timeout)?;
-    let undecided = || {
-        format!(
-            "no reviewer decided within {} s; the call did not run",
-            options.timeout.as_secs()
-        )
-    };
-    match outcome.outcome {
-        // Expired: it closed when the hook stopped waiting, undecided.
-        Verdict::Blocked => Err(undecided()),
-        Verdict::Denied if outcome.kind == Some(OutcomeKind::Expired) => Err(undecided()),
-        Verdict::Denied => Ok(HookAnswer::new(Permission::Deny, denial(&outcome), None)),
-        Verdict::Approved => approve(connection, &id, &outcome, input),
-    }
-}
-
-/// Redeems the approval for the approved call, then allows it (with the
-/// reviewer's edited input when it differs from what was asked).
-fn approve(
-    connection: &Connection,
-    id: &str,
-    outcome: &Outcome,
-    input: &PreToolUse,
-) -> Result<HookAnswer, String> {
-    let canonical = outcome
-        .approved_call
-        .as_deref()
-        .ok_or("the approval carries no approved call")?;
-    let approved = ToolCall::from_canonical(canonical)
-        .map_err(|e| format!("the approved call cannot be read: {e}"))?;
-    if approved.name != input.tool_name {
-        return Err(format!(
-            "the approval is for `{}`, not `{}`",
-            approved.name, input.tool_name
-        ));
-    }
-    let token = outcome
-        .token
-        .as_ref()
-        .ok_or("the approval carries no token")?;
-    let body = json!({"tokenId": token.token_id, "toolCall": {"name": approved.name, "args": approved.args}});
-    let (status, refused) = call(
-        connection,
-        "POST",
-        &format!("/reviews/{id}/redeem"),
-        Some(&body),
-    )?;
-    if status != 200 {
-        return Err(format!(
-            "the approval's token was refused ({status}): {}",
-            refused["error"]["message"]
-                .as_str()
-                .unwrap_or("no reason given")
-        ));
-    }
-    let by = outcome.decided_by_role.as_deref().unwrap_or("a reviewer");
-    let edited = approved.args != input.tool_input;
-    let reason = match (outcome.kind, edited) {
-        (_, true) | (Some(OutcomeKind::Edited), _) => {
-            format!("Approved with changes in Countersign by {by}")
-        }
-        _ if outcome.approved_by_grant.is_some() => {
-            "Approved in Countersign by a standing grant for this session".to_owned()
-        }
-        _ => format!("Approved in Countersign by {by}"),
-    };
-    Ok(HookAnswer::new(
-        Permission::Allow,
-        reason,
-        edited.then_some(approved.args),
-    ))
-}
-
-/// What Claude is told of a denial.
-fn denial(outcome: &Outcome) -> String {
-    let by = outcome.decided_by_role.as_deref().unwrap_or("a reviewer");
-    match &outcome.reason {
-        Some(reason) => format!("Denied in Countersign by {by}: {reason}"),
-        None => format!("Denied in Countersign by {by}"),
-    }
+    Ok(
+        match ask_tool_call(&options.connection, request, options.timeout, |_| Ok(()))? {
+            Ruling::Denied { by, reason } => {
+                let reason = match reason {
+                    Some(reason) => format!("Denied in Countersign by {by}: {reason}"),
+                    None => format!("Denied in Countersign by {by}"),
+                };
+                HookAnswer::new(Permission::Deny, reason, None)
+            }
+            Ruling::Approved { args, by, by_grant } => {
+                // Claude Code runs the reviewer's arguments when they differ.
+                let edited = args != input.tool_input;
+                let reason = if edited {
+                    format!("Approved with changes in Countersign by {by}")
+                } else if by_grant {
+                    "Approved in Countersign by a standing grant for this session".to_owned()
+                } else {
+                    format!("Approved in Countersign by {by}")
+                };
+                HookAnswer::new(Permission::Allow, reason, edited.then_some(args))
+            }
+        },
+    )
 }
 
 /// One line saying what the call does, from the input fields Claude Code's

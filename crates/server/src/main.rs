@@ -57,47 +57,23 @@ enum Command {
     },
     /// Act as an agent: submit a plan for approval, read or wait for an outcome.
     Agent {
-        /// The server's address.
-        #[arg(
-            long,
-            env = "COUNTERSIGN_SERVER",
-            default_value = "http://127.0.0.1:8080"
-        )]
-        server: String,
-        /// An agent key.
-        #[arg(long, env = "COUNTERSIGN_KEY", hide_env_values = true)]
-        key: String,
+        #[command(flatten)]
+        connection: AgentConnection,
         #[command(subcommand)]
         command: AgentCli,
     },
     /// Hooks that make an agent ask through Countersign before it acts.
     Hook {
-        /// The server's address.
-        #[arg(
-            long,
-            env = "COUNTERSIGN_SERVER",
-            default_value = "http://127.0.0.1:8080"
-        )]
-        server: String,
-        /// An agent key.
-        #[arg(long, env = "COUNTERSIGN_KEY", hide_env_values = true)]
-        key: String,
+        #[command(flatten)]
+        connection: AgentConnection,
         #[command(subcommand)]
         command: HookCli,
     },
     /// A stdio proxy between an MCP client and an MCP server: calls of the
     /// gated tools wait for a reviewer; everything else passes untouched.
     McpGate {
-        /// The server's address.
-        #[arg(
-            long,
-            env = "COUNTERSIGN_SERVER",
-            default_value = "http://127.0.0.1:8080"
-        )]
-        server: String,
-        /// An agent key.
-        #[arg(long, env = "COUNTERSIGN_KEY", hide_env_values = true)]
-        key: String,
+        #[command(flatten)]
+        connection: AgentConnection,
         /// A tool to gate, `NAME[=TIER]` (`*` stands for any text; tier R2
         /// unless given). Repeatable.
         #[arg(long = "gate")]
@@ -128,6 +104,30 @@ enum HookCli {
         #[arg(long = "risk")]
         rules: Vec<hook::Rule>,
     },
+}
+
+/// Where the server is, and the agent key to use with it.
+#[derive(Args)]
+struct AgentConnection {
+    /// The server's address.
+    #[arg(
+        long,
+        env = "COUNTERSIGN_SERVER",
+        default_value = "http://127.0.0.1:8080"
+    )]
+    server: String,
+    /// An agent key.
+    #[arg(long, env = "COUNTERSIGN_KEY", hide_env_values = true)]
+    key: String,
+}
+
+impl From<AgentConnection> for agent::Connection {
+    fn from(c: AgentConnection) -> Self {
+        agent::Connection {
+            server: c.server,
+            key: c.key,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -329,20 +329,18 @@ fn main() -> ExitCode {
             runtime()?.block_on(keys::run(&address, command, &mut std::io::stdout()))
         })()),
         Command::McpGate {
-            server,
-            key,
+            connection,
             gated,
             timeout,
             command,
         } => mcp_gate::run(mcp_gate::Options {
-            connection: agent::Connection { server, key },
+            connection: connection.into(),
             gated,
             timeout: Duration::from_secs(timeout),
             command,
         }),
         Command::Hook {
-            server,
-            key,
+            connection,
             command:
                 HookCli::ClaudeCode {
                     timeout,
@@ -350,17 +348,16 @@ fn main() -> ExitCode {
                     rules,
                 },
         } => hook::claude_code(&hook::Options {
-            connection: agent::Connection { server, key },
+            connection: connection.into(),
             timeout: Duration::from_secs(timeout),
             fallback,
             rules,
         }),
         Command::Agent {
-            server,
-            key,
+            connection,
             command,
         } => {
-            let connection = agent::Connection { server, key };
+            let connection = connection.into();
             match command {
                 AgentCli::Submit {
                     file,

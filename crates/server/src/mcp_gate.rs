@@ -9,10 +9,9 @@
 //! server. A client's `notifications/cancelled` for a waiting call, or the
 //! client going away, withdraws its review (MCP then expects no answer).
 
-use crate::agent::{call, wait_for, Connection};
+use crate::agent::{ask_tool_call, call, Connection, Ruling};
 use crate::hook::matches;
-use countersign_domain::toolcall::{OutcomeKind, RiskTier, ToolCall};
-use countersign_domain::wire::Verdict;
+use countersign_domain::toolcall::RiskTier;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -337,82 +336,25 @@ impl Gate {
             "toolCall": {"name": name, "args": args},
             "humanSummary": format!("MCP server {server}"),
             "riskTier": tier,
-            // Nobody approves a call the gate stopped waiting for.
-            "expiresAt": (chrono::Utc::now() + self.options.timeout)
-                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         });
-        let (status, created) = call(connection, "POST", "/tool-calls", Some(&request))?;
-        if status != 201 {
-            return Err(format!(
-                "the server refused the review ({status}): {}",
-                created["error"]["message"]
-                    .as_str()
-                    .unwrap_or("no reason given")
-            ));
-        }
-        let review = created["outcome"]["confirm_id"]
-            .as_str()
-            .ok_or("the server's answer names no review")?
-            .to_owned();
-        if let Ok(mut asked) = waiting.review.lock() {
-            *asked = Some(review.clone());
-        }
-        // Cancelled while it was being asked for.
-        if waiting.cancelled.load(Ordering::SeqCst) {
-            self.withdraw(&review);
-            return Err("the client cancelled the call".to_owned());
-        }
-        let outcome = wait_for(connection, &review, self.options.timeout)?;
-        let undecided = format!(
-            "no reviewer decided within {} s; the call did not run",
-            self.options.timeout.as_secs()
-        );
-        match outcome.outcome {
-            Verdict::Blocked => return Err(undecided),
-            Verdict::Denied if outcome.kind == Some(OutcomeKind::Expired) => return Err(undecided),
-            Verdict::Denied => {
-                let by = outcome.decided_by_role.as_deref().unwrap_or("a reviewer");
-                return Err(match &outcome.reason {
-                    Some(reason) => format!("denied by {by}: {reason}"),
-                    None => format!("denied by {by}"),
-                });
+        let asked = |review: &str| {
+            if let Ok(mut asked) = waiting.review.lock() {
+                *asked = Some(review.to_owned());
             }
-            Verdict::Approved => {}
+            // Cancelled while it was being asked for.
+            if waiting.cancelled.load(Ordering::SeqCst) {
+                self.withdraw(review);
+                return Err("the client cancelled the call".to_owned());
+            }
+            Ok(())
+        };
+        match ask_tool_call(connection, request, self.options.timeout, asked)? {
+            Ruling::Approved { args, .. } => Ok(args),
+            Ruling::Denied { by, reason } => Err(match reason {
+                Some(reason) => format!("denied by {by}: {reason}"),
+                None => format!("denied by {by}"),
+            }),
         }
-        let approved = outcome
-            .approved_call
-            .as_deref()
-            .ok_or("the approval carries no approved call")
-            .and_then(|c| {
-                ToolCall::from_canonical(c).map_err(|_| "the approved call cannot be read")
-            })?;
-        if approved.name != name {
-            return Err(format!(
-                "the approval is for `{}`, not `{name}`",
-                approved.name
-            ));
-        }
-        let token = outcome
-            .token
-            .as_ref()
-            .ok_or("the approval carries no token")?;
-        let body =
-            json!({"tokenId": token.token_id, "toolCall": {"name": name, "args": approved.args}});
-        let (status, refused) = call(
-            connection,
-            "POST",
-            &format!("/reviews/{review}/redeem"),
-            Some(&body),
-        )?;
-        if status != 200 {
-            return Err(format!(
-                "the approval's token was refused ({status}): {}",
-                refused["error"]["message"]
-                    .as_str()
-                    .unwrap_or("no reason given")
-            ));
-        }
-        Ok(approved.args)
     }
 
     fn send_client(&self, line: &str) -> std::io::Result<()> {

@@ -41,6 +41,30 @@ fn script(name: &str) -> String {
         .to_string()
 }
 
+/// The client making `calls` (tool, JSON arguments, ...) through a gate in
+/// front of the notes server, which logs what ran to `log`; `write_*` is
+/// gated, and Countersign is at `url`.
+fn client(
+    python: &PathBuf,
+    url: &str,
+    key: &str,
+    calls: &[&str],
+    log: &std::path::Path,
+) -> Command {
+    let mut command = Command::new(python);
+    command
+        .arg(script("client.py"))
+        .args(calls)
+        .arg("--")
+        .arg(binary())
+        .args(["mcp-gate", "--server", url, "--key", key])
+        .args(["--gate", "write_*", "--timeout", "60", "--"])
+        .arg(python)
+        .arg(script("server.py"))
+        .env("NOTES_LOG", log);
+    command
+}
+
 /// Runs the client: it lists the notes, then writes `note`, through the
 /// gate in front of the notes server. Returns what the client was answered
 /// for each call (`{tool, is_error, text}`) and what the server ran.
@@ -51,19 +75,17 @@ fn run_client(
     reviewer: impl FnOnce(),
 ) -> (Vec<Value>, Vec<Value>) {
     let log = tempfile::NamedTempFile::new().unwrap();
-    let child = Command::new(python)
-        .arg(script("client.py"))
-        .args(["list_notes", "{}", "write_note", &note.to_string(), "--"])
-        .arg(binary())
-        .args(["mcp-gate", "--server", &server.url, "--key", &server.agent])
-        .args(["--gate", "write_*", "--timeout", "60", "--"])
-        .arg(python)
-        .arg(script("server.py"))
-        .env("NOTES_LOG", log.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the MCP client");
+    let child = client(
+        python,
+        &server.url,
+        &server.agent,
+        &["list_notes", "{}", "write_note", &note.to_string()],
+        log.path(),
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("start the MCP client");
     reviewer();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -184,17 +206,15 @@ fn with_countersign_unreachable_a_gated_call_is_an_error_result_and_never_runs()
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", closed.local_addr().unwrap());
     drop(closed);
-    let out = Command::new(&python)
-        .arg(script("client.py"))
-        .args(["write_note", r#"{"title": "a", "text": "b"}"#, "--"])
-        .arg(binary())
-        .args(["mcp-gate", "--server", &url, "--key", "cs_agent_x"])
-        .args(["--gate", "write_note", "--"])
-        .arg(&python)
-        .arg(script("server.py"))
-        .env("NOTES_LOG", log.path())
-        .output()
-        .unwrap();
+    let out = client(
+        &python,
+        &url,
+        "cs_agent_x",
+        &["write_note", r#"{"title": "a", "text": "b"}"#],
+        log.path(),
+    )
+    .output()
+    .unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -221,18 +241,20 @@ fn a_call_the_client_cancels_is_withdrawn_and_never_runs() {
     let server = Server::start(data.path(), &[]);
     let reviewer = server.client(&server.reviewer);
     let log = tempfile::NamedTempFile::new().unwrap();
-    let out = Command::new(&python)
-        .arg(script("client.py"))
-        .args(["cancel:write_note", r#"{"title": "a", "text": "b"}"#])
-        .args(["list_notes", "{}", "--"])
-        .arg(binary())
-        .args(["mcp-gate", "--server", &server.url, "--key", &server.agent])
-        .args(["--gate", "write_note", "--timeout", "60", "--"])
-        .arg(&python)
-        .arg(script("server.py"))
-        .env("NOTES_LOG", log.path())
-        .output()
-        .unwrap();
+    let out = client(
+        &python,
+        &server.url,
+        &server.agent,
+        &[
+            "cancel:write_note",
+            r#"{"title": "a", "text": "b"}"#,
+            "list_notes",
+            "{}",
+        ],
+        log.path(),
+    )
+    .output()
+    .unwrap();
     assert!(
         out.status.success(),
         "{}",
