@@ -5,6 +5,7 @@ Starts COMMAND as a stdio MCP server (here `countersign mcp-gate ... -- server`)
 calls each tool in turn, and prints one JSON line per call:
 `{"tool", "is_error", "text"}`. A tool written `cancel:NAME` is called and
 given up after 3 seconds (the SDK cancels the request): `{"tool", "cancelled"}`.
+MCP_MODE=legacy speaks MCP 2025 (the `initialize` handshake) instead of 2026.
 """
 
 import asyncio
@@ -22,7 +23,7 @@ async def main() -> None:
     command = sys.argv[split + 1 :]
     # The whole environment: the SDK passes only a few variables by default.
     params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
-    async with Client(params) as client:
+    async with Client(params, mode=os.environ.get("MCP_MODE", "auto")) as client:
         for tool, arguments in zip(calls[::2], calls[1::2]):
             if tool.startswith("cancel:"):
                 tool = tool.removeprefix("cancel:")

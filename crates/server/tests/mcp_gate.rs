@@ -74,6 +74,17 @@ fn run_client(
     note: Value,
     reviewer: impl FnOnce(),
 ) -> (Vec<Value>, Vec<Value>) {
+    run_client_in(python, server, note, "auto", reviewer)
+}
+
+/// `run_client`, the client speaking MCP 2026 (`auto`) or 2025 (`legacy`).
+fn run_client_in(
+    python: &PathBuf,
+    server: &Server,
+    note: Value,
+    mode: &str,
+    reviewer: impl FnOnce(),
+) -> (Vec<Value>, Vec<Value>) {
     let log = tempfile::NamedTempFile::new().unwrap();
     let child = client(
         python,
@@ -82,6 +93,7 @@ fn run_client(
         &["list_notes", "{}", "write_note", &note.to_string()],
         log.path(),
     )
+    .env("MCP_MODE", mode)
     .stdout(Stdio::piped())
     .stderr(Stdio::piped())
     .spawn()
@@ -280,4 +292,44 @@ fn a_call_the_client_cancels_is_withdrawn_and_never_runs() {
     );
     let ran = std::fs::read_to_string(log.path()).unwrap();
     assert_eq!(ran, "{\"tool\": \"list_notes\", \"arguments\": {}}\n");
+}
+
+#[test]
+fn an_mcp_2025_session_is_gated_the_same_way() {
+    let Some(python) = python() else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let reviewer = server.client(&server.reviewer);
+    let note = json!({"title": "standup", "text": "moved to 10:00"});
+    // The server's name comes from its `initialize` answer here.
+    let (answers, ran) = run_client_in(&python, &server, note.clone(), "legacy", || {
+        decide_when_asked(
+            &reviewer,
+            json!({"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "once"}}),
+        )
+    });
+    assert_eq!(answers[1]["text"], "wrote standup");
+    assert_eq!(
+        ran.last(),
+        Some(&json!({"tool": "write_note", "arguments": note}))
+    );
+    let (answers, ran) = run_client_in(
+        &python,
+        &server,
+        json!({"title": "x", "text": "y"}),
+        "legacy",
+        || {
+            decide_when_asked(
+                &reviewer,
+                json!({"status": "rejected", "decided_by_role": "reviewer", "reason": "No"}),
+            )
+        },
+    );
+    assert_eq!(
+        (answers[1]["is_error"].clone(), answers[1]["text"].clone()),
+        (json!(true), json!("Countersign: denied by reviewer: No"))
+    );
+    assert_eq!(ran.len(), 1, "only list_notes ran: {ran:?}");
 }
