@@ -80,9 +80,10 @@ class Countersign:
             # The SDK runs a call with the arguments the model gave, never edited ones.
             "editable": False,
         })
-        if status != 201:
-            raise CountersignError(f"the review was refused ({status}): {body.get('error', {}).get('message', body)}")
-        return body["outcome"]["confirm_id"]
+        review = body.get("outcome", {}).get("confirm_id") if isinstance(body, dict) else None
+        if status != 201 or not isinstance(review, str):
+            raise CountersignError(f"the review was refused ({status}): {body}")
+        return review
 
     def decision(self, review: str, tool: str, args: dict) -> tuple[bool, str]:
         """Waits for the reviewer: (approved, what the model is told)."""
@@ -101,7 +102,10 @@ class Countersign:
         if verdict == "TOOL_DENIED":
             reason = outcome.get("reason")
             return False, f"Denied in Countersign by {by}: {reason}" if reason else f"Denied in Countersign by {by}"
-        approved = json.loads(outcome.get("approved_call") or "null") or {}
+        try:
+            approved = json.loads(outcome.get("approved_call") or "null") or {}
+        except ValueError:
+            return False, "Countersign: the approved call cannot be read; the call did not run"
         if approved.get("name") != tool or approved.get("args") != args:
             return False, "Countersign: the reviewer edited the call, and this agent cannot run edited arguments; the call did not run"
         token = (outcome.get("token") or {}).get("tokenId")

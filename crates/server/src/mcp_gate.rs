@@ -197,6 +197,15 @@ impl Gate {
                     if let Some(m) = &message {
                         self.note_cancelled(m);
                     }
+                    // A gated call the gate could not take (in a batch, or
+                    // without an id to answer) never reaches the server.
+                    if let Some(value) = serde_json::from_str::<Value>(&line)
+                        .ok()
+                        .filter(|v| self.holds_gated_call(v))
+                    {
+                        self.refuse_unaskable(&value);
+                        continue;
+                    }
                     if self.send_server(&line).is_err() {
                         break;
                     }
@@ -211,6 +220,47 @@ impl Gate {
             .unwrap_or_default();
         for call in waiting {
             self.cancel(&call);
+        }
+    }
+
+    /// Whether a message, or any message of a batch, calls a gated tool.
+    fn holds_gated_call(&self, value: &Value) -> bool {
+        match value {
+            Value::Array(batch) => batch.iter().any(|m| self.holds_gated_call(m)),
+            Value::Object(_) => {
+                value["method"] == "tools/call"
+                    && value["params"]["name"].as_str().is_some_and(|name| {
+                        self.options.gated.iter().any(|g| matches(&g.pattern, name))
+                    })
+            }
+            _ => false,
+        }
+    }
+
+    /// Answers each request of a message the gate cannot ask about with a
+    /// JSON-RPC error saying why (a notification gets no answer).
+    fn refuse_unaskable(&self, value: &Value) {
+        let error = |id: &Value| {
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600,
+                "message": "Countersign: a gated tool is called one request at a time, with an id, so a reviewer can be asked; nothing was run"}})
+        };
+        let answer = match value {
+            Value::Array(batch) => {
+                let answers: Vec<Value> = batch
+                    .iter()
+                    .filter_map(|m| m.get("id").filter(|id| !id.is_null()).map(error))
+                    .collect();
+                (!answers.is_empty()).then_some(Value::Array(answers))
+            }
+            _ => value.get("id").filter(|id| !id.is_null()).map(error),
+        };
+        match answer {
+            Some(answer) => {
+                let _ = self.send_client(&answer.to_string());
+            }
+            None => {
+                eprintln!("countersign mcp-gate: dropped a call of a gated tool sent without an id")
+            }
         }
     }
 

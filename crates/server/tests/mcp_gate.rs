@@ -9,6 +9,7 @@
 mod support;
 
 use serde_json::{json, Value};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -332,4 +333,38 @@ fn an_mcp_2025_session_is_gated_the_same_way() {
         (json!(true), json!("Countersign: denied by reviewer: No"))
     );
     assert_eq!(ran.len(), 1, "only list_notes ran: {ran:?}");
+}
+
+#[test]
+fn a_gated_call_in_a_batch_or_without_an_id_never_reaches_the_server() {
+    // The gate alone: the "server" records every line it is sent.
+    let received = tempfile::NamedTempFile::new().unwrap();
+    let record = format!("cat > {}", received.path().display());
+    let mut gate = Command::new(binary())
+        .args(["mcp-gate", "--server", "http://127.0.0.1:1", "--key", "k"])
+        .args(["--gate", "write_*", "--", "sh", "-c", &record])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = [
+        r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_note","arguments":{}}},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]"#,
+        r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"write_note","arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
+    ];
+    let mut stdin = gate.stdin.take().unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let out = gate.wait_with_output().unwrap();
+    let forwarded = std::fs::read_to_string(received.path()).unwrap();
+    assert_eq!(forwarded, format!("{}\n", lines[2]));
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer[0]["id"], 1);
+    assert_eq!(answer[1]["id"], 2);
+    assert!(answer[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("nothing was run"));
 }
