@@ -362,14 +362,10 @@ impl Desk {
         }
         let count = reviews.len();
         self.entries.update(|entries| {
-            for review in reviews {
-                let entry = Arc::new(Entry::new(review));
-                match entries.iter_mut().find(|e| e.id() == entry.id()) {
-                    Some(slot) => *slot = entry,
-                    None => entries.push(entry),
-                }
-            }
-            sort(entries);
+            put(
+                entries,
+                reviews.into_iter().map(|r| Arc::new(Entry::new(r))),
+            );
         });
         Ok(count)
     }
@@ -408,6 +404,18 @@ fn sorted_entries(reviews: Vec<Review>) -> Vec<Arc<Entry>> {
         .collect();
     sort(&mut entries);
     entries
+}
+
+/// Puts `new` entries in place of those with their ids (or adds them), then
+/// sorts.
+fn put(entries: &mut Vec<Arc<Entry>>, new: impl IntoIterator<Item = Arc<Entry>>) {
+    for entry in new {
+        match entries.iter_mut().find(|e| e.id() == entry.id()) {
+            Some(slot) => *slot = entry,
+            None => entries.push(entry),
+        }
+    }
+    sort(entries);
 }
 
 /// Oldest request first (the id breaks ties, so the order is stable).

@@ -7,7 +7,7 @@
 //! a moment after it is shown, when it differs.
 
 use super::entry::Entry;
-use super::{describe_set_aside, sort, Desk};
+use super::{describe_set_aside, put, sort, Desk};
 use crate::backend::{LoadOutcome, LocalStore};
 use crate::browser;
 use crate::split::{on_demand, LoadFailed};
@@ -111,13 +111,7 @@ impl Desk {
             let changed: Vec<Arc<Entry>> =
                 entries.drain(..).filter(|e| e.review().is_some()).collect();
             entries.extend(outcome.reviews.into_iter().map(|r| Arc::new(Entry::new(r))));
-            for entry in changed {
-                match entries.iter_mut().find(|e| e.id() == entry.id()) {
-                    Some(slot) => *slot = entry,
-                    None => entries.push(entry),
-                }
-            }
-            sort(entries);
+            put(entries, changed);
         });
         if !outcome.set_aside.is_empty() {
             self.notices
@@ -184,14 +178,10 @@ impl Desk {
                     return;
                 };
                 self.entries.update(|entries| {
-                    for review in outcome.reviews {
-                        let entry = Arc::new(Entry::new(review));
-                        match entries.iter_mut().find(|e| e.id() == entry.id()) {
-                            Some(slot) => *slot = entry,
-                            None => entries.push(entry),
-                        }
-                    }
-                    sort(entries);
+                    put(
+                        entries,
+                        outcome.reviews.into_iter().map(|r| Arc::new(Entry::new(r))),
+                    );
                 });
                 if !outcome.set_aside.is_empty() {
                     self.notices
