@@ -570,19 +570,13 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
     );
 }
 
-/// A tool-call request as an agent sends it.
+/// A tool-call request with `args` at risk tier `tier`.
 fn tool_call(args: Value, tier: &str) -> Value {
-    json!({
-        "requestedByRole": "payments-agent",
-        "sessionId": "sess-1",
-        "runId": "run-1",
-        "workspace": "acme",
-        "clientDeviceId": "laptop-7",
-        "toolCall": {"name": "wire_transfer", "args": args},
-        "humanSummary": "Wire 5,000 EUR to ACME GmbH",
-        "riskTier": tier,
-        "riskReasons": ["moves money out of the company"],
-    })
+    let mut body = support::tool_call(args);
+    body["riskTier"] = json!(tier);
+    body["riskReasons"] = json!(["moves money out of the company"]);
+    body["clientDeviceId"] = json!("laptop-7");
+    body
 }
 
 /// `/tool-calls`, `/reviews/{id}/redeem` and `/reviews/{id}/withdraw`: every

@@ -155,11 +155,8 @@ fn tool_calls_grants_expiry_and_tokens_work_on_postgresql() {
     let agent = server.client(&server.agent);
     let reviewer = server.client(&server.reviewer);
     let ask = |args: serde_json::Value, expires: Option<String>| {
-        let mut body = json!({
-            "requestedByRole": "pg-agent", "sessionId": "s", "runId": "r",
-            "toolCall": {"name": "rotate_key", "args": args},
-            "humanSummary": "rotate_key", "riskTier": "R2",
-        });
+        let mut body = support::tool_call(args);
+        body["toolCall"]["name"] = json!("rotate_key");
         if let Some(at) = expires {
             body["expiresAt"] = json!(at);
         }

@@ -79,17 +79,12 @@ fn open_events(server: &Server, key: Option<&str>) -> u16 {
     request.call().unwrap().status().as_u16()
 }
 
-/// A tool call as an agent asks it.
+/// Tool call `n`: a transfer of `n` EUR in its own run.
 fn tool_call(n: usize) -> Value {
-    json!({
-        "requestedByRole": "payments-agent",
-        "sessionId": "sess-1",
-        "runId": format!("run-{n}"),
-        "clientDeviceId": "laptop-7",
-        "toolCall": {"name": "wire_transfer", "args": {"amount": n, "to": "ACME GmbH"}},
-        "humanSummary": format!("Wire {n} EUR to ACME GmbH"),
-        "riskTier": "R2",
-    })
+    let mut body = support::tool_call(json!({"amount": n, "to": "ACME GmbH"}));
+    body["runId"] = json!(format!("run-{n}"));
+    body["clientDeviceId"] = json!("laptop-7");
+    body
 }
 
 fn decision(status: &str, reason: &str) -> Value {

@@ -95,15 +95,12 @@ fn post(client: &Client, path: &str, body: &serde_json::Value) -> Result<Reply, 
     )
 }
 
+/// Tool call `n`, in one of five sessions.
 fn tool_call(n: u32) -> serde_json::Value {
-    json!({
-        "requestedByRole": "ops-agent",
-        "sessionId": format!("soak-{}", n % 5),
-        "runId": format!("run-{n}"),
-        "toolCall": {"name": "restart_service", "args": {"service": format!("svc-{n}"), "drain": true}},
-        "humanSummary": format!("Restart svc-{n} after draining it"),
-        "riskTier": "R2",
-    })
+    let mut body = support::tool_call(json!({"service": format!("svc-{n}"), "drain": true}));
+    body["sessionId"] = json!(format!("soak-{}", n % 5));
+    body["runId"] = json!(format!("run-{n}"));
+    body
 }
 
 /// Reads an event stream until the sentinel review's event; returns how many

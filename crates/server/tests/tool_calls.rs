@@ -9,16 +9,12 @@ use std::process::Command;
 use std::time::Duration;
 use support::{binary, Client, Server};
 
+/// A transfer with `args` at risk tier `tier` in session `session`.
 fn request(args: Value, tier: &str, session: &str) -> Value {
-    json!({
-        "requestedByRole": "payments-agent",
-        "sessionId": session,
-        "runId": "run-1",
-        "workspace": "acme",
-        "toolCall": {"name": "wire_transfer", "args": args},
-        "humanSummary": "Wire money",
-        "riskTier": tier,
-    })
+    let mut body = support::tool_call(args);
+    body["riskTier"] = json!(tier);
+    body["sessionId"] = json!(session);
+    body
 }
 
 fn ask(agent: &Client, body: &Value) -> (String, Value) {

@@ -329,6 +329,21 @@ pub fn confirm_id(n: u32) -> String {
     format!("{n:08x}-1111-4111-8111-111111111111")
 }
 
+/// A tool-call request as an agent sends it to `POST /tool-calls`: a wire
+/// transfer with `args`, risk tier R2, in session `sess-1`, its token bound to
+/// no device. Tests set the fields they are about (`body["riskTier"] = json!("R4")`).
+pub fn tool_call(args: Value) -> Value {
+    json!({
+        "requestedByRole": "payments-agent",
+        "sessionId": "sess-1",
+        "runId": "run-1",
+        "workspace": "acme",
+        "toolCall": {"name": "wire_transfer", "args": args},
+        "humanSummary": "Wire money to ACME GmbH",
+        "riskTier": "R2",
+    })
+}
+
 /// The OpenAPI document and which operations and statuses were seen.
 pub struct Contract {
     doc: Value,
