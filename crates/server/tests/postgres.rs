@@ -8,12 +8,6 @@ mod support;
 use serde_json::json;
 use support::{confirm_id, fresh_database, review, Client, Server};
 
-fn reviewer_key(server: &Server) -> String {
-    let (code, out, err) = server.keys(&["add", "--kind", "reviewer", "--role", "reviewer"]);
-    assert_eq!(code, 0, "{err}");
-    out.lines().next().unwrap().to_owned()
-}
-
 #[test]
 fn decisions_and_paging_work_on_postgresql() {
     let Some(url) = fresh_database("countersign_single") else {
@@ -67,7 +61,7 @@ fn two_instances_share_one_database_without_double_decisions() {
     let (data_a, data_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let a = Server::start_on(data_a.path(), Some(&url), &[]);
     let b = Server::start_on(data_b.path(), Some(&url), &[]);
-    let key = reviewer_key(&a);
+    let key = a.new_key("reviewer");
     let agent_key = b.agent.clone();
     assert_eq!(
         b.client(&agent_key)

@@ -4,7 +4,7 @@
 //! transaction holding its change has committed.
 
 use super::reviews::{ChangeError, Replacement};
-use super::{begin_write, stored_time, Backend, DbError};
+use super::{begin_write, is_transient, stored_time, Backend, DbError, RETRIES};
 use sqlx::AnyPool;
 use tokio::sync::{mpsc, oneshot};
 
@@ -48,20 +48,52 @@ async fn run(pool: AnyPool, backend: Backend, mut jobs: mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
-        match commit(&pool, backend, &batch).await {
-            Ok(results) => {
-                for ((_, reply), result) in batch.into_iter().zip(results) {
-                    let _ = reply.send(result);
+        match commit_retrying(&pool, backend, &batch).await {
+            Ok(results) => answer(batch, results),
+            // One change the database refuses must not fail the others that
+            // shared its transaction: each is tried again alone, and only the
+            // ones that fail alone are refused, with their own cause.
+            Err(e) if batch.len() > 1 => {
+                eprintln!(
+                    "countersign: a group commit of {} changes failed ({e}); committing them one by one",
+                    batch.len()
+                );
+                for job in batch {
+                    match commit_retrying(&pool, backend, std::slice::from_ref(&job)).await {
+                        Ok(results) => answer(vec![job], results),
+                        Err(e) => {
+                            let _ = job.1.send(Err(ChangeError::Db(DbError::Sql(e))));
+                        }
+                    }
                 }
             }
             Err(e) => {
-                let message = e.to_string();
-                for (_, reply) in batch {
-                    let _ = reply.send(Err(ChangeError::Db(DbError::Damaged(format!(
-                        "the write failed and nothing was stored: {message}"
-                    )))));
+                if let Some((_, reply)) = batch.pop() {
+                    let _ = reply.send(Err(ChangeError::Db(DbError::Sql(e))));
                 }
             }
+        }
+    }
+}
+
+fn answer(batch: Vec<Job>, results: Vec<Result<i64, ChangeError>>) {
+    for ((_, reply), result) in batch.into_iter().zip(results) {
+        let _ = reply.send(result);
+    }
+}
+
+/// [`commit`], run again when it failed for a transient reason (a deadlock or
+/// serialization failure), a few times.
+async fn commit_retrying(
+    pool: &AnyPool,
+    backend: Backend,
+    batch: &[Job],
+) -> Result<Vec<Result<i64, ChangeError>>, sqlx::Error> {
+    let mut tries = 0;
+    loop {
+        match commit(pool, backend, batch).await {
+            Err(e) if is_transient(&e) && tries < RETRIES => tries += 1,
+            done => return done,
         }
     }
 }

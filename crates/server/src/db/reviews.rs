@@ -180,24 +180,43 @@ impl Db {
         created_by: &str,
     ) -> Result<Result<i64, Stored>, DbError> {
         let row = Columns::of(review);
+        let mut tries = 0;
+        let inserted = loop {
+            match self.try_insert(&row, created_by).await {
+                Err(e) if super::is_transient(&e) && tries < super::RETRIES => tries += 1,
+                done => break done?,
+            }
+        };
+        if let Some(seq) = inserted {
+            return Ok(Ok(seq));
+        }
+        let existing = match self.review(&row.id).await? {
+            Some(stored) => Some(stored),
+            None => match &row.approval_id {
+                Some(approval) => self.review_by_approval(approval).await?,
+                None => None,
+            },
+        };
+        existing
+            .map(Err)
+            .ok_or_else(|| DbError::Damaged(format!("review {} vanished", row.id)))
+    }
+
+    /// Inserts a new review with its change: its feed position, or None when
+    /// its id (or approvalId) is taken and nothing was written.
+    async fn try_insert(
+        &self,
+        row: &Columns,
+        created_by: &str,
+    ) -> Result<Option<i64>, sqlx::Error> {
         let now = stored_time(chrono::Utc::now());
         let mut tx = super::begin_write(self.pool(), self.backend()).await?;
-        if !insert_row(&mut tx, &row, created_by, &now).await? {
-            drop(tx);
-            let existing = match self.review(&row.id).await? {
-                Some(stored) => Some(stored),
-                None => match &row.approval_id {
-                    Some(approval) => self.review_by_approval(approval).await?,
-                    None => None,
-                },
-            };
-            return existing
-                .map(Err)
-                .ok_or_else(|| DbError::Damaged(format!("review {} vanished", row.id)));
+        if !insert_row(&mut tx, row, created_by, &now).await? {
+            return Ok(None);
         }
-        let seq = record_change(&mut tx, &row, ChangeKind::Created, &now).await?;
+        let seq = record_change(&mut tx, row, ChangeKind::Created, &now).await?;
         tx.commit().await?;
-        Ok(Ok(seq))
+        Ok(Some(seq))
     }
 
     /// Stores many reviews in one transaction (seeding: the demo data, a

@@ -106,6 +106,19 @@ impl Server {
         }
     }
 
+    /// A new key made with `countersign keys add` (kept across restarts and
+    /// shared by every instance on the same database, unlike the demo keys):
+    /// an agent key, or a reviewer key that signs as `reviewer`.
+    pub fn new_key(&self, kind: &str) -> String {
+        let mut args = vec!["add", "--kind", kind];
+        if kind == "reviewer" {
+            args.extend(["--role", "reviewer"]);
+        }
+        let (code, out, err) = self.keys(&args);
+        assert_eq!(code, 0, "{err}");
+        out.lines().next().unwrap().to_owned()
+    }
+
     /// Runs `countersign keys ...` on this server's database.
     pub fn keys(&self, args: &[&str]) -> (i32, String, String) {
         let mut command = Command::new(binary());
