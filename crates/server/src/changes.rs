@@ -1,22 +1,20 @@
 //! Changes to stored reviews, apart from HTTP: each is stored with its feed
-//! entry and then announced to this instance's waiters (long polls, event
-//! streams), in this one place; fresh ids for decisions and events; and the
+//! entry and then announced to this instance's feed reader (which fans it out
+//! to event streams and long polls), in this one place; fresh ids for decisions and events; and the
 //! sweeper that closes pending tool calls past their expiry as denied.
 
 use crate::db::reviews::{ChangeError, ChangeKind, IdempotentResult, Stored};
 use crate::db::{Db, DbError};
+use crate::feed::Feed;
 use countersign_domain::toolcall::expire_if_due;
 use countersign_domain::{MplpId, Review};
-use std::sync::Arc;
-use tokio::sync::watch;
 
-/// Stores changes and tells the waiters of this instance about them (other
-/// instances sharing the database read the feed themselves).
+/// Stores changes and wakes this instance's feed reader (other instances
+/// sharing the database are woken by the database).
 #[derive(Clone)]
 pub struct Changes {
     db: Db,
-    /// The newest change this instance stored; waiters wake when it moves.
-    feed: Arc<watch::Sender<i64>>,
+    feed: Feed,
 }
 
 /// How a decision's compare-and-swap write ended.
@@ -32,17 +30,9 @@ pub enum Written {
 }
 
 impl Changes {
-    /// Changes stored in `db`.
-    pub fn new(db: Db) -> Changes {
-        Changes {
-            db,
-            feed: Arc::new(watch::Sender::new(0)),
-        }
-    }
-
-    /// Wakes when this instance stores a change.
-    pub fn subscribe(&self) -> watch::Receiver<i64> {
-        self.feed.subscribe()
+    /// Changes stored in `db`, announced to `feed`.
+    pub fn new(db: Db, feed: Feed) -> Changes {
+        Changes { db, feed }
     }
 
     /// Stores a new review. Returns the review already stored under its id
@@ -54,8 +44,8 @@ impl Changes {
         created_by: &str,
     ) -> Result<Option<Stored>, DbError> {
         match self.db.insert_review(review, created_by).await? {
-            Ok(seq) => {
-                self.announce(seq);
+            Ok(_) => {
+                self.feed.wake();
                 Ok(None)
             }
             Err(existing) => Ok(Some(existing)),
@@ -71,8 +61,8 @@ impl Changes {
         kind: ChangeKind,
     ) -> Result<bool, DbError> {
         match self.db.replace_review(version, next, kind, None).await {
-            Ok(seq) => {
-                self.announce(seq);
+            Ok(_) => {
+                self.feed.wake();
                 Ok(true)
             }
             // Without an idempotency record no key can be taken: only staleness is left.
@@ -102,8 +92,8 @@ impl Changes {
             )
             .await;
         match written {
-            Ok(seq) => {
-                self.announce(seq);
+            Ok(_) => {
+                self.feed.wake();
                 Ok(Written::Stored)
             }
             Err(ChangeError::Stale) => Ok(Written::Stale),
@@ -135,16 +125,6 @@ impl Changes {
             }
         }
         Ok(closed)
-    }
-
-    fn announce(&self, seq: i64) {
-        self.feed.send_if_modified(|latest| {
-            let newer = seq > *latest;
-            if newer {
-                *latest = seq;
-            }
-            newer
-        });
     }
 }
 

@@ -4,6 +4,7 @@
 //! - [`api`]: the HTTP API under `/api/v1` (contract: `openapi.json`).
 //! - [`changes`]: every write to stored reviews, announced to waiters; the expiry sweeper.
 //! - [`db`]: SQLite or PostgreSQL storage.
+//! - [`feed`]: the change feed fanned out to this instance's streams and waiters.
 //! - [`serve`]: the server with the built app, CORS and the demo data.
 //! - [`keys`], [`agent`], [`hook`], [`mcp_gate`], [`validate`]: the other commands.
 
@@ -11,6 +12,7 @@ pub mod agent;
 pub mod api;
 pub mod changes;
 pub mod db;
+pub mod feed;
 mod headers;
 pub mod hook;
 pub mod keys;

@@ -42,7 +42,7 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     } else {
         None
     };
-    let state = AppState::new(db);
+    let state = AppState::new(db).await.map_err(|e| e.to_string())?;
     tokio::spawn(crate::changes::expire_tool_calls(state.changes.clone()));
     let mut app = api::router(state, options.max_body);
     let mut policy = None;

@@ -13,7 +13,7 @@ use super::error::{ApiError, Detail};
 use super::query::Params;
 use super::AppState;
 use crate::db::keys::KeyKind;
-use crate::db::reviews::Change;
+use crate::feed::{Feed, FeedEvent};
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -23,7 +23,9 @@ use futures_util::stream::{self, Stream};
 use serde_json::json;
 use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::broadcast;
 
 /// How long an event ticket may wait before it opens its stream.
 const TICKET_SECONDS: i64 = 60;
@@ -49,11 +51,46 @@ pub async fn ticket(
     ))
 }
 
+/// Where one stream stands: the last position it sent, what it has read but
+/// not sent yet, and whether it must read the database to catch up (it
+/// resumed from an older position, or fell behind the fan-out).
 struct Cursor {
-    state: AppState,
+    feed: Feed,
     after: i64,
-    queue: VecDeque<Change>,
-    feed: tokio::sync::watch::Receiver<i64>,
+    queue: VecDeque<Arc<FeedEvent>>,
+    live: broadcast::Receiver<Arc<FeedEvent>>,
+    behind: bool,
+}
+
+impl Cursor {
+    /// The next change to send, in feed order, each once.
+    async fn next(&mut self) -> Option<Arc<FeedEvent>> {
+        loop {
+            if let Some(event) = self.queue.pop_front() {
+                if event.seq > self.after {
+                    self.after = event.seq;
+                    return Some(event);
+                }
+                continue;
+            }
+            if self.behind {
+                match self.feed.read_after(self.after).await {
+                    Ok(events) if events.is_empty() => self.behind = false,
+                    Ok(events) => self.queue.extend(events),
+                    Err(e) => {
+                        eprintln!("countersign: event stream: {e}");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                    }
+                }
+                continue;
+            }
+            match self.live.recv().await {
+                Ok(event) => self.queue.push_back(event),
+                Err(broadcast::error::RecvError::Lagged(_)) => self.behind = true,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
 }
 
 /// Opens the stream.
@@ -72,35 +109,22 @@ pub async fn stream(
     if let Some(last) = headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
         after = Some(position(last, "Last-Event-ID")?);
     }
-    let after = match after {
-        Some(seq) => seq,
-        None => state.db.last_change().await?,
-    };
-    let feed = state.changes.subscribe();
+    // Opened before the position is read, so nothing fanned out in between is missed.
+    let subscription = state.feed.subscribe();
     let cursor = Cursor {
-        state,
-        after,
+        feed: state.feed.clone(),
+        after: after.unwrap_or(subscription.position),
         queue: VecDeque::new(),
-        feed,
+        live: subscription.live,
+        behind: after.is_some(),
     };
     let events = stream::unfold(cursor, |mut cursor| async move {
-        loop {
-            if let Some(change) = cursor.queue.pop_front() {
-                cursor.after = change.seq;
-                let event = to_event(&cursor.state, change).await;
-                return Some((Ok(event), cursor));
-            }
-            // Woken at once by this instance's changes; other instances' changes
-            // (a shared PostgreSQL) are picked up within a second.
-            let _ = tokio::time::timeout(Duration::from_secs(1), cursor.feed.changed()).await;
-            match cursor.state.db.changes_after(cursor.after, 200).await {
-                Ok(changes) => cursor.queue.extend(changes),
-                Err(e) => {
-                    eprintln!("countersign: event stream: {e}");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-            }
-        }
+        let event = cursor.next().await?;
+        let sent = Event::default()
+            .id(event.seq.to_string())
+            .event(event.kind.as_str())
+            .data(&event.data);
+        Some((Ok(sent), cursor))
     });
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
@@ -170,24 +194,4 @@ pub async fn list(
             })
             .collect(),
     }))
-}
-
-async fn to_event(state: &AppState, change: Change) -> Event {
-    let review = match state.db.review(&change.confirm_id).await {
-        Ok(Some(stored)) => Some(stored.review),
-        _ => None,
-    };
-    let data = json!({
-        "seq": change.seq,
-        "kind": change.kind.as_str(),
-        "confirm_id": change.confirm_id,
-        "status": change.status,
-        "at": change.at,
-        "summary": change.summary,
-        "review": review,
-    });
-    Event::default()
-        .id(change.seq.to_string())
-        .event(change.kind.as_str())
-        .data(data.to_string())
 }

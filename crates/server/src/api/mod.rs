@@ -10,7 +10,8 @@ mod reviews;
 mod tool_calls;
 
 use crate::changes::Changes;
-use crate::db::Db;
+use crate::db::{Db, DbError};
+use crate::feed::Feed;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::IntoResponse;
@@ -21,23 +22,27 @@ use error::ApiError;
 /// The OpenAPI 3.1 description of this API.
 pub const OPENAPI: &str = include_str!("../../openapi.json");
 
-/// What every handler shares: the database to read, and the changes to
-/// store through (each is announced to this instance's waiters).
+/// What every handler shares: the database to read, the changes to store
+/// through, and the feed that fans them out to streams and waiters.
 #[derive(Clone)]
 pub struct AppState {
     /// The database, for reading.
     pub db: Db,
     /// Every write goes through here.
     pub changes: Changes,
+    /// This instance's reader of the change feed.
+    pub feed: Feed,
 }
 
 impl AppState {
-    /// State over an opened database.
-    pub fn new(db: Db) -> AppState {
-        AppState {
-            changes: Changes::new(db.clone()),
+    /// State over an opened database; starts the feed reader.
+    pub async fn new(db: Db) -> Result<AppState, DbError> {
+        let feed = Feed::start(db.clone()).await?;
+        Ok(AppState {
+            changes: Changes::new(db.clone(), feed.clone()),
+            feed,
             db,
-        }
+        })
     }
 }
 

@@ -11,6 +11,7 @@ use super::AppState;
 use crate::changes::{new_id, Written};
 use crate::db::keys::KeyKind;
 use crate::db::reviews::{ChangeKind, Cursor, IdempotentResult};
+use crate::feed::FeedEvent;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -20,7 +21,9 @@ use countersign_domain::toolcall::ToolDecideError;
 use countersign_domain::wire::{Answer, Outcome, Refusal, Requesters, ReviewQuery, SummaryPage};
 use countersign_domain::{decide, resubmit, DecideError, Review};
 use serde_json::{json, Value};
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::broadcast;
 
 /// `POST /api/v1/reviews` (agent): create a review. 201 with the review and its
 /// outcome; 200 when the same review was already created (a retry); 409 when
@@ -186,7 +189,8 @@ pub async fn outcome(
         }
     };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
-    let mut feed = state.changes.subscribe();
+    // Opened before the review is read: a change stored after the read is fanned out after it.
+    let mut live = state.feed.subscribe().live;
     loop {
         let stored = caller.review(&state, &id).await?;
         if state.changes.close_if_expired(&stored).await? {
@@ -196,11 +200,21 @@ pub async fn outcome(
         if !outcome.is_pending() || tokio::time::Instant::now() >= deadline {
             return Ok(Json(outcome));
         }
-        // Woken by this instance's changes at once, by other instances' within a second.
-        let tick = deadline
-            .saturating_duration_since(tokio::time::Instant::now())
-            .min(Duration::from_secs(1));
-        let _ = tokio::time::timeout(tick, feed.changed()).await;
+        changed(&mut live, &id, deadline).await;
+    }
+}
+
+/// Waits until the feed fans out a change of review `id` (from any instance),
+/// the feed skipped some changes for this waiter, or the deadline passes.
+async fn changed(
+    live: &mut broadcast::Receiver<Arc<FeedEvent>>,
+    id: &str,
+    deadline: tokio::time::Instant,
+) {
+    while let Ok(Ok(event)) = tokio::time::timeout_at(deadline, live.recv()).await {
+        if event.confirm_id == id {
+            return;
+        }
     }
 }
 

@@ -25,6 +25,7 @@ pub enum Backend {
 pub struct Db {
     pool: AnyPool,
     backend: Backend,
+    url: String,
     writer: commit::Writer,
 }
 
@@ -82,6 +83,7 @@ impl Db {
         Ok(Db {
             pool,
             backend,
+            url: url.to_owned(),
             writer,
         })
     }
@@ -89,6 +91,11 @@ impl Db {
     /// Which database this is.
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// The address it was opened with.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
     }
 
     pub(crate) fn pool(&self) -> &AnyPool {

@@ -627,28 +627,31 @@ impl Db {
         .bind(limit)
         .fetch_all(self.pool())
         .await?;
+        rows.iter().map(change_of).collect()
+    }
+
+    /// [`Db::changes_after`], each change with its review as it is now (as JSON).
+    pub async fn feed_after(
+        &self,
+        seq: i64,
+        limit: i64,
+    ) -> Result<Vec<(Change, serde_json::Value)>, DbError> {
+        let rows = sqlx::query(
+            "SELECT c.seq, c.kind, c.review_id, c.status, c.at, r.summary, r.doc
+             FROM changes c JOIN reviews r ON r.id = c.review_id
+             WHERE c.seq > $1 ORDER BY c.seq LIMIT $2",
+        )
+        .bind(seq)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
         rows.iter()
             .map(|row| {
-                let kind: String = row.try_get(1)?;
-                let id: String = row.try_get(2)?;
-                let status: String = row.try_get(3)?;
-                let summary = match row.try_get::<Option<String>, _>(5)? {
-                    Some(summary) => serde_json::from_str(&summary)
-                        .map_err(|e| DbError::Damaged(format!("review {id}'s summary: {e}")))?,
-                    None => ReviewSummary::of(&parse_doc(&id, &row.try_get::<String, _>(6)?)?),
-                };
-                Ok(Change {
-                    seq: row.try_get(0)?,
-                    kind: ChangeKind::parse(&kind).ok_or_else(|| {
-                        DbError::Damaged(format!("a change of the unknown kind `{kind}`"))
-                    })?,
-                    status: status.parse().map_err(|e| {
-                        DbError::Damaged(format!("change of review {id}: status {e}"))
-                    })?,
-                    confirm_id: id,
-                    at: row.try_get(4)?,
-                    summary,
-                })
+                let change = change_of(row)?;
+                let doc: String = row.try_get(6)?;
+                let review = serde_json::from_str(&doc)
+                    .map_err(|e| DbError::Damaged(format!("review {}: {e}", change.confirm_id)))?;
+                Ok((change, review))
             })
             .collect()
     }
@@ -677,6 +680,30 @@ impl Db {
             .await?;
         Ok(row.try_get::<i64, _>(0)?)
     }
+}
+
+/// A change from a row of (seq, kind, review_id, status, at, summary, doc):
+/// the doc is read only where no summary was stored.
+fn change_of(row: &sqlx::any::AnyRow) -> Result<Change, DbError> {
+    let kind: String = row.try_get(1)?;
+    let id: String = row.try_get(2)?;
+    let status: String = row.try_get(3)?;
+    let summary = match row.try_get::<Option<String>, _>(5)? {
+        Some(summary) => serde_json::from_str(&summary)
+            .map_err(|e| DbError::Damaged(format!("review {id}'s summary: {e}")))?,
+        None => ReviewSummary::of(&parse_doc(&id, &row.try_get::<String, _>(6)?)?),
+    };
+    Ok(Change {
+        seq: row.try_get(0)?,
+        kind: ChangeKind::parse(&kind)
+            .ok_or_else(|| DbError::Damaged(format!("a change of the unknown kind `{kind}`")))?,
+        status: status
+            .parse()
+            .map_err(|e| DbError::Damaged(format!("change of review {id}: status {e}")))?,
+        confirm_id: id,
+        at: row.try_get(4)?,
+        summary,
+    })
 }
 
 /// Inserts a new review's row at version 1; false when its id (or its
