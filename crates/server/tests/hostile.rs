@@ -231,3 +231,97 @@ fn limits_are_enforced_with_errors_that_say_what_is_wrong() {
     assert!(!ids.contains(&confirm_id(8).as_str()));
     println!("limits: 3 MiB body -> 413 body_too_large; 10,000 levels of nesting -> 400 naming the recursion limit; a lone surrogate -> 400; nothing stored");
 }
+
+/// One HTTP/1.1 exchange on an open connection, the body sent a moment after
+/// the head (as most clients do): the status and whether the server said it
+/// closes the connection.
+fn exchange(stream: &mut std::net::TcpStream, request: &[u8]) -> (u16, bool) {
+    use std::io::{BufRead, Read, Write};
+    let split = request.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    stream.write_all(&request[..split]).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    // The server may have answered and closed already: the read below says so.
+    let _ = stream.write_all(&request[split..]);
+    let mut reader = std::io::BufReader::new(stream);
+    let mut head = Vec::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "the server closed the connection"
+        );
+        if line == "\r\n" {
+            break;
+        }
+        head.push(line.trim_end().to_ascii_lowercase());
+    }
+    let status = head[0].split(' ').nth(1).unwrap().parse().unwrap();
+    let header = |name: &str| {
+        head.iter()
+            .find_map(|h| h.strip_prefix(&format!("{name}: ")).map(str::to_owned))
+    };
+    if header("transfer-encoding").as_deref() == Some("chunked") {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size).unwrap();
+            let size = usize::from_str_radix(size.trim(), 16).unwrap();
+            let mut chunk = vec![0; size + 2];
+            reader.read_exact(&mut chunk).unwrap();
+            if size == 0 {
+                break;
+            }
+        }
+    } else {
+        let length: usize = header("content-length").map_or(0, |n| n.parse().unwrap());
+        reader.read_exact(&mut vec![0; length]).unwrap();
+    }
+    (status, header("connection").as_deref() == Some("close"))
+}
+
+#[test]
+fn an_error_answered_before_the_body_is_read_leaves_the_connection_usable() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &["--max-body", "1000"]);
+    let address = server.url.strip_prefix("http://").unwrap();
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let post = |auth: &str, content_type: &str, body: &str| {
+        format!(
+            "POST /api/v1/reviews HTTP/1.1\r\nHost: {address}\r\n{auth}Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let key = format!("Authorization: Bearer {}\r\n", server.agent);
+    let health = format!("GET /api/v1/health HTTP/1.1\r\nHost: {address}\r\n\r\n");
+    let body = review(1, 2, false).to_string();
+    let cases = [
+        ("no key", post("", "application/json", &body), 401),
+        ("wrong content type", post(&key, "text/plain", &body), 415),
+        (
+            "over --max-body",
+            post(&key, "application/json", &"x".repeat(5000)),
+            413,
+        ),
+        (
+            "unknown path",
+            format!(
+                "POST /api/v1/nowhere HTTP/1.1\r\nHost: {address}\r\nContent-Length: 4\r\n\r\nbody"
+            ),
+            404,
+        ),
+    ];
+    for (what, request, expected) in cases {
+        assert_eq!(
+            exchange(&mut stream, request.as_bytes()),
+            (expected, false),
+            "{what}"
+        );
+        assert_eq!(
+            exchange(&mut stream, health.as_bytes()),
+            (200, false),
+            "the request after {what}"
+        );
+    }
+}

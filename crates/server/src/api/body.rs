@@ -1,10 +1,13 @@
-//! Request bodies: JSON only, within the size limit, parsed with errors that
-//! say where the JSON broke. Field checks name each unknown or missing field.
+//! Request bodies: read whole before any handler runs, within the size limit;
+//! JSON only, parsed with errors that say where the JSON broke. Field checks
+//! name each unknown or missing field.
 
 use super::error::{ApiError, Detail};
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Request};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 
 /// The largest request body accepted, in bytes (`--max-body`), set on every
@@ -18,8 +21,9 @@ pub struct MaxBody(pub usize);
 const DRAINED: usize = 64 << 20;
 
 /// The body, unless it is larger than `limit`: then a 413, sent once the
-/// client finished sending (up to `DRAINED` bytes are read and dropped).
-async fn read_within(request: Request, limit: usize) -> Result<Bytes, ApiError> {
+/// client finished sending (up to `DRAINED` bytes are read and dropped). The
+/// error says whether the whole body was read.
+async fn read_within(request: Request, limit: usize) -> Result<Bytes, (ApiError, bool)> {
     use futures_util::StreamExt;
     let too_large = || {
         ApiError::new(
@@ -33,25 +37,68 @@ async fn read_within(request: Request, limit: usize) -> Result<Bytes, ApiError> 
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
     if declared.is_some_and(|n| n > DRAINED) {
-        return Err(too_large());
+        return Err((too_large(), false));
     }
     let mut body = request.into_body().into_data_stream();
     let mut kept = Vec::with_capacity(declared.unwrap_or(0).min(limit));
     let mut read = 0usize;
     while let Some(chunk) = body.next().await {
-        let chunk = chunk.map_err(|e| ApiError::bad_request("unreadable_body", e.to_string()))?;
+        let chunk = chunk.map_err(|e| {
+            (
+                ApiError::bad_request("unreadable_body", e.to_string()),
+                false,
+            )
+        })?;
         read += chunk.len();
         if read > DRAINED {
-            break;
+            return Err((too_large(), false));
         }
         if read <= limit {
             kept.extend_from_slice(&chunk);
         }
     }
     if read > limit {
-        return Err(too_large());
+        return Err((too_large(), true));
     }
     Ok(Bytes::from(kept))
+}
+
+/// Reads every request's body before its handler runs, so that an answer
+/// given without looking at the body (a 401 for a missing key, a 415, a 404)
+/// still leaves the connection ready for the client's next request: a body
+/// left unread makes the server drop a kept-alive connection, and a client
+/// that sends its next request on it gets no answer. A body over the limit is
+/// answered 413 once read; one declared too large to read says `Connection:
+/// close`.
+pub async fn read_first(request: Request, next: Next) -> Response {
+    let has_body = request.headers().contains_key(header::TRANSFER_ENCODING)
+        || request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|n| n.as_bytes() != b"0");
+    if !has_body {
+        return next.run(request).await;
+    }
+    let limit = request
+        .extensions()
+        .get::<MaxBody>()
+        .map_or(usize::MAX, |m| m.0);
+    let (parts, body) = request.into_parts();
+    match read_within(Request::from_parts(parts.clone(), body), limit).await {
+        Ok(bytes) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Err((error, drained)) => {
+            let mut response = error.into_response();
+            if !drained {
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            response
+        }
+    }
 }
 
 /// A JSON request body, parsed but not yet interpreted.
@@ -81,11 +128,10 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
                 ),
             ));
         }
-        let limit = request
-            .extensions()
-            .get::<MaxBody>()
-            .map_or(usize::MAX, |m| m.0);
-        let bytes = read_within(request, limit).await?;
+        // Already read whole, within the limit, by `read_first`.
+        let bytes = axum::body::to_bytes(request.into_body(), usize::MAX)
+            .await
+            .map_err(|e| ApiError::bad_request("unreadable_body", e.to_string()))?;
         let value = serde_json::from_slice::<Value>(&bytes).map_err(|e| {
             ApiError::bad_request(
                 "malformed_json",

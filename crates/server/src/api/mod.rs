@@ -66,6 +66,7 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/openapi.json", get(openapi))
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
+        .layer(axum::middleware::from_fn(body::read_first))
         .layer(DefaultBodyLimit::max(max_body))
         .layer(axum::Extension(body::MaxBody(max_body)))
         .with_state(state);
