@@ -18,6 +18,7 @@ use countersign_domain::demo::numbered_id;
 use countersign_domain::Review;
 use countersign_server::db::keys::KeyKind;
 use countersign_server::db::Db;
+use countersign_server::limits::{Defaults, Rate};
 use countersign_server::serve::{run, ServeOptions};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -234,7 +235,7 @@ fn main() {
             let reviews: Vec<Review> = chunk.iter().map(|&n| review(n)).collect();
             db.insert_reviews(&reviews, "bench").await.unwrap();
         }
-        db.add_key(KeyKind::Reviewer, &["reviewer".into()], "bench")
+        db.add_key(KeyKind::Reviewer, &["reviewer".into()], "bench", None)
             .await
             .unwrap()
             .secret
@@ -251,6 +252,11 @@ fn main() {
         cors_origins: Vec::new(),
         max_body: 2 << 20,
         demo: false,
+        // It measures the server's own speed: no key's rate may cap it.
+        rates: Defaults {
+            agent: Rate::Unlimited,
+            reviewer: Rate::Unlimited,
+        },
     };
     std::thread::spawn(move || {
         tokio::runtime::Runtime::new()

@@ -2,6 +2,7 @@
 
 use crate::db::keys::KeyKind;
 use crate::db::Db;
+use crate::limits::Rate;
 use std::io::Write;
 
 /// What to do with keys.
@@ -14,6 +15,8 @@ pub enum KeysCommand {
         roles: Vec<String>,
         /// Who it is for.
         label: String,
+        /// Its own request rate (else its kind's default).
+        rate: Option<Rate>,
     },
     /// Print every key (never a secret).
     List,
@@ -29,7 +32,12 @@ pub async fn run(database: &str, command: KeysCommand, out: &mut impl Write) -> 
     let db = Db::open(database).await.map_err(|e| e.to_string())?;
     let io = |e: std::io::Error| e.to_string();
     match command {
-        KeysCommand::Add { kind, roles, label } => {
+        KeysCommand::Add {
+            kind,
+            roles,
+            label,
+            rate,
+        } => {
             if kind == KeyKind::Reviewer && roles.is_empty() {
                 return Err("a reviewer key needs at least one --role it may sign as".into());
             }
@@ -37,7 +45,7 @@ pub async fn run(database: &str, command: KeysCommand, out: &mut impl Write) -> 
                 return Err("agent keys do not sign decisions: leave out --role".into());
             }
             let minted = db
-                .add_key(kind, &roles, &label)
+                .add_key(kind, &roles, &label, rate)
                 .await
                 .map_err(|e| e.to_string())?;
             writeln!(out, "{}", minted.secret).map_err(io)?;
@@ -60,7 +68,7 @@ pub async fn run(database: &str, command: KeysCommand, out: &mut impl Write) -> 
                     .unwrap_or_default();
                 writeln!(
                     out,
-                    "{}\t{}\t{}\t{}\tcreated {}\t{}",
+                    "{}\t{}\t{}\t{}\trate {}\tcreated {}\t{}",
                     key.id,
                     kind,
                     if key.roles.is_empty() {
@@ -69,6 +77,8 @@ pub async fn run(database: &str, command: KeysCommand, out: &mut impl Write) -> 
                         key.roles.join(",")
                     },
                     key.label,
+                    key.rate
+                        .map_or_else(|| "default".to_owned(), |rate| rate.to_string()),
                     key.created_at,
                     key.revoked_at
                         .map(|at| format!("revoked {at}"))

@@ -5,6 +5,7 @@
 //! - [`changes`]: every write to stored reviews, announced to waiters; the expiry sweeper.
 //! - [`db`]: SQLite or PostgreSQL storage.
 //! - [`feed`]: the change feed fanned out to this instance's streams and waiters.
+//! - [`limits`]: per-key request rates.
 //! - [`serve`]: the server with the built app, CORS and the demo data.
 //! - [`keys`], [`agent`], [`hook`], [`mcp_gate`], [`validate`]: the other commands.
 
@@ -16,6 +17,7 @@ pub mod feed;
 mod headers;
 pub mod hook;
 pub mod keys;
+pub mod limits;
 pub mod mcp_gate;
 pub mod serve;
 pub mod validate;

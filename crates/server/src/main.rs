@@ -47,6 +47,13 @@ enum Command {
         /// Seed the demo reviews and print a fresh demo reviewer key and agent key.
         #[arg(long)]
         demo: bool,
+        /// Requests each agent key may send, unless minted with its own
+        /// --rate: <count>/s or <count>/min, optionally with a burst size, or none.
+        #[arg(long, value_name = "RATE", default_value_t = countersign_server::limits::Rate::AGENT)]
+        agent_rate: countersign_server::limits::Rate,
+        /// The same for reviewer keys.
+        #[arg(long, value_name = "RATE", default_value_t = countersign_server::limits::Rate::REVIEWER)]
+        reviewer_rate: countersign_server::limits::Rate,
     },
     /// Manage API keys (agent keys submit reviews; reviewer keys decide them).
     Keys {
@@ -170,6 +177,10 @@ enum KeysCli {
         /// Who or what the key is for.
         #[arg(long, default_value = "")]
         label: String,
+        /// Its own request rate instead of its kind's default: <count>/s or
+        /// <count>/min, optionally with a burst size (20/s,200), or none.
+        #[arg(long, value_name = "RATE")]
+        rate: Option<countersign_server::limits::Rate>,
     },
     /// List the keys (never their secrets).
     List,
@@ -306,6 +317,8 @@ fn main() -> ExitCode {
             cors_origins,
             max_body,
             demo,
+            agent_rate,
+            reviewer_rate,
         } => finish((|| {
             let options = serve::ServeOptions {
                 listen,
@@ -314,14 +327,26 @@ fn main() -> ExitCode {
                 cors_origins,
                 max_body,
                 demo,
+                rates: countersign_server::limits::Defaults {
+                    agent: agent_rate,
+                    reviewer: reviewer_rate,
+                },
             };
             runtime()?.block_on(serve::run(options))
         })()),
         Command::Keys { database, command } => finish((|| {
             let command = match command {
-                KeysCli::Add { kind, roles, label } => {
-                    keys::KeysCommand::Add { kind, roles, label }
-                }
+                KeysCli::Add {
+                    kind,
+                    roles,
+                    label,
+                    rate,
+                } => keys::KeysCommand::Add {
+                    kind,
+                    roles,
+                    label,
+                    rate,
+                },
                 KeysCli::List => keys::KeysCommand::List,
                 KeysCli::Revoke { id } => keys::KeysCommand::Revoke { id },
             };

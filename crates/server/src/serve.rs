@@ -30,6 +30,8 @@ pub struct ServeOptions {
     pub max_body: usize,
     /// Seed the demo reviews and mint demo keys.
     pub demo: bool,
+    /// Each kind of key's default request rate.
+    pub rates: crate::limits::Defaults,
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
@@ -42,7 +44,9 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     } else {
         None
     };
-    let state = AppState::new(db).await.map_err(|e| e.to_string())?;
+    let state = AppState::new(db, crate::limits::Limits::new(options.rates))
+        .await
+        .map_err(|e| e.to_string())?;
     tokio::spawn(crate::changes::expire_tool_calls(state.changes.clone()));
     let mut app = api::router(state, options.max_body);
     let mut policy = None;
@@ -103,11 +107,11 @@ async fn seed_demo(db: &Db) -> Result<(String, String), String> {
         .map(String::from)
         .to_vec();
     let reviewer = db
-        .add_key(KeyKind::Reviewer, &roles, "demo")
+        .add_key(KeyKind::Reviewer, &roles, "demo", None)
         .await
         .map_err(|e| e.to_string())?;
     let agent = db
-        .add_key(KeyKind::Agent, &[], "demo")
+        .add_key(KeyKind::Agent, &[], "demo", None)
         .await
         .map_err(|e| e.to_string())?;
     Ok((reviewer.secret, agent.secret))

@@ -557,6 +557,7 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
     );
 
     tool_call_operations(&agent, &reviewer, &anonymous);
+    over_the_rate(&server, &contract);
 
     let missing = contract.unexercised_operations();
     assert!(
@@ -568,6 +569,53 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
         unseen.is_empty(),
         "documented statuses never seen: {unseen:?}"
     );
+}
+
+/// Every operation that takes a key answers 429 with `Retry-After` once the
+/// key has used up its rate (a key minted with `--rate 1/min,1`), whatever
+/// the request.
+fn over_the_rate(server: &Server, contract: &Contract) {
+    let (code, out, err) = server.keys(&[
+        "add", "--kind", "reviewer", "--role", "reviewer", "--rate", "1/min,1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let limited = Checked {
+        client: server.client(out.lines().next().unwrap()),
+        contract,
+    };
+    assert_eq!(limited.get("/requesters").status, 200);
+    let id = confirm_id(1);
+    let requests = [
+        ("POST", "/reviews".to_owned()),
+        ("GET", "/reviews".to_owned()),
+        ("GET", format!("/reviews/{id}")),
+        ("GET", "/requesters".to_owned()),
+        ("GET", format!("/reviews/{id}/outcome")),
+        ("POST", format!("/reviews/{id}/redeem")),
+        ("POST", format!("/reviews/{id}/withdraw")),
+        ("POST", "/tool-calls".to_owned()),
+        ("POST", format!("/reviews/{id}/decisions")),
+        ("POST", format!("/reviews/{id}/resubmit")),
+        ("GET", "/events".to_owned()),
+        ("POST", "/events/tickets".to_owned()),
+        ("GET", "/changes?after=0".to_owned()),
+    ];
+    for (method, path) in requests {
+        let body = (method == "POST").then_some(("application/json", b"{}".as_slice()));
+        let reply = limited.send(method, &path, body, &[]);
+        assert_eq!(
+            (reply.status, reply.code()),
+            (429, "rate_limited"),
+            "{method} {path}"
+        );
+        let wait: u64 = reply.header("retry-after").unwrap().parse().unwrap();
+        assert!(
+            (1..=60).contains(&wait),
+            "{method} {path}: Retry-After {wait}"
+        );
+    }
+    let (_, listed, _) = server.keys(&["list"]);
+    assert!(listed.contains("rate 1/min,1"), "{listed}");
 }
 
 /// A tool-call request with `args` at risk tier `tier`.

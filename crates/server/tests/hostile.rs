@@ -325,3 +325,82 @@ fn an_error_answered_before_the_body_is_read_leaves_the_connection_usable() {
         );
     }
 }
+
+/// p99 of latencies, in milliseconds.
+fn p99(mut latencies: Vec<std::time::Duration>) -> f64 {
+    latencies.sort();
+    latencies[(latencies.len() - 1) * 99 / 100].as_secs_f64() * 1000.0
+}
+
+/// A reviewer's list, `count` times in a row: its latencies (each must succeed).
+fn lists(reviewer: &support::Client, count: usize) -> Vec<std::time::Duration> {
+    (0..count)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            assert_eq!(reviewer.get("/reviews?view=summary&limit=20").status, 200);
+            start.elapsed()
+        })
+        .collect()
+}
+
+#[test]
+fn a_flooding_agent_key_is_answered_429_and_the_reviewer_is_still_served() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let (code, out, err) = server.keys(&["add", "--kind", "agent", "--rate", "50/s,100"]);
+    assert_eq!(code, 0, "{err}");
+    let flooder = server.client(out.lines().next().unwrap());
+    // The reviewer here lists as fast as it can, far above a person's rate.
+    let (code, out, err) = server.keys(&[
+        "add", "--kind", "reviewer", "--role", "reviewer", "--rate", "none",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let reviewer = server.client(out.lines().next().unwrap());
+    let idle = p99(lists(&reviewer, 200));
+    let seconds = 2.0;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (replies, busy) = std::thread::scope(|scope| {
+        let floods: Vec<_> = (0..16)
+            .map(|t| {
+                let (flooder, stop) = (&flooder, &stop);
+                scope.spawn(move || {
+                    let mut replies = Vec::new();
+                    let mut n = 0;
+                    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                        let mut body = support::tool_call(json!({"amount": n}));
+                        body["runId"] = json!(format!("flood-{t}-{n}"));
+                        let reply = flooder.post("/tool-calls", &body);
+                        replies
+                            .push((reply.status, reply.header("retry-after").map(str::to_owned)));
+                        n += 1;
+                    }
+                    replies
+                })
+            })
+            .collect();
+        let start = std::time::Instant::now();
+        let mut busy = Vec::new();
+        while start.elapsed().as_secs_f64() < seconds {
+            busy.extend(lists(&reviewer, 10));
+        }
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let replies: Vec<_> = floods.into_iter().flat_map(|f| f.join().unwrap()).collect();
+        (replies, busy)
+    });
+    let accepted = replies.iter().filter(|(s, _)| *s == 201).count();
+    let limited: Vec<_> = replies.iter().filter(|(s, _)| *s == 429).collect();
+    assert_eq!(accepted + limited.len(), replies.len(), "only 201 and 429");
+    assert!(!limited.is_empty(), "{accepted} accepted, none refused");
+    assert!(limited.iter().all(|(_, wait)| wait.as_deref() == Some("1")));
+    // A burst of 100, then 50 a second (and the time the floods took to stop).
+    assert!(
+        accepted <= 100 + 50 * 3,
+        "{accepted} accepted in {seconds} s"
+    );
+    println!(
+        "flood: {} requests in {seconds} s from 16 threads, {accepted} accepted, {} answered 429; reviewer list p99 {idle:.2} ms idle, {:.2} ms during the flood",
+        replies.len(),
+        limited.len(),
+        p99(busy)
+    );
+}

@@ -101,6 +101,7 @@ impl FromRequestParts<AppState> for Caller {
             None
         };
         if let (None, Some(ticket)) = (from_header, ticket) {
+            // Tickets are minted within the key's rate: spending one is not counted again.
             return match state.db.spend_event_ticket(&ticket).await? {
                 Some(key) => Ok(Caller(key)),
                 None => Err(unauthorized(
@@ -111,8 +112,17 @@ impl FromRequestParts<AppState> for Caller {
         let secret = from_header.filter(|s| !s.is_empty()).ok_or_else(|| {
             unauthorized("an API key is required: `Authorization: Bearer <api key>`")
         })?;
-        match state.db.key_for_secret(secret).await? {
-            Some(key) => Ok(Caller(key)),
+        let hashed = crate::db::keys::hash(secret);
+        let known = state.limits.take_known(&hashed);
+        if let Some(Err(over)) = known {
+            return Err(ApiError::rate_limited(over));
+        }
+        match state.db.key_for_hash(&hashed).await? {
+            Some(key) if known.is_some() => Ok(Caller(key)),
+            Some(key) => match state.limits.take(&hashed, &key) {
+                Ok(()) => Ok(Caller(key)),
+                Err(over) => Err(ApiError::rate_limited(over)),
+            },
             None => Err(unauthorized("this API key is unknown or revoked")),
         }
     }

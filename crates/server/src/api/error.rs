@@ -17,6 +17,8 @@ pub struct ApiError {
     details: Vec<Detail>,
     /// Boxed: rare, and it keeps every `Result<_, ApiError>` small.
     refusal: Option<Box<Refusal>>,
+    /// Seconds until a request over the key's rate would be accepted.
+    retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -28,6 +30,23 @@ impl ApiError {
             message: message.into(),
             details: Vec::new(),
             refusal: None,
+            retry_after: None,
+        }
+    }
+
+    /// 429: the key sent more requests than its rate; the next is accepted after `wait`.
+    pub fn rate_limited(over: crate::limits::OverRate) -> Self {
+        let (key, wait) = (over.key_id, over.wait);
+        let seconds = (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1);
+        ApiError {
+            retry_after: Some(seconds),
+            ..ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!(
+                    "key {key} sent more requests than its rate allows; try again in {seconds} s"
+                ),
+            )
         }
     }
 
@@ -111,6 +130,11 @@ impl IntoResponse for ApiError {
             },
         };
         let mut response = (self.status, axum::Json(body)).into_response();
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
+        }
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,

@@ -12,6 +12,7 @@ mod tool_calls;
 use crate::changes::Changes;
 use crate::db::{Db, DbError};
 use crate::feed::Feed;
+use crate::limits::Limits;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::IntoResponse;
@@ -32,15 +33,18 @@ pub struct AppState {
     pub changes: Changes,
     /// This instance's reader of the change feed.
     pub feed: Feed,
+    /// Each key's request rate.
+    pub limits: Limits,
 }
 
 impl AppState {
     /// State over an opened database; starts the feed reader.
-    pub async fn new(db: Db) -> Result<AppState, DbError> {
+    pub async fn new(db: Db, limits: Limits) -> Result<AppState, DbError> {
         let feed = Feed::start(db.clone()).await?;
         Ok(AppState {
             changes: Changes::new(db.clone(), feed.clone()),
             feed,
+            limits,
             db,
         })
     }

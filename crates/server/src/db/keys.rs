@@ -3,6 +3,7 @@
 //! hash of each secret is stored; the secret is shown once, when minted.
 
 use super::{stored_time, Db, DbError};
+use crate::limits::Rate;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::Row;
@@ -49,6 +50,16 @@ pub struct ApiKey {
     pub created_at: String,
     /// When it was revoked, if it was.
     pub revoked_at: Option<String>,
+    /// Its own request rate, if minted with one (else its kind's default).
+    #[serde(serialize_with = "rate_text")]
+    pub rate: Option<Rate>,
+}
+
+fn rate_text<S: serde::Serializer>(rate: &Option<Rate>, to: S) -> Result<S::Ok, S::Error> {
+    match rate {
+        Some(rate) => to.collect_str(rate),
+        None => to.serialize_none(),
+    }
 }
 
 /// A freshly minted key with its secret (shown once).
@@ -67,7 +78,7 @@ fn random_hex(bytes: usize) -> Result<String, DbError> {
 }
 
 /// The stored form of a secret.
-fn hash(secret: &str) -> String {
+pub fn hash(secret: &str) -> String {
     Sha256::digest(secret.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -86,19 +97,25 @@ fn key_of(row: &sqlx::any::AnyRow) -> Result<ApiKey, DbError> {
         label: row.try_get(3)?,
         created_at: row.try_get(4)?,
         revoked_at: row.try_get(5)?,
+        rate: row
+            .try_get::<Option<String>, _>(6)?
+            .map(|rate| rate.parse())
+            .transpose()
+            .map_err(|e| DbError::Damaged(format!("key {id}: {e}")))?,
         id,
     })
 }
 
-const KEY_COLUMNS: &str = "id, kind, roles, label, created_at, revoked_at";
+const KEY_COLUMNS: &str = "id, kind, roles, label, created_at, revoked_at, rate";
 
 impl Db {
-    /// Mints and stores a key.
+    /// Mints and stores a key (with its own request rate, if given).
     pub async fn add_key(
         &self,
         kind: KeyKind,
         roles: &[String],
         label: &str,
+        rate: Option<Rate>,
     ) -> Result<MintedKey, DbError> {
         let id = format!("key_{}", random_hex(6)?);
         let secret = format!("cs_{}_{}", kind.as_str(), random_hex(24)?);
@@ -109,9 +126,10 @@ impl Db {
             label: label.to_owned(),
             created_at: stored_time(chrono::Utc::now()),
             revoked_at: None,
+            rate,
         };
         sqlx::query(
-            "INSERT INTO api_keys (id, kind, roles, label, hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO api_keys (id, kind, roles, label, hash, created_at, rate) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(&key.id)
         .bind(kind.as_str())
@@ -119,6 +137,7 @@ impl Db {
         .bind(&key.label)
         .bind(hash(&secret))
         .bind(&key.created_at)
+        .bind(rate.map(|r| r.to_string()))
         .execute(self.pool())
         .await?;
         Ok(MintedKey { key, secret })
@@ -157,12 +176,12 @@ impl Db {
         Ok(done.rows_affected())
     }
 
-    /// The live key with this secret, if any.
-    pub async fn key_for_secret(&self, secret: &str) -> Result<Option<ApiKey>, DbError> {
+    /// The live key whose secret has this [`hash`], if any.
+    pub async fn key_for_hash(&self, hash: &str) -> Result<Option<ApiKey>, DbError> {
         let row = sqlx::query(&format!(
             "SELECT {KEY_COLUMNS} FROM api_keys WHERE hash = $1 AND revoked_at IS NULL"
         ))
-        .bind(hash(secret))
+        .bind(hash)
         .fetch_optional(self.pool())
         .await?;
         row.as_ref().map(key_of).transpose()
