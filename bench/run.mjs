@@ -517,6 +517,25 @@ if (!quick) {
   })]));
 }
 
+// Several instances on one PostgreSQL database, with 1,000 live subscribers.
+if (!quick && existsSync("/usr/lib/postgresql")) {
+  sh("cargo", ["build", "-q", "--release", "-p", "countersign-server", "--bin", "countersign", "--example", "instances"]);
+  const dir = mkdtempSync(join(tmpdir(), "countersign-bench-pg."));
+  try {
+    const url = sh("scripts/postgres.sh", ["start", dir]).trim();
+    const text = sh("target/release/examples/instances", ["--database", url, "--seconds", "20"], { stdio: ["ignore", "pipe", "inherit"] });
+    say("## 5b. Several instances on one PostgreSQL database");
+    say();
+    say("`target/release/examples/instances` (`crates/server/examples/instances.rs`): three `countersign serve` processes on one database, 1,000 live event-stream subscribers spread over them, then 20 s of mixed load through all three (nine workers running plan lifecycles — submit, reject, resubmit, approve — and tool-call lifecycles — ask, approve, redeem — each step on another instance, and three listers), on this 2-core machine with the load clients. Database transactions are read from `pg_stat_database` (a statement outside a transaction counts as one).");
+    say();
+    for (const line of text.trim().split("\n")) say(`- ${line.trim()}`);
+    say();
+  } finally {
+    sh("scripts/postgres.sh", ["stop", dir]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 // ---------------------------------------------------------------- output
 if (quick) {
   console.log("\n(--quick: smoke run, nothing written)");
