@@ -2,24 +2,26 @@
 //! durable decisions per second (closed loop), latency at a fixed 500 requests
 //! per second (open loop, measured from each request's scheduled time so a
 //! slow server cannot hide its queueing), and the first page of a list over
-//! 100,000 reviews. The server runs in this process on 127.0.0.1 over a fresh
-//! SQLite file; the clients are blocking HTTP clients on their own threads,
+//! 100,000 reviews. The server runs in its own process (the `countersign`
+//! binary built beside this example) on 127.0.0.1 over a fresh SQLite file,
+//! with no key's rate limited; the clients are blocking HTTP clients on their own threads,
 //! then 64 keep-alive connections driven by one thread (wrk when installed,
 //! else hyper's client), which leave more of the cores to the server.
 //!
 //! With `--database postgres://...` it runs on that (empty) PostgreSQL database
 //! instead. On SQLite it ends with the durable-write floor: a bare insert loop
 //! on its own SQLite file with the same settings, one transaction per insert.
-//! Last, the process's resident memory (server and load clients together).
+//! Last, the server process's resident memory.
 //!
-//! `cargo run --release -p countersign-server --example load [-- --quick] [--database URL]`
+//! ```sh
+//! cargo build --release -p countersign-server --bin countersign --example load
+//! target/release/examples/load [--quick] [--database URL]
+//! ```
 
 use countersign_domain::demo::numbered_id;
 use countersign_domain::Review;
 use countersign_server::db::keys::KeyKind;
 use countersign_server::db::Db;
-use countersign_server::limits::{Defaults, Rate};
-use countersign_server::serve::{run, ServeOptions};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -245,25 +247,27 @@ fn main() {
         .local_addr()
         .unwrap()
         .port();
-    let options = ServeOptions {
-        listen: format!("127.0.0.1:{port}").parse().unwrap(),
-        database: url.clone(),
-        app_dir: None,
-        cors_origins: Vec::new(),
-        max_body: 2 << 20,
-        demo: false,
-        // It measures the server's own speed: no key's rate may cap it.
-        rates: Defaults {
-            agent: Rate::Unlimited,
-            reviewer: Rate::Unlimited,
-        },
-    };
-    std::thread::spawn(move || {
-        tokio::runtime::Runtime::new()
-            .unwrap()
-            .block_on(run(options))
-            .unwrap();
-    });
+    let binary = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("countersign")))
+        .filter(|path| path.exists())
+        .expect(
+            "build the server first: cargo build --release -p countersign-server --bin countersign",
+        );
+    // It measures the server's own speed: no key's rate may cap it.
+    let mut server = std::process::Command::new(binary)
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--database",
+            &url,
+        ])
+        .args(["--agent-rate", "none", "--reviewer-rate", "none", "--data"])
+        .arg(&data)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("start countersign serve");
     let base = format!("http://127.0.0.1:{port}");
     for _ in 0..100 {
         if client()
@@ -294,10 +298,12 @@ fn main() {
             "bare SQLite insert loop (WAL, synchronous=FULL, one transaction per insert): {floor:.0}/s"
         );
     }
+    let (resident, own) = resident_mb(server.id());
     println!(
-        "memory: resident {} MB (server and load clients in one process)",
-        resident_mb()
+        "memory: resident {resident} MB (the server process; {own} MB of it its own, the rest the database file it maps)"
     );
+    let _ = server.kill();
+    let _ = server.wait();
     let _ = std::fs::remove_dir_all(&data);
 }
 
@@ -523,16 +529,16 @@ async fn bare_insert_floor(dir: &std::path::Path, seconds: u64) -> f64 {
 }
 
 /// This process's resident memory in MB (Linux), 0 elsewhere.
-fn resident_mb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))?
-                .split_whitespace()
-                .nth(1)?
-                .parse::<u64>()
-                .ok()
-        })
-        .map_or(0, |kb| kb / 1024)
+/// A process's resident memory in MB: all of it, and its own (heap and
+/// stacks, without the database file's pages it maps).
+fn resident_mb(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+            .map_or(0, |kb| kb / 1024)
+    };
+    (field("VmRSS:"), field("RssAnon:"))
 }

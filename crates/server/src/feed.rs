@@ -56,7 +56,9 @@ struct Shared {
 pub struct Subscription {
     /// The changes fanned out from now on.
     pub live: broadcast::Receiver<Arc<FeedEvent>>,
-    /// Every change up to here was fanned out before `live` was opened.
+    /// The newest position the reader has passed: what came after it is
+    /// fanned out to `live`, or was passed unsent while nobody followed, so a
+    /// subscriber reads the database from here once before following `live`.
     pub position: i64,
 }
 
@@ -134,6 +136,20 @@ async fn read(shared: Arc<Shared>, mut position: i64) {
     };
     loop {
         let _ = tokio::time::timeout(SAFETY_NET, shared.wake.notified()).await;
+        if shared.events.receiver_count() == 0 {
+            // Nobody follows: only the position moves (a subscriber reads what
+            // it missed from the database when it opens).
+            match shared.db.last_change().await {
+                Ok(last) => {
+                    position = position.max(last);
+                    shared.position.send_replace(position);
+                }
+                Err(e) => {
+                    eprintln!("countersign: reading the change feed failed (trying again): {e}")
+                }
+            }
+            continue;
+        }
         loop {
             match feed.read_after(position).await {
                 Ok(events) => {

@@ -109,14 +109,15 @@ pub async fn stream(
     if let Some(last) = headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
         after = Some(position(last, "Last-Event-ID")?);
     }
-    // Opened before the position is read, so nothing fanned out in between is missed.
+    // Opened before the position is read, so nothing fanned out in between is
+    // missed; the database is read once from there (see `Subscription`).
     let subscription = state.feed.subscribe();
     let cursor = Cursor {
         feed: state.feed.clone(),
         after: after.unwrap_or(subscription.position),
         queue: VecDeque::new(),
         live: subscription.live,
-        behind: after.is_some(),
+        behind: true,
     };
     let events = stream::unfold(cursor, |mut cursor| async move {
         let event = cursor.next().await?;
