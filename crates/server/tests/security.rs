@@ -259,6 +259,45 @@ fn sixty_four_decisions_on_one_review(server: &Server) {
     assert_eq!((winners, refused, decisions), (1, 63, 1));
 }
 
+/// One decision sent 32 times at the same instant under one idempotency key
+/// (a client retrying eagerly): stored once, and every answer is the first
+/// result, byte for byte.
+fn one_decision_retried_at_once(server: &Server) {
+    let agent = server.client(&server.agent);
+    assert_eq!(agent.post("/reviews", &review(65, 2, false)).status, 201);
+    let id = confirm_id(65);
+    let body = json!({"status": "approved", "decided_by_role": "reviewer", "reason": "once"});
+    let start = Barrier::new(32);
+    let replies: Vec<Reply> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..32)
+            .map(|_| {
+                let client = server.client(&server.reviewer);
+                let (id, body, start) = (&id, &body, &start);
+                scope.spawn(move || {
+                    start.wait();
+                    client.decide(id, "the-one-key", body)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(
+        replies.iter().all(|r| r.status == 200),
+        "{:?}",
+        replies.iter().map(|r| r.status).collect::<Vec<_>>()
+    );
+    assert!(replies.iter().all(|r| r.text == replies[0].text));
+    let stored = server
+        .client(&server.reviewer)
+        .get(&format!("/reviews/{id}"));
+    let decisions = stored.body["review"]["confirm"]["decisions"]
+        .as_array()
+        .unwrap()
+        .len();
+    println!("32 retries of one decision at once: 32 answered 200 with the same body, {decisions} stored");
+    assert_eq!(decisions, 1);
+}
+
 /// One approved tool call's token redeemed by 32 requests released at once:
 /// accepted once, every other refused as used.
 fn one_token_redeemed_at_once(server: &Server) {
@@ -399,6 +438,7 @@ fn sqlite_holds_races_and_a_crash() {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path(), &[]);
     sixty_four_decisions_on_one_review(&server);
+    one_decision_retried_at_once(&server);
     one_token_redeemed_at_once(&server);
     drop(server);
     let data = tempfile::tempdir().unwrap();
@@ -413,6 +453,7 @@ fn postgresql_holds_races_and_a_crash() {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start_on(data.path(), Some(&url), &[]);
     sixty_four_decisions_on_one_review(&server);
+    one_decision_retried_at_once(&server);
     one_token_redeemed_at_once(&server);
     drop(server);
     let Some(url) = fresh_database("countersign_crash") else {

@@ -3,7 +3,7 @@
 //! durable sync instead of one each. Each caller is answered only after the
 //! transaction holding its change has committed.
 
-use super::reviews::{ChangeError, Replacement};
+use super::reviews::{apply_batch, ChangeError, Replacement};
 use super::{begin_write, is_transient, stored_time, Backend, DbError, RETRIES};
 use sqlx::AnyPool;
 use tokio::sync::{mpsc, oneshot};
@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, oneshot};
 /// Most changes in one transaction.
 const MAX_BATCH: usize = 256;
 
-type Job = (Replacement, oneshot::Sender<Result<i64, ChangeError>>);
+type Job = (Replacement, oneshot::Sender<Result<(), ChangeError>>);
 
 /// The handle that queues changes for the writer task.
 #[derive(Clone)]
@@ -28,7 +28,7 @@ impl Writer {
     }
 
     /// Queues a change and waits until it is committed (or refused).
-    pub async fn submit(&self, change: Replacement) -> Result<i64, ChangeError> {
+    pub async fn submit(&self, change: Replacement) -> Result<(), ChangeError> {
         let (reply, answer) = oneshot::channel();
         let stopped = || ChangeError::Db(DbError::Damaged("the database writer stopped".into()));
         self.queue
@@ -76,7 +76,7 @@ async fn run(pool: AnyPool, backend: Backend, mut jobs: mpsc::Receiver<Job>) {
     }
 }
 
-fn answer(batch: Vec<Job>, results: Vec<Result<i64, ChangeError>>) {
+fn answer(batch: Vec<Job>, results: Vec<Result<(), ChangeError>>) {
     for ((_, reply), result) in batch.into_iter().zip(results) {
         let _ = reply.send(result);
     }
@@ -88,7 +88,7 @@ async fn commit_retrying(
     pool: &AnyPool,
     backend: Backend,
     batch: &[Job],
-) -> Result<Vec<Result<i64, ChangeError>>, sqlx::Error> {
+) -> Result<Vec<Result<(), ChangeError>>, sqlx::Error> {
     let mut tries = 0;
     loop {
         match commit(pool, backend, batch).await {
@@ -102,13 +102,11 @@ async fn commit(
     pool: &AnyPool,
     backend: Backend,
     batch: &[Job],
-) -> Result<Vec<Result<i64, ChangeError>>, sqlx::Error> {
+) -> Result<Vec<Result<(), ChangeError>>, sqlx::Error> {
     let now = stored_time(chrono::Utc::now());
     let mut tx = begin_write(pool, backend).await?;
-    let mut results = Vec::with_capacity(batch.len());
-    for (change, _) in batch {
-        results.push(change.apply(&mut tx, &now).await?);
-    }
+    let changes: Vec<&Replacement> = batch.iter().map(|(change, _)| change).collect();
+    let results = apply_batch(&mut tx, &changes, &now).await?;
     tx.commit().await?;
     Ok(results)
 }

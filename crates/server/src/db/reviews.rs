@@ -561,7 +561,7 @@ impl Db {
         next: &Review,
         kind: ChangeKind,
         idempotency: Option<(&str, &str, &IdempotentResult)>,
-    ) -> Result<i64, ChangeError> {
+    ) -> Result<(), ChangeError> {
         self.replace_serialized_review(
             version,
             next,
@@ -581,7 +581,7 @@ impl Db {
         doc: String,
         kind: ChangeKind,
         idempotency: Option<(&str, &str, &IdempotentResult)>,
-    ) -> Result<i64, ChangeError> {
+    ) -> Result<(), ChangeError> {
         let change = Replacement {
             version,
             row: Columns::with_doc(next, doc),
@@ -762,60 +762,192 @@ pub struct Replacement {
     idempotency: Option<(String, String, IdempotentResult)>,
 }
 
-impl Replacement {
-    /// Applies the change inside the batch's transaction. A stale version or a
-    /// reused idempotency key leaves nothing behind; a database error fails the batch.
-    pub async fn apply(
-        &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-        now: &str,
-    ) -> Result<Result<i64, ChangeError>, sqlx::Error> {
-        let row = &self.row;
-        if let Some((key_id, idem_key, result)) = &self.idempotency {
-            let stored = sqlx::query(
-                "INSERT INTO decision_requests (key_id, idem_key, review_id, request, response, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key_id, idem_key) DO NOTHING",
-            )
+/// Applies a batch of changes inside one transaction, in a few statements
+/// whatever its size (each statement is a round trip to the database, and
+/// the writer's round trips are what limit how many decisions a second it
+/// stores): one insert of every idempotency record, one compare-and-swap
+/// update of every review, one insert of every feed entry. A change whose key was
+/// taken (by an earlier change of the batch or a stored one) or whose review
+/// changed since it was read leaves nothing behind; a database error fails
+/// the batch.
+pub async fn apply_batch(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    batch: &[&Replacement],
+    now: &str,
+) -> Result<Vec<Result<(), ChangeError>>, sqlx::Error> {
+    let mut results: Vec<Result<(), ChangeError>> = batch.iter().map(|_| Ok(())).collect();
+    let recorded = record_idempotency(tx, batch, now, &mut results).await?;
+    update_reviews(tx, batch, now, &mut results).await?;
+    // The records of the changes that did not land go again: a retry under
+    // the same key must be able to go ahead.
+    let stale_keys = recorded
+        .into_iter()
+        .filter(|&i| results[i].is_err())
+        .filter_map(|i| batch[i].idempotency.as_ref().map(|(k, i, _)| (k, i)));
+    for (key_id, idem_key) in stale_keys {
+        sqlx::query("DELETE FROM decision_requests WHERE key_id = $1 AND idem_key = $2")
             .bind(key_id)
             .bind(idem_key)
+            .execute(&mut **tx)
+            .await?;
+    }
+    let stored: Vec<&Replacement> = batch
+        .iter()
+        .zip(&results)
+        .filter(|(_, result)| result.is_ok())
+        .map(|(change, _)| *change)
+        .collect();
+    if !stored.is_empty() {
+        let sql = format!(
+            "INSERT INTO changes (review_id, kind, status, at) VALUES {}",
+            placeholders(stored.len(), 4)
+        );
+        let mut insert = sqlx::query(&sql);
+        for change in &stored {
+            insert = insert
+                .bind(&change.row.id)
+                .bind(change.kind.as_str())
+                .bind(&change.row.status)
+                .bind(now);
+        }
+        insert.execute(&mut **tx).await?;
+    }
+    Ok(results)
+}
+
+/// Replaces every review of the batch still going ahead in one statement,
+/// each only if it is still at the version its change was read at (else
+/// that change is stale). Two changes of one review in a batch were read at
+/// the same version, so only the first can land: the others are stale.
+async fn update_reviews(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    batch: &[&Replacement],
+    now: &str,
+    results: &mut [Result<(), ChangeError>],
+) -> Result<(), sqlx::Error> {
+    let mut ids = std::collections::HashSet::new();
+    let mut going = Vec::new();
+    for (i, change) in batch.iter().enumerate() {
+        if results[i].is_err() {
+            continue;
+        }
+        if ids.insert(change.row.id.as_str()) {
+            going.push(i);
+        } else {
+            results[i] = Err(ChangeError::Stale);
+        }
+    }
+    if going.is_empty() {
+        return Ok(());
+    }
+    const COLUMNS: usize = 7;
+    let sql = format!(
+        "WITH v (id, version, status, target_type, search, doc, summary) AS (VALUES {})
+         UPDATE reviews SET status = v.status, target_type = v.target_type, search = v.search,
+           doc = v.doc, summary = v.summary, version = reviews.version + 1, updated_at = ${}
+         FROM v WHERE reviews.id = v.id AND reviews.version = v.version
+         RETURNING reviews.id",
+        placeholders(going.len(), COLUMNS),
+        going.len() * COLUMNS + 1
+    );
+    let mut update = sqlx::query(&sql);
+    for &i in &going {
+        let (row, version) = (&batch[i].row, batch[i].version);
+        update = update
             .bind(&row.id)
+            .bind(version)
+            .bind(&row.status)
+            .bind(&row.target_type)
+            .bind(&row.search)
+            .bind(&row.doc)
+            .bind(&row.summary);
+    }
+    let updated: std::collections::HashSet<String> = update
+        .bind(now)
+        .fetch_all(&mut **tx)
+        .await?
+        .iter()
+        .map(|row| row.try_get(0))
+        .collect::<Result<_, _>>()?;
+    for i in going {
+        if !updated.contains(&batch[i].row.id) {
+            results[i] = Err(ChangeError::Stale);
+        }
+    }
+    Ok(())
+}
+
+/// Stores the idempotency records of a batch in one statement; a change
+/// whose key is already stored is refused as a duplicate request. Returns
+/// the changes whose record it stored.
+async fn record_idempotency(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    batch: &[&Replacement],
+    now: &str,
+    results: &mut [Result<(), ChangeError>],
+) -> Result<Vec<usize>, sqlx::Error> {
+    let mut keyed = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, change) in batch.iter().enumerate() {
+        if let Some((key_id, idem_key, result)) = &change.idempotency {
+            if seen.insert((key_id, idem_key)) {
+                keyed.push((i, key_id, idem_key, result));
+            } else {
+                // A retry racing its first attempt in the same batch: whether
+                // the first is stored is known only after its update, so this
+                // one is sent back to read again (and then finds the stored
+                // first result, or goes ahead if the first did not land).
+                results[i] = Err(ChangeError::Stale);
+            }
+        }
+    }
+    if keyed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "INSERT INTO decision_requests (key_id, idem_key, review_id, request, response, created_at) VALUES {}
+         ON CONFLICT (key_id, idem_key) DO NOTHING RETURNING key_id, idem_key",
+        placeholders(keyed.len(), 6)
+    );
+    let mut insert = sqlx::query(&sql);
+    for (i, key_id, idem_key, result) in &keyed {
+        insert = insert
+            .bind(*key_id)
+            .bind(*idem_key)
+            .bind(&batch[*i].row.id)
             .bind(&result.request)
             .bind(&result.response)
-            .bind(now)
-            .execute(&mut **tx)
-            .await?
-            .rows_affected();
-            if stored == 0 {
-                return Ok(Err(ChangeError::DuplicateRequest));
-            }
-        }
-        let updated = sqlx::query(
-            "UPDATE reviews SET status = $1, target_type = $2, search = $3, doc = $4, summary = $5, version = version + 1, updated_at = $6
-             WHERE id = $7 AND version = $8",
-        )
-        .bind(&row.status)
-        .bind(&row.target_type)
-        .bind(&row.search)
-        .bind(&row.doc)
-        .bind(&row.summary)
-        .bind(now)
-        .bind(&row.id)
-        .bind(self.version)
-        .execute(&mut **tx)
-        .await?
-        .rows_affected();
-        if updated == 0 {
-            if let Some((key_id, idem_key, _)) = &self.idempotency {
-                sqlx::query("DELETE FROM decision_requests WHERE key_id = $1 AND idem_key = $2")
-                    .bind(key_id)
-                    .bind(idem_key)
-                    .execute(&mut **tx)
-                    .await?;
-            }
-            return Ok(Err(ChangeError::Stale));
-        }
-        record_change(tx, row, self.kind, now).await.map(Ok)
+            .bind(now);
     }
+    let inserted: std::collections::HashSet<(String, String)> = insert
+        .fetch_all(&mut **tx)
+        .await?
+        .iter()
+        .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+        .collect::<Result<_, sqlx::Error>>()?;
+    let mut recorded = Vec::new();
+    for (i, key_id, idem_key, _) in keyed {
+        if inserted.contains(&(key_id.clone(), idem_key.clone())) {
+            recorded.push(i);
+        } else {
+            results[i] = Err(ChangeError::DuplicateRequest);
+        }
+    }
+    Ok(recorded)
+}
+
+/// `($1, $2), ($3, $4)` for `rows` rows of `columns` values each (numbered
+/// placeholders, which both SQLite and PostgreSQL read).
+fn placeholders(rows: usize, columns: usize) -> String {
+    (0..rows)
+        .map(|r| {
+            let row: Vec<String> = (1..=columns)
+                .map(|c| format!("${}", r * columns + c))
+                .collect();
+            format!("({})", row.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The `LIKE` pattern matching `text` anywhere (its wildcards escaped with `\`).
