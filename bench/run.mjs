@@ -490,7 +490,7 @@ table(["backend", "decisions, 64 client threads", "decisions, 64 connections on 
 say("On 2 cores the load generator competes with the server for the CPU: 64 client threads spend much of it switching between threads (measured with perf), so the ratio uses the best of the two generators, and the one-thread generator is the closer stand-in for clients on other machines.");
 say();
 for (const [backend, text] of serverRuns.slice(0, quick ? 1 : serverRuns.length)) {
-  const list = text.split("\n").filter((l) => l.startsWith("list over") || l.startsWith("decisions at"));
+  const list = text.split("\n").filter((l) => l.startsWith("list over") || l.startsWith("decisions at") || l.startsWith("flood"));
   say(`${backend}: ${list.join("; ")}.`);
   say();
 }

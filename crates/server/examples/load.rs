@@ -237,11 +237,24 @@ fn main() {
             let reviews: Vec<Review> = chunk.iter().map(|&n| review(n)).collect();
             db.insert_reviews(&reviews, "bench").await.unwrap();
         }
-        db.add_key(KeyKind::Reviewer, &["reviewer".into()], "bench", None)
+        let reviewer = db
+            .add_key(KeyKind::Reviewer, &["reviewer".into()], "bench", None)
             .await
             .unwrap()
-            .secret
+            .secret;
+        let flooder = db
+            .add_key(
+                KeyKind::Agent,
+                &[],
+                "flood",
+                Some("50/s,100".parse().unwrap()),
+            )
+            .await
+            .unwrap()
+            .secret;
+        (reviewer, flooder)
     });
+    let (key, flooder) = key;
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -290,6 +303,7 @@ fn main() {
     );
     if !list_only {
         decision_runs(&base, &key, port, seconds, quick);
+        flood(&base, &key, &flooder, port, seconds);
     }
     list_runs(&url, &runtime, &base, &key, pending, list_size);
     if sqlite && !list_only {
@@ -379,6 +393,110 @@ fn decision_runs(base: &str, key: &str, port: u16, seconds: u64, quick: bool) {
 
 /// Stores reviews up to `list_size` (after the `pending` ones), then lists
 /// pages over them.
+/// An agent key minted with a rate of 50/s (bursts of 100) floods `POST
+/// /tool-calls` from 16 connections on one thread while a reviewer lists the
+/// inbox's first page one request after another; the reviewer's p99 is
+/// printed beside the same list's p99 with no flood.
+fn flood(base: &str, reviewer: &str, flooder: &str, port: u16, seconds: u64) {
+    let lists = |until: Instant| {
+        let agent = client();
+        let mut latencies = Vec::new();
+        while Instant::now() < until {
+            let sent = Instant::now();
+            let ok = agent
+                .get(&format!("{base}/api/v1/reviews?view=summary&limit=20"))
+                .header("Authorization", &format!("Bearer {reviewer}"))
+                .call()
+                .is_ok_and(|r| r.status() == 200);
+            if ok {
+                latencies.push(sent.elapsed());
+            }
+        }
+        latencies.sort();
+        latencies
+    };
+    let idle = lists(Instant::now() + Duration::from_secs(seconds));
+    let flooder = flooder.to_owned();
+    let flood = std::thread::spawn(move || one_thread_flood(port, &flooder, 16, seconds));
+    std::thread::sleep(Duration::from_millis(200));
+    let busy = lists(Instant::now() + Duration::from_secs(seconds.saturating_sub(1).max(1)));
+    let (accepted, limited, other) = flood.join().unwrap();
+    println!(
+        "flood from one agent key (rate 50/s,100), 16 connections on one thread: {accepted} accepted, {limited} answered 429, {other} other; reviewer list p99 {:.2} ms idle, {:.2} ms during the flood ({} and {} lists)",
+        percentile(&idle, 0.99),
+        percentile(&busy, 0.99),
+        idle.len(),
+        busy.len()
+    );
+}
+
+/// Asks for tool calls as fast as the server answers from `connections`
+/// keep-alive connections on one thread; counts 201, 429 and the rest.
+fn one_thread_flood(
+    port: u16,
+    key: &str,
+    connections: usize,
+    seconds: u64,
+) -> (usize, usize, usize) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(seconds);
+    runtime.block_on(async {
+        let tasks: Vec<_> = (0..connections)
+            .map(|c| {
+                let bearer = format!("Bearer {key}");
+                tokio::spawn(async move {
+                    let mut counts = (0, 0, 0);
+                    let Ok(stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+                        return counts;
+                    };
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    let Ok((mut sender, connection)) = hyper::client::conn::http1::handshake(io).await
+                    else {
+                        return counts;
+                    };
+                    tokio::spawn(connection);
+                    let mut n = 0;
+                    while Instant::now() < until {
+                        let body = json!({
+                            "requestedByRole": "flood-agent", "sessionId": "flood", "runId": format!("flood-{c}-{n}"),
+                            "toolCall": {"name": "restart_service", "args": {"n": n}},
+                            "humanSummary": "Restart", "riskTier": "R2",
+                        });
+                        n += 1;
+                        let request = hyper::Request::post("/api/v1/tool-calls")
+                            .header("host", format!("127.0.0.1:{port}"))
+                            .header("authorization", &bearer)
+                            .header("content-type", "application/json")
+                            .body(http_body_util::Full::new(hyper::body::Bytes::from(body.to_string())))
+                            .unwrap();
+                        let Ok(response) = sender.send_request(request).await else {
+                            break;
+                        };
+                        let status = response.status().as_u16();
+                        let _ = http_body_util::BodyExt::collect(response.into_body()).await;
+                        match status {
+                            201 => counts.0 += 1,
+                            429 => counts.1 += 1,
+                            _ => counts.2 += 1,
+                        }
+                    }
+                    counts
+                })
+            })
+            .collect();
+        let mut total = (0, 0, 0);
+        for task in tasks {
+            if let Ok((a, b, c)) = task.await {
+                total = (total.0 + a, total.1 + b, total.2 + c);
+            }
+        }
+        total
+    })
+}
+
 fn list_runs(
     url: &str,
     runtime: &tokio::runtime::Runtime,

@@ -74,6 +74,22 @@ impl Caller {
     }
 }
 
+/// The longest a request over its key's rate is held before its 429.
+const HELD: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// A 429, answered after a pause (until the key may send again, at most
+/// [`HELD`]): a client that ignores `Retry-After` and asks again at once can
+/// then send only a few requests a second per connection, instead of taking
+/// the server's time from everyone else with thousands of refusals.
+async fn over_rate(over: crate::limits::OverRate) -> ApiError {
+    let pause = over.wait.min(HELD);
+    tokio::time::sleep(pause).await;
+    ApiError::rate_limited(crate::limits::OverRate {
+        wait: over.wait - pause,
+        ..over
+    })
+}
+
 fn unauthorized(message: &str) -> ApiError {
     ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
 }
@@ -115,13 +131,13 @@ impl FromRequestParts<AppState> for Caller {
         let hashed = crate::db::keys::hash(secret);
         let known = state.limits.take_known(&hashed);
         if let Some(Err(over)) = known {
-            return Err(ApiError::rate_limited(over));
+            return Err(over_rate(over).await);
         }
         match state.db.key_for_hash(&hashed).await? {
             Some(key) if known.is_some() => Ok(Caller(key)),
             Some(key) => match state.limits.take(&hashed, &key) {
                 Ok(()) => Ok(Caller(key)),
-                Err(over) => Err(ApiError::rate_limited(over)),
+                Err(over) => Err(over_rate(over).await),
             },
             None => Err(unauthorized("this API key is unknown or revoked")),
         }
