@@ -440,27 +440,15 @@ fn lifecycle(
     Ok(())
 }
 
-/// The newest feed position.
-fn feed_position(base: &str, key: &str) -> Result<i64, String> {
-    let mut after = 0;
-    loop {
-        let (_, page) = call(
-            base,
-            key,
-            "GET",
-            &format!("/changes?after={after}&limit=500"),
-            None,
-        )?;
-        after = page["position"].as_i64().ok_or("no position")?;
-        if page["more"] != true {
-            return Ok(after);
-        }
-    }
-}
-
-/// Every change after `after`, up to the sentinel review's creation.
-fn feed(base: &str, key: &str, mut after: i64, sentinel: &str) -> Result<Vec<i64>, String> {
-    let mut positions = Vec::new();
+/// Pages through `GET /changes` after `after`, handing each change to `visit`
+/// until it says stop or the feed ends: the last position read, and whether
+/// `visit` stopped it.
+fn walk_feed(
+    base: &str,
+    key: &str,
+    mut after: i64,
+    mut visit: impl FnMut(&Value) -> bool,
+) -> Result<(i64, bool), String> {
     loop {
         let (_, page) = call(
             base,
@@ -470,15 +458,33 @@ fn feed(base: &str, key: &str, mut after: i64, sentinel: &str) -> Result<Vec<i64
             None,
         )?;
         for change in page["changes"].as_array().ok_or("no changes")? {
-            positions.push(change["seq"].as_i64().ok_or("no seq")?);
-            if change["summary"]["id"] == sentinel {
-                return Ok(positions);
+            if visit(change) {
+                return Ok((change["seq"].as_i64().ok_or("no seq")?, true));
             }
         }
         after = page["position"].as_i64().ok_or("no position")?;
         if page["more"] != true {
-            return Err("the sentinel is not in the feed".into());
+            return Ok((after, false));
         }
+    }
+}
+
+/// The newest feed position.
+fn feed_position(base: &str, key: &str) -> Result<i64, String> {
+    Ok(walk_feed(base, key, 0, |_| false)?.0)
+}
+
+/// Every change after `after`, up to the sentinel review's creation.
+fn feed(base: &str, key: &str, after: i64, sentinel: &str) -> Result<Vec<i64>, String> {
+    let mut positions = Vec::new();
+    let (_, found) = walk_feed(base, key, after, |change| {
+        positions.extend(change["seq"].as_i64());
+        change["summary"]["id"] == sentinel
+    })?;
+    if found {
+        Ok(positions)
+    } else {
+        Err("the sentinel is not in the feed".into())
     }
 }
 

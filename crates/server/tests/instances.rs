@@ -6,43 +6,14 @@
 mod support;
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-use support::{confirm_id, fresh_database, review, Client, Server};
+use support::{confirm_id, fresh_database, review, subscribe, Client, Server};
 
 const INSTANCES: usize = 3;
 /// Workers per instance; each runs whole review lifecycles one after another.
 const WORKERS: u32 = 3;
 const ROUNDS: u32 = 25;
-
-/// The feed positions a live subscriber receives, until the sentinel review's event.
-fn subscribe(url: &str, key: &str, sentinel: &str, ready: &AtomicU32) -> Result<Vec<i64>, String> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(180)))
-        .build()
-        .into();
-    let response = agent
-        .get(format!("{url}/api/v1/events"))
-        .header("Authorization", format!("Bearer {key}"))
-        .call()
-        .map_err(|e| e.to_string())?;
-    ready.fetch_add(1, Ordering::SeqCst);
-    let mut seen = Vec::new();
-    for line in BufReader::new(response.into_body().into_reader()).lines() {
-        let line = line.map_err(|e| format!("after {} events: {e}", seen.len()))?;
-        if let Some(id) = line.strip_prefix("id:") {
-            seen.push(
-                id.trim()
-                    .parse::<i64>()
-                    .map_err(|e| format!("event id {id}: {e}"))?,
-            );
-        } else if line.starts_with("data:") && line.contains(sentinel) {
-            return Ok(seen);
-        }
-    }
-    Err(format!("the stream ended after {} events", seen.len()))
-}
 
 /// Every change after `after`, as `GET /changes` lists them, up to the sentinel's creation.
 fn feed(reviewer: &Client, mut after: i64, sentinel: &str) -> Vec<i64> {
@@ -157,7 +128,17 @@ fn three_instances_deliver_every_change_to_every_subscriber_once_in_order() {
     let (received, made) = std::thread::scope(|scope| {
         let subscribers: Vec<_> = servers
             .iter()
-            .map(|s| scope.spawn(|| subscribe(&s.url, &reviewer_key, &sentinel, &ready)))
+            .map(|s| {
+                scope.spawn(|| {
+                    subscribe(
+                        &s.url,
+                        &reviewer_key,
+                        &sentinel,
+                        &ready,
+                        Duration::from_secs(180),
+                    )
+                })
+            })
             .collect();
         while ready.load(Ordering::SeqCst) < INSTANCES as u32 {
             std::thread::sleep(Duration::from_millis(10));

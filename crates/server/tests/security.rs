@@ -221,40 +221,52 @@ fn the_authorization_table_holds_for_every_endpoint_and_caller() {
     );
 }
 
+/// `n` requests sent by `n` threads released at the same instant; their replies.
+fn at_once(n: usize, send: impl Fn(usize) -> Reply + Sync) -> Vec<Reply> {
+    let start = Barrier::new(n);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let (start, send) = (&start, &send);
+                scope.spawn(move || {
+                    start.wait();
+                    send(i)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// How many decisions review `id` holds.
+fn decisions_stored(server: &Server, id: &str) -> usize {
+    let stored = server
+        .client(&server.reviewer)
+        .get(&format!("/reviews/{id}"));
+    stored.body["review"]["confirm"]["decisions"]
+        .as_array()
+        .map_or(0, Vec::len)
+}
+
 /// 64 reviewers' decisions released at once on one review: exactly one is
 /// recorded, every other is refused with 409 naming it.
 fn sixty_four_decisions_on_one_review(server: &Server) {
     let agent = server.client(&server.agent);
     assert_eq!(agent.post("/reviews", &review(64, 2, false)).status, 201);
     let id = confirm_id(64);
-    let start = Barrier::new(64);
-    let replies: Vec<Reply> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..64)
-            .map(|i| {
-                let client = server.client(&server.reviewer);
-                let (id, start) = (&id, &start);
-                scope.spawn(move || {
-                    let status = ["approved", "rejected", "cancelled"][i % 3];
-                    let body = json!({"status": status, "decided_by_role": "reviewer", "reason": format!("racer {i}")});
-                    start.wait();
-                    client.decide(id, &format!("race-{i}"), &body)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    let replies = at_once(64, |i| {
+        let status = ["approved", "rejected", "cancelled"][i % 3];
+        let body = json!({"status": status, "decided_by_role": "reviewer", "reason": format!("racer {i}")});
+        server
+            .client(&server.reviewer)
+            .decide(&id, &format!("race-{i}"), &body)
     });
     let winners = replies.iter().filter(|r| r.status == 200).count();
     let refused = replies
         .iter()
         .filter(|r| r.status == 409 && r.code() == "already_decided")
         .count();
-    let stored = server
-        .client(&server.reviewer)
-        .get(&format!("/reviews/{id}"));
-    let decisions = stored.body["review"]["confirm"]["decisions"]
-        .as_array()
-        .unwrap()
-        .len();
+    let decisions = decisions_stored(server, &id);
     println!("64 concurrent decisions: {winners} recorded, {refused} refused with 409, {decisions} stored");
     assert_eq!((winners, refused, decisions), (1, 63, 1));
 }
@@ -267,19 +279,10 @@ fn one_decision_retried_at_once(server: &Server) {
     assert_eq!(agent.post("/reviews", &review(65, 2, false)).status, 201);
     let id = confirm_id(65);
     let body = json!({"status": "approved", "decided_by_role": "reviewer", "reason": "once"});
-    let start = Barrier::new(32);
-    let replies: Vec<Reply> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..32)
-            .map(|_| {
-                let client = server.client(&server.reviewer);
-                let (id, body, start) = (&id, &body, &start);
-                scope.spawn(move || {
-                    start.wait();
-                    client.decide(id, "the-one-key", body)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    let replies = at_once(32, |_| {
+        server
+            .client(&server.reviewer)
+            .decide(&id, "the-one-key", &body)
     });
     assert!(
         replies.iter().all(|r| r.status == 200),
@@ -287,13 +290,7 @@ fn one_decision_retried_at_once(server: &Server) {
         replies.iter().map(|r| r.status).collect::<Vec<_>>()
     );
     assert!(replies.iter().all(|r| r.text == replies[0].text));
-    let stored = server
-        .client(&server.reviewer)
-        .get(&format!("/reviews/{id}"));
-    let decisions = stored.body["review"]["confirm"]["decisions"]
-        .as_array()
-        .unwrap()
-        .len();
+    let decisions = decisions_stored(server, &id);
     println!("32 retries of one decision at once: 32 answered 200 with the same body, {decisions} stored");
     assert_eq!(decisions, 1);
 }
@@ -319,19 +316,7 @@ fn one_token_redeemed_at_once(server: &Server) {
         "toolCall": {"name": "wire_transfer", "args": {"amount": 7, "to": "ACME GmbH"}},
         "clientDeviceId": "laptop-7",
     });
-    let start = Barrier::new(32);
-    let replies: Vec<Reply> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..32)
-            .map(|_| {
-                let (client, body, start, id) = (agent.clone(), &body, &start, &id);
-                scope.spawn(move || {
-                    start.wait();
-                    client.post(&format!("/reviews/{id}/redeem"), body)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+    let replies = at_once(32, |_| agent.post(&format!("/reviews/{id}/redeem"), &body));
     let accepted = replies.iter().filter(|r| r.status == 200).count();
     let used = replies.iter().filter(|r| r.code() == "token_used").count();
     println!("one token redeemed by 32 at once: {accepted} accepted, {used} refused as used");

@@ -12,11 +12,10 @@ mod support;
 
 use serde_json::json;
 use std::collections::{BTreeMap, VecDeque};
-use std::io::{BufRead, BufReader};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use support::{confirm_id, fresh_database, review, Client, Reply, Server};
+use support::{confirm_id, fresh_database, review, subscribe, Client, Reply, Server};
 
 const AGENTS: u32 = 4;
 const REVIEWERS: u32 = 4;
@@ -107,32 +106,6 @@ fn tool_call(n: u32) -> serde_json::Value {
     body
 }
 
-/// Reads an event stream until the sentinel review's event; returns how many
-/// events came (keep-alive comments are not events).
-fn subscribe(url: &str, key: &str, sentinel: &str, ready: &AtomicU32) -> Result<usize, String> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(soak_seconds() + 120)))
-        .build()
-        .into();
-    let response = agent
-        .get(format!("{url}/api/v1/events"))
-        .header("Authorization", format!("Bearer {key}"))
-        .call()
-        .map_err(|e| e.to_string())?;
-    ready.fetch_add(1, Ordering::SeqCst);
-    let reader = BufReader::new(response.into_body().into_reader());
-    let mut events = 0;
-    for line in reader.lines() {
-        let line = line.map_err(|e| format!("after {events} events: {e}"))?;
-        if line.starts_with("event:") {
-            events += 1;
-        } else if line.starts_with("data:") && line.contains(sentinel) {
-            return Ok(events);
-        }
-    }
-    Err(format!("the stream ended after {events} events"))
-}
-
 #[test]
 fn sqlite_answers_every_request_of_a_steady_mixed_load_and_memory_levels_off() {
     let data = tempfile::tempdir().unwrap();
@@ -171,7 +144,17 @@ fn soak(server: &Server, backend: &str) {
     let events_seen: Vec<Result<usize, String>> = std::thread::scope(|scope| {
         let subscribers: Vec<_> = (0..SUBSCRIBERS)
             .map(|_| {
-                scope.spawn(|| subscribe(&server.url, &server.reviewer, &sentinel, &subscribed))
+                scope.spawn(|| {
+                    let timeout = Duration::from_secs(soak_seconds() + 120);
+                    subscribe(
+                        &server.url,
+                        &server.reviewer,
+                        &sentinel,
+                        &subscribed,
+                        timeout,
+                    )
+                    .map(|seen| seen.len())
+                })
             })
             .collect();
         while subscribed.load(Ordering::SeqCst) < SUBSCRIBERS as u32 {

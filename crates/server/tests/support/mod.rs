@@ -342,6 +342,42 @@ pub fn confirm_id(n: u32) -> String {
     format!("{n:08x}-1111-4111-8111-111111111111")
 }
 
+/// A live subscriber: opens `GET /events` with `key`, counts itself in
+/// `ready`, and gives the feed position of every event it receives until the
+/// event of review `sentinel`.
+pub fn subscribe(
+    url: &str,
+    key: &str,
+    sentinel: &str,
+    ready: &std::sync::atomic::AtomicU32,
+    timeout: Duration,
+) -> Result<Vec<i64>, String> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .build()
+        .into();
+    let response = agent
+        .get(format!("{url}/api/v1/events"))
+        .header("Authorization", format!("Bearer {key}"))
+        .call()
+        .map_err(|e| e.to_string())?;
+    ready.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let mut seen = Vec::new();
+    for line in BufReader::new(response.into_body().into_reader()).lines() {
+        let line = line.map_err(|e| format!("after {} events: {e}", seen.len()))?;
+        if let Some(id) = line.strip_prefix("id:") {
+            seen.push(
+                id.trim()
+                    .parse::<i64>()
+                    .map_err(|e| format!("event id {id}: {e}"))?,
+            );
+        } else if line.starts_with("data:") && line.contains(sentinel) {
+            return Ok(seen);
+        }
+    }
+    Err(format!("the stream ended after {} events", seen.len()))
+}
+
 /// A tool-call request as an agent sends it to `POST /tool-calls`: a wire
 /// transfer with `args`, risk tier R2, in session `sess-1`, its token bound to
 /// no device. Tests set the fields they are about (`body["riskTier"] = json!("R4")`).
