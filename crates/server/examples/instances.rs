@@ -23,8 +23,8 @@ const INSTANCES: usize = 3;
 const SUBSCRIBERS: usize = 1000;
 const WORKERS_PER_INSTANCE: usize = 3;
 const LISTERS_PER_INSTANCE: usize = 1;
-const IDLE_WINDOW: Duration = Duration::from_secs(10);
-const SETTLE: Duration = Duration::from_secs(12);
+const IDLE_WINDOW: Duration = Duration::from_secs(20);
+const SETTLE: Duration = Duration::from_secs(15);
 /// Makes every decision's idempotency key unique.
 static NEXT_KEY: AtomicU64 = AtomicU64::new(0);
 /// How many subscribers have their stream open.
