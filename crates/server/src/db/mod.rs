@@ -27,6 +27,7 @@ pub struct Db {
     backend: Backend,
     url: String,
     writer: commit::Writer,
+    key_reader: keys::KeyReader,
 }
 
 /// Why the database could not be opened or used.
@@ -41,6 +42,9 @@ pub enum DbError {
     /// The schema could not be brought up to date.
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A query answering several requests at once failed (its message).
+    #[error("database error: {0}")]
+    Failed(String),
     /// A stored value is damaged (edited by hand, or written by another program).
     #[error("stored data is damaged: {0}")]
     Damaged(String),
@@ -84,11 +88,13 @@ impl Db {
             Backend::Postgres => sqlx::migrate!("migrations/postgres").run(&pool).await?,
         }
         let writer = commit::Writer::start(pool.clone(), backend);
+        let key_reader = keys::KeyReader::start(pool.clone());
         Ok(Db {
             pool,
             backend,
             url: url.to_owned(),
             writer,
+            key_reader,
         })
     }
 
@@ -108,6 +114,10 @@ impl Db {
 
     pub(crate) fn writer(&self) -> &commit::Writer {
         &self.writer
+    }
+
+    pub(crate) fn key_reader(&self) -> &keys::KeyReader {
+        &self.key_reader
     }
 }
 
