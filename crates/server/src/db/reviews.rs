@@ -618,15 +618,7 @@ impl Db {
     /// Changes after a feed position, oldest first (at most `limit`), each
     /// with its review's list row as it is now.
     pub async fn changes_after(&self, seq: i64, limit: i64) -> Result<Vec<Change>, DbError> {
-        let rows = sqlx::query(
-            "SELECT c.seq, c.kind, c.review_id, c.status, c.at, r.summary, CASE WHEN r.summary IS NULL THEN r.doc END
-             FROM changes c JOIN reviews r ON r.id = c.review_id
-             WHERE c.seq > $1 ORDER BY c.seq LIMIT $2",
-        )
-        .bind(seq)
-        .bind(limit)
-        .fetch_all(self.pool())
-        .await?;
+        let rows = self.change_rows(seq, limit, false).await?;
         rows.iter().map(change_of).collect()
     }
 
@@ -636,15 +628,7 @@ impl Db {
         seq: i64,
         limit: i64,
     ) -> Result<Vec<(Change, serde_json::Value)>, DbError> {
-        let rows = sqlx::query(
-            "SELECT c.seq, c.kind, c.review_id, c.status, c.at, r.summary, r.doc
-             FROM changes c JOIN reviews r ON r.id = c.review_id
-             WHERE c.seq > $1 ORDER BY c.seq LIMIT $2",
-        )
-        .bind(seq)
-        .bind(limit)
-        .fetch_all(self.pool())
-        .await?;
+        let rows = self.change_rows(seq, limit, true).await?;
         rows.iter()
             .map(|row| {
                 let change = change_of(row)?;
@@ -654,6 +638,30 @@ impl Db {
                 Ok((change, review))
             })
             .collect()
+    }
+
+    /// The rows [`change_of`] reads, after `seq`; the review's document always
+    /// with `with_doc`, else only where no summary was stored.
+    async fn change_rows(
+        &self,
+        seq: i64,
+        limit: i64,
+        with_doc: bool,
+    ) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
+        let doc = if with_doc {
+            "r.doc"
+        } else {
+            "CASE WHEN r.summary IS NULL THEN r.doc END"
+        };
+        sqlx::query(&format!(
+            "SELECT c.seq, c.kind, c.review_id, c.status, c.at, r.summary, {doc}
+             FROM changes c JOIN reviews r ON r.id = c.review_id
+             WHERE c.seq > $1 ORDER BY c.seq LIMIT $2"
+        ))
+        .bind(seq)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await
     }
 
     /// Every role that asked for a review, in order (at most `limit`): one
