@@ -2,12 +2,12 @@
 //! list and decide, each signing only as the roles it names. Only a SHA-256
 //! hash of each secret is stored; the secret is shown once, when minted.
 
+use super::rounds::{marks, ReadFuture};
 use super::{stored_time, Db, DbError};
 use crate::limits::Rate;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::Row;
-use tokio::sync::{mpsc, oneshot};
 
 /// What a key may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -178,9 +178,9 @@ impl Db {
     }
 
     /// The live key whose secret has this [`hash`], if any: read by a query
-    /// that started after this call (see [`KeyReader`]).
+    /// that started after this call (see [`Rounds`](super::rounds::Rounds)).
     pub async fn key_for_hash(&self, hash: &str) -> Result<Option<ApiKey>, DbError> {
-        self.key_reader().look_up(hash).await
+        self.key_reader().get(hash).await
     }
 }
 
@@ -246,83 +246,23 @@ impl Db {
     }
 }
 
-type Lookup = (String, oneshot::Sender<Result<Option<ApiKey>, String>>);
-
-/// Looks keys up in rounds, as the writer commits in batches: the requests
-/// waiting when a round starts share its one query (under load, one round
-/// trip to the database for many requests instead of one each), and a
-/// request is never answered from a query that started before it asked, so a
-/// key revoked before a request arrives is refused.
-#[derive(Clone)]
-pub(crate) struct KeyReader {
-    queue: mpsc::UnboundedSender<Lookup>,
-}
-
-/// Most keys looked up by one query.
-const ROUND: usize = 128;
-
-impl KeyReader {
-    /// Starts the reader task on the current runtime.
-    pub(crate) fn start(pool: sqlx::AnyPool) -> KeyReader {
-        let (queue, lookups) = mpsc::unbounded_channel();
-        tokio::spawn(read_rounds(pool, lookups));
-        KeyReader { queue }
-    }
-
-    async fn look_up(&self, hash: &str) -> Result<Option<ApiKey>, DbError> {
-        let (reply, answer) = oneshot::channel();
-        let stopped = || DbError::Failed("the key reader stopped".into());
-        self.queue
-            .send((hash.to_owned(), reply))
-            .map_err(|_| stopped())?;
-        answer
-            .await
-            .map_err(|_| stopped())?
-            .map_err(DbError::Failed)
-    }
-}
-
-async fn read_rounds(pool: sqlx::AnyPool, mut lookups: mpsc::UnboundedReceiver<Lookup>) {
-    while let Some(first) = lookups.recv().await {
-        let mut round = vec![first];
-        while round.len() < ROUND {
-            match lookups.try_recv() {
-                Ok(lookup) => round.push(lookup),
-                Err(_) => break,
-            }
+/// The live keys among these hashes, by hash (one round of [`Rounds`](super::rounds::Rounds)).
+pub(super) fn live_keys(pool: sqlx::AnyPool, hashes: Vec<String>) -> ReadFuture<ApiKey> {
+    Box::pin(async move {
+        let sql = format!(
+            "SELECT {KEY_COLUMNS}, hash FROM api_keys WHERE revoked_at IS NULL AND hash IN ({})",
+            marks(hashes.len())
+        );
+        let mut query = sqlx::query(&sql);
+        for hash in &hashes {
+            query = query.bind(hash);
         }
-        let hashes: std::collections::BTreeSet<&str> =
-            round.iter().map(|(hash, _)| hash.as_str()).collect();
-        let found = live_keys(&pool, &hashes).await;
-        for (hash, reply) in round {
-            let answer = match &found {
-                Ok(keys) => Ok(keys.get(&hash).cloned()),
-                Err(e) => Err(e.clone()),
-            };
-            let _ = reply.send(answer);
-        }
-    }
-}
-
-/// The live keys among these hashes, by hash.
-async fn live_keys(
-    pool: &sqlx::AnyPool,
-    hashes: &std::collections::BTreeSet<&str>,
-) -> Result<std::collections::HashMap<String, ApiKey>, String> {
-    let marks: Vec<String> = (1..=hashes.len()).map(|i| format!("${i}")).collect();
-    let sql = format!(
-        "SELECT {KEY_COLUMNS}, hash FROM api_keys WHERE revoked_at IS NULL AND hash IN ({})",
-        marks.join(", ")
-    );
-    let mut query = sqlx::query(&sql);
-    for hash in hashes {
-        query = query.bind(*hash);
-    }
-    let rows = query.fetch_all(pool).await.map_err(|e| e.to_string())?;
-    rows.iter()
-        .map(|row| {
-            let hash: String = row.try_get(7).map_err(|e| e.to_string())?;
-            Ok((hash, key_of(row).map_err(|e| e.to_string())?))
-        })
-        .collect()
+        let rows = query.fetch_all(&pool).await.map_err(|e| e.to_string())?;
+        rows.iter()
+            .map(|row| {
+                let hash: String = row.try_get(7).map_err(|e| e.to_string())?;
+                Ok((hash, key_of(row).map_err(|e| e.to_string())?))
+            })
+            .collect()
+    })
 }

@@ -5,6 +5,7 @@
 mod commit;
 pub mod keys;
 pub mod reviews;
+mod rounds;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor};
@@ -27,7 +28,8 @@ pub struct Db {
     backend: Backend,
     url: String,
     writer: commit::Writer,
-    key_reader: keys::KeyReader,
+    key_reader: rounds::Rounds<keys::ApiKey>,
+    review_reader: rounds::Rounds<reviews::StoredRow>,
 }
 
 /// Why the database could not be opened or used.
@@ -88,13 +90,15 @@ impl Db {
             Backend::Postgres => sqlx::migrate!("migrations/postgres").run(&pool).await?,
         }
         let writer = commit::Writer::start(pool.clone(), backend);
-        let key_reader = keys::KeyReader::start(pool.clone());
+        let key_reader = rounds::Rounds::start(pool.clone(), keys::live_keys);
+        let review_reader = rounds::Rounds::start(pool.clone(), reviews::stored_rows);
         Ok(Db {
             pool,
             backend,
             url: url.to_owned(),
             writer,
             key_reader,
+            review_reader,
         })
     }
 
@@ -116,8 +120,12 @@ impl Db {
         &self.writer
     }
 
-    pub(crate) fn key_reader(&self) -> &keys::KeyReader {
+    pub(crate) fn key_reader(&self) -> &rounds::Rounds<keys::ApiKey> {
         &self.key_reader
+    }
+
+    pub(crate) fn review_reader(&self) -> &rounds::Rounds<reviews::StoredRow> {
+        &self.review_reader
     }
 }
 

@@ -4,6 +4,7 @@
 //! old one only if nobody changed it meanwhile (compare-and-swap on `version`),
 //! and the change-feed row and idempotency record commit with it or not at all.
 
+use super::rounds::{marks, ReadFuture};
 use super::{stored_time, Backend, Db, DbError};
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::toolcall::ScopeGrant;
@@ -21,6 +22,41 @@ pub struct Stored {
     pub version: i64,
     /// The agent key that created it.
     pub created_by: String,
+}
+
+/// A stored review's row, not parsed yet (each caller parses its own).
+#[derive(Debug, Clone)]
+pub(crate) struct StoredRow {
+    doc: String,
+    version: i64,
+    created_by: String,
+}
+
+/// The rows of these reviews, by id (one round of [`Rounds`](super::rounds::Rounds)).
+pub(super) fn stored_rows(pool: sqlx::AnyPool, ids: Vec<String>) -> ReadFuture<StoredRow> {
+    Box::pin(async move {
+        let sql = format!(
+            "SELECT id, doc, version, created_by FROM reviews WHERE id IN ({})",
+            marks(ids.len())
+        );
+        let mut query = sqlx::query(&sql);
+        for id in &ids {
+            query = query.bind(id);
+        }
+        let rows = query.fetch_all(&pool).await.map_err(|e| e.to_string())?;
+        rows.iter()
+            .map(|row| {
+                let id: String = row.try_get(0)?;
+                let stored = StoredRow {
+                    doc: row.try_get(1)?,
+                    version: row.try_get(2)?,
+                    created_by: row.try_get(3)?,
+                };
+                Ok((id, stored))
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(|e| e.to_string())
+    })
 }
 
 /// One entry of the change feed.
@@ -305,21 +341,17 @@ impl Db {
         }
     }
 
-    /// One review by confirm_id.
+    /// One review by confirm_id, read by a query that started after this
+    /// call (with the reads of other requests waiting meanwhile: see [`Rounds`](super::rounds::Rounds)).
     pub async fn review(&self, id: &str) -> Result<Option<Stored>, DbError> {
-        let row = sqlx::query("SELECT doc, version, created_by FROM reviews WHERE id = $1")
-            .bind(id)
-            .fetch_optional(self.pool())
-            .await?;
-        row.map(|row| {
-            let doc: String = row.try_get(0)?;
-            Ok(Stored {
-                review: parse_doc(id, &doc)?,
-                version: row.try_get(1)?,
-                created_by: row.try_get(2)?,
-            })
-        })
-        .transpose()
+        let Some(row) = self.review_reader().get(id).await? else {
+            return Ok(None);
+        };
+        Ok(Some(Stored {
+            review: parse_doc(id, &row.doc)?,
+            version: row.version,
+            created_by: row.created_by,
+        }))
     }
 
     /// A page of reviews matching the filter, in its order.
