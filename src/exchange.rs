@@ -240,5 +240,9 @@ fn build_review(confirm: &Value, plan: Option<&Value>) -> Result<Review, Vec<Iss
         Some(Err(report)) => return Err(report.issues),
         _ => None,
     };
-    Ok(Review { confirm, target })
+    Ok(Review {
+        confirm,
+        target,
+        deciders: Vec::new(),
+    })
 }

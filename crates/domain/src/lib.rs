@@ -34,7 +34,7 @@ pub mod wire;
 pub use id::{IdError, IdSource, MplpId};
 pub use issue::{Issue, IssueCode, Pointer};
 pub use model::EventType;
-pub use review::{decide, resubmit, DecideError, DecisionInput, Review, Target};
+pub use review::{decide, resubmit, DecideError, Decider, DecisionInput, Review, Target};
 pub use timestamp::{Timestamp, TimestampError};
 pub use validate::{validate_bundle, validate_document, Document, DocumentKind, Report};
 

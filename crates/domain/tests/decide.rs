@@ -33,6 +33,7 @@ fn submitted_review() -> Review {
     Review {
         confirm,
         target: Some(Target::Plan(plan)),
+        deciders: Vec::new(),
     }
 }
 

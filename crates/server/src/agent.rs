@@ -4,7 +4,8 @@
 //! [`ask_tool_call`] is that last round trip for the bridges (`hook`,
 //! `mcp_gate`).
 
-use countersign_domain::toolcall::{OutcomeKind, ToolCall};
+use countersign_domain::model::ConfirmStatus;
+use countersign_domain::toolcall::{CallHash, OutcomeKind, Token, ToolCall};
 use countersign_domain::wire::{ErrorBody, Outcome, Verdict};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -18,6 +19,53 @@ pub struct Connection {
     pub server: String,
     /// The agent key.
     pub key: String,
+    /// The server's public key (base64 or a file holding it), when approvals'
+    /// receipts are to be checked offline before a token is redeemed.
+    pub public_key: Option<String>,
+}
+
+impl Connection {
+    /// With a public key configured: checks offline that `outcome` carries a
+    /// receipt signed by it for this approval of review `id`, allowing token
+    /// `token` to run exactly the call with `hash`. Without one: nothing to check.
+    fn check_receipt(
+        &self,
+        id: &str,
+        outcome: &Outcome,
+        token: &Token,
+        hash: &CallHash,
+    ) -> Result<(), String> {
+        let Some(key) = &self.public_key else {
+            return Ok(());
+        };
+        let trusted = crate::signing::public_key_from_arg(key)?;
+        let refuse = |why: String| format!("the approval's receipt {why}; the call did not run");
+        let receipt = outcome
+            .receipt
+            .as_ref()
+            .ok_or_else(|| refuse("is missing".into()))?;
+        crate::signing::verify(receipt, &trusted)
+            .map_err(|e| refuse(format!("does not verify: {e}")))?;
+        let body = &receipt.body;
+        let signed_token = body.token.as_ref();
+        if body.confirm_id.to_string() != id
+            || body.status != ConfirmStatus::Approved
+            || signed_token.map(|t| t.token_id) != Some(token.token_id)
+        {
+            return Err(refuse(format!(
+                "is for another decision (review {}, {}, token {})",
+                body.confirm_id,
+                body.status,
+                signed_token.map_or("none".into(), |t| t.token_id.to_string())
+            )));
+        }
+        if signed_token.map(|t| &t.tool_call_hash) != Some(hash) {
+            return Err(refuse(format!(
+                "allows another call than this one (hash {hash})"
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// Exit codes: approved 0, denied 3, still pending 4, refused 1, other errors 2.
@@ -169,6 +217,12 @@ pub fn redeem(
             return ExitCode::from(2);
         }
     };
+    if connection.public_key.is_some() {
+        if let Err(e) = check_before_redeem(connection, id, token, &tool_call) {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    }
     let mut body = json!({"tokenId": token, "toolCall": tool_call});
     if let Some(device) = device {
         body["clientDeviceId"] = json!(device);
@@ -192,6 +246,31 @@ pub fn redeem(
             ExitCode::from(2)
         }
     }
+}
+
+/// `agent redeem` with a public key: reads the review's outcome and checks
+/// its receipt offline against the call about to run, before redeeming.
+fn check_before_redeem(
+    connection: &Connection,
+    id: &str,
+    token: &str,
+    tool_call: &Value,
+) -> Result<(), String> {
+    let hash = ToolCall::deserialize(tool_call)
+        .map_err(|e| format!("the call is not a tool call ({e})"))
+        .and_then(|c| c.hash().map_err(|e| e.to_string()))?;
+    let (status, outcome) = call(connection, "GET", &format!("/reviews/{id}/outcome"), None)?;
+    if status != 200 {
+        print_error(status, &outcome);
+        return Err(format!("reading the outcome failed ({status})"));
+    }
+    let outcome = outcome_of(&outcome)?;
+    let minted = outcome
+        .token
+        .as_ref()
+        .filter(|t| t.token_id.to_string() == token)
+        .ok_or_else(|| format!("review {id} has no token {token}; the call did not run"))?;
+    connection.check_receipt(id, &outcome, minted, &hash)
 }
 
 /// Wraps a plan in a new pending Confirm, or takes a full review as it is.
@@ -315,6 +394,10 @@ pub(crate) fn ask_tool_call(
         .token
         .as_ref()
         .ok_or("the approval carries no token")?;
+    let hash = approved
+        .hash()
+        .map_err(|e| format!("the approved call has no canonical form: {e}"))?;
+    connection.check_receipt(&review, &outcome, token, &hash)?;
     let body =
         json!({"tokenId": token.token_id, "toolCall": {"name": tool, "args": approved.args}});
     let (status, refused) = call(

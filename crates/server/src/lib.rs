@@ -7,6 +7,7 @@
 //! - [`feed`]: the change feed fanned out to this instance's streams and waiters.
 //! - [`limits`]: per-key request rates.
 //! - [`serve`]: the server with the built app, CORS and the demo data.
+//! - [`signing`]: the server's Ed25519 key and the receipts it signs, checked offline.
 //! - [`keys`], [`agent`], [`hook`], [`mcp_gate`], [`validate`]: the other commands.
 
 pub mod agent;
@@ -20,6 +21,7 @@ pub mod keys;
 pub mod limits;
 pub mod mcp_gate;
 pub mod serve;
+pub mod signing;
 pub mod validate;
 
 /// Output format of `validate`.

@@ -1,7 +1,7 @@
 //! `countersign`: the Countersign server and its command-line tools.
 
 use clap::{Args, Parser, Subcommand};
-use countersign_server::{agent, db, hook, keys, mcp_gate, serve, validate, Format};
+use countersign_server::{agent, db, hook, keys, mcp_gate, serve, signing, validate, Format};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,6 +27,17 @@ enum Command {
         /// The files to check.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+    },
+    /// Check a signed receipt offline (a receipt, or an outcome or answer
+    /// that carries one). Exit code: 0 valid, 1 not valid, 2 usage or I/O error.
+    Verify {
+        /// The receipt's JSON file.
+        #[arg(value_name = "RECEIPT")]
+        file: PathBuf,
+        /// The server's public key: the base64 text `countersign keys
+        /// signing-key` prints, or a file holding it (or a PEM public key).
+        #[arg(long, env = "COUNTERSIGN_PUBLIC_KEY")]
+        public_key: String,
     },
     /// Serve the HTTP API (and the built app) on SQLite or PostgreSQL.
     Serve {
@@ -126,6 +137,11 @@ struct AgentConnection {
     /// An agent key.
     #[arg(long, env = "COUNTERSIGN_KEY", hide_env_values = true)]
     key: String,
+    /// The server's public key (base64, or a file holding it): each
+    /// approval's signed receipt is then checked offline before its token is
+    /// redeemed, and a call whose receipt does not verify does not run.
+    #[arg(long, env = "COUNTERSIGN_PUBLIC_KEY")]
+    public_key: Option<String>,
 }
 
 impl From<AgentConnection> for agent::Connection {
@@ -133,6 +149,7 @@ impl From<AgentConnection> for agent::Connection {
         agent::Connection {
             server: c.server,
             key: c.key,
+            public_key: c.public_key,
         }
     }
 }
@@ -142,12 +159,23 @@ struct DatabaseArgs {
     /// Database address: sqlite://FILE or postgres://USER@HOST/DB. Default: a SQLite file in --data.
     #[arg(long, env = "COUNTERSIGN_DATABASE")]
     database: Option<String>,
-    /// Folder for the default SQLite database (created when missing).
+    /// Folder for the default SQLite database and signing key (created when missing).
     #[arg(long, default_value = "data", env = "COUNTERSIGN_DATA")]
     data: PathBuf,
+    /// The Ed25519 key receipts are signed with, PKCS#8 PEM, made at first
+    /// start when missing. Default: signing-key.pem in --data. Instances
+    /// sharing one database should share this file.
+    #[arg(long, value_name = "FILE", env = "COUNTERSIGN_SIGNING_KEY")]
+    signing_key: Option<PathBuf>,
 }
 
 impl DatabaseArgs {
+    fn signing_key(&self) -> PathBuf {
+        self.signing_key
+            .clone()
+            .unwrap_or_else(|| self.data.join("signing-key.pem"))
+    }
+
     fn address(&self) -> Result<String, String> {
         match &self.database {
             Some(url) => Ok(url.clone()),
@@ -189,6 +217,9 @@ enum KeysCli {
         /// The key id (`key_...`).
         id: String,
     },
+    /// Print the public key that receipts are signed with (base64), making
+    /// the signing key when missing.
+    SigningKey,
 }
 
 #[derive(Subcommand)]
@@ -331,9 +362,11 @@ fn main() -> ExitCode {
                     agent: agent_rate,
                     reviewer: reviewer_rate,
                 },
+                signing_key: database.signing_key(),
             };
             runtime()?.block_on(serve::run(options))
         })()),
+        Command::Verify { file, public_key } => signing::verify_file(&file, &public_key),
         Command::Keys { database, command } => finish((|| {
             let command = match command {
                 KeysCli::Add {
@@ -349,6 +382,14 @@ fn main() -> ExitCode {
                 },
                 KeysCli::List => keys::KeysCommand::List,
                 KeysCli::Revoke { id } => keys::KeysCommand::Revoke { id },
+                KeysCli::SigningKey => {
+                    let path = database.signing_key();
+                    let signer =
+                        signing::Signer::load_or_create(&path).map_err(|e| e.to_string())?;
+                    println!("{}", signer.public_key());
+                    eprintln!("(the public half of {})", path.display());
+                    return Ok(());
+                }
             };
             let address = database.address()?;
             runtime()?.block_on(keys::run(&address, command, &mut std::io::stdout()))

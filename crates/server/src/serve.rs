@@ -4,6 +4,7 @@
 use crate::api::{self, AppState};
 use crate::db::keys::KeyKind;
 use crate::db::Db;
+use crate::signing::Signer;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method, StatusCode};
@@ -32,10 +33,13 @@ pub struct ServeOptions {
     pub demo: bool,
     /// Each kind of key's default request rate.
     pub rates: crate::limits::Defaults,
+    /// The Ed25519 key receipts are signed with (PKCS#8 PEM; made when missing).
+    pub signing_key: PathBuf,
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn run(options: ServeOptions) -> Result<(), String> {
+    let signer = Signer::load_or_create(&options.signing_key).map_err(|e| e.to_string())?;
     let db = Db::open(&options.database)
         .await
         .map_err(|e| e.to_string())?;
@@ -44,7 +48,7 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     } else {
         None
     };
-    let state = AppState::new(db, crate::limits::Limits::new(options.rates))
+    let state = AppState::new(db, crate::limits::Limits::new(options.rates), signer)
         .await
         .map_err(|e| e.to_string())?;
     tokio::spawn(crate::changes::expire_tool_calls(state.changes.clone()));

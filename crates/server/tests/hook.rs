@@ -51,8 +51,21 @@ impl Ran {
 
 /// Starts the hook on `stdin` against `url`; join the handle for what it did.
 fn start_hook(url: &str, key: &str, args: &[&str], stdin: String) -> std::thread::JoinHandle<Ran> {
+    start_hook_with(url, key, &[], args, stdin)
+}
+
+/// [`start_hook`] with flags of `hook` itself (before `claude-code`).
+fn start_hook_with(
+    url: &str,
+    key: &str,
+    hook_flags: &[&str],
+    args: &[&str],
+    stdin: String,
+) -> std::thread::JoinHandle<Ran> {
     let mut child = Command::new(binary())
-        .args(["hook", "--server", url, "--key", key, "claude-code"])
+        .args(["hook", "--server", url, "--key", key])
+        .args(hook_flags)
+        .arg("claude-code")
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -127,6 +140,49 @@ fn an_approved_call_is_allowed_once_its_token_is_redeemed_and_the_review_names_t
     let stored = reviewer.get(&format!("/reviews/{id}"));
     assert!(
         stored.body["review"]["target"]["tool_call"]["outcome"]["token"]["usedAt"].is_string(),
+        "{}",
+        stored.text
+    );
+}
+
+#[test]
+fn an_approval_whose_receipt_another_key_signed_is_denied_and_its_token_not_spent() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let reviewer = server.client(&server.reviewer);
+    let other = tempfile::tempdir().unwrap();
+    let key = Command::new(binary())
+        .args([
+            "keys",
+            "--data",
+            other.path().to_str().unwrap(),
+            "signing-key",
+        ])
+        .output()
+        .unwrap();
+    let other_key = String::from_utf8(key.stdout).unwrap().trim().to_owned();
+    let input = json!({"command": "npm test", "description": "Run the tests"});
+    let hook = start_hook_with(
+        &server.url,
+        &server.agent,
+        &["--public-key", &other_key],
+        &[],
+        event("Bash", input).to_string(),
+    );
+    let review = pending_review(&reviewer);
+    decide(
+        &reviewer,
+        &review,
+        json!({"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "once"}}),
+    );
+    let ran = hook.join().unwrap();
+    let (decision, reason) = ran.decision();
+    assert_eq!(decision, "deny");
+    assert!(reason.contains("signed by another key"), "{reason}");
+    let id = review["confirm"]["confirm_id"].as_str().unwrap();
+    let stored = reviewer.get(&format!("/reviews/{id}"));
+    assert!(
+        stored.body["review"]["target"]["tool_call"]["outcome"]["token"]["usedAt"].is_null(),
         "{}",
         stored.text
     );

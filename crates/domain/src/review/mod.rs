@@ -55,7 +55,8 @@ impl Target {
         }
     }
 
-    fn key(&self) -> &'static str {
+    /// The key it is stored under (`plan`, `tool_call`…).
+    pub(crate) fn key(&self) -> &'static str {
         match self {
             Target::Plan(_) => "plan",
             Target::Context(_) => "context",
@@ -64,7 +65,7 @@ impl Target {
         }
     }
 
-    fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         let result = match self {
             Target::Plan(p) => serde_json::to_value(p),
             Target::Context(c) => serde_json::to_value(c),
@@ -85,9 +86,41 @@ pub struct Review {
     /// What it asks about; absent for targets that are not MPLP objects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<Target>,
+    /// Which reviewer key made each decision (MPLP's decision records have
+    /// no place for it): what receipts and policies name as "who".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deciders: Vec<Decider>,
+}
+
+/// The reviewer key behind one decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Decider {
+    /// The decision (`decision_id` of the confirm's record).
+    pub decision_id: MplpId,
+    /// The public id of the reviewer key that sent it.
+    pub key_id: String,
 }
 
 impl Review {
+    /// Records that the reviewer key `key_id` made the confirm's latest decision.
+    pub fn attribute_last_decision(&mut self, key_id: &str) {
+        if let Some(decision) = self.confirm.last_decision() {
+            self.deciders.push(Decider {
+                decision_id: decision.decision_id,
+                key_id: key_id.to_owned(),
+            });
+        }
+    }
+
+    /// The reviewer key that made a decision, when one was recorded.
+    pub fn decider_of(&self, decision_id: MplpId) -> Option<&str> {
+        self.deciders
+            .iter()
+            .find(|d| d.decision_id == decision_id)
+            .map(|d| d.key_id.as_str())
+    }
+
     /// The plan under review, if the target is a plan.
     pub fn plan(&self) -> Option<&Plan> {
         match &self.target {

@@ -29,6 +29,7 @@ pub fn new_tool_call_review(
             request,
             outcome: None,
         })),
+        deciders: Vec::new(),
     })
 }
 

@@ -5,10 +5,15 @@ mod error;
 mod event;
 mod outcome;
 mod page;
+mod receipt;
 mod summary;
 
 pub use error::{Detail, ErrorBody, ErrorReport, Refusal};
 pub use event::{Change, ChangeKind, ChangePage};
 pub use outcome::{Answer, Outcome, Redeemed, Verdict};
 pub use page::{Order, QueryProblem, Requesters, ReviewQuery, StatusCounts, SummaryPage};
+pub use receipt::{
+    Receipt, ReceiptBody, ReceiptDecision, ReceiptTarget, ReceiptToken, DEFAULT_RULE,
+    RECEIPT_VERSION,
+};
 pub use summary::ReviewSummary;

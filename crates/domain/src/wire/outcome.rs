@@ -2,6 +2,7 @@
 //! approved, with the approved call and the token for tool calls), the answer
 //! that carries a review with its outcome, and a redemption's answer.
 
+use super::Receipt;
 use crate::model::ConfirmStatus;
 use crate::toolcall::{OutcomeKind, Token};
 use crate::{MplpId, Review, Timestamp};
@@ -74,6 +75,10 @@ pub struct Outcome {
     /// Tool calls: the single-use token to redeem right before running the call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<Token>,
+    /// Once decided, on a server with a signing key: the signed receipt of
+    /// the decision (and of the token), checkable offline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<Receipt>,
 }
 
 impl Outcome {
@@ -95,6 +100,7 @@ impl Outcome {
             approved_call: tool.and_then(|o| o.approved_call.clone()),
             approved_by_grant: tool.and_then(|o| o.approved_by_grant),
             token: tool.and_then(|o| o.token.clone()),
+            receipt: None,
         }
     }
 

@@ -13,11 +13,14 @@ use crate::changes::Changes;
 use crate::db::{Db, DbError};
 use crate::feed::Feed;
 use crate::limits::Limits;
+use crate::signing::Signer;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
+use countersign_domain::wire::{Answer, Outcome, DEFAULT_RULE};
+use countersign_domain::Review;
 use error::ApiError;
 
 /// The OpenAPI 3.1 description of this API.
@@ -35,17 +38,38 @@ pub struct AppState {
     pub feed: Feed,
     /// Each key's request rate.
     pub limits: Limits,
+    /// Signs the receipts of decisions.
+    pub signer: Signer,
 }
 
 impl AppState {
     /// State over an opened database; starts the feed reader.
-    pub async fn new(db: Db, limits: Limits) -> Result<AppState, DbError> {
+    pub async fn new(db: Db, limits: Limits, signer: Signer) -> Result<AppState, DbError> {
         let feed = Feed::start(db.clone()).await?;
         Ok(AppState {
             changes: Changes::new(db.clone(), feed.clone()),
             feed,
             limits,
+            signer,
             db,
+        })
+    }
+
+    /// A review's outcome, with its signed receipt once decided.
+    pub(crate) fn outcome(&self, review: &Review) -> Result<Outcome, ApiError> {
+        let mut outcome = Outcome::of(review);
+        outcome.receipt = self
+            .signer
+            .receipt(review, DEFAULT_RULE)
+            .map_err(ApiError::internal)?;
+        Ok(outcome)
+    }
+
+    /// The answer that carries a stored review and its outcome.
+    pub(crate) fn answer(&self, review: Review) -> Result<Answer, ApiError> {
+        Ok(Answer {
+            outcome: self.outcome(&review)?,
+            review,
         })
     }
 }
@@ -67,6 +91,7 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/events/tickets", post(events::ticket))
         .route("/changes", get(events::list))
         .route("/health", get(health))
+        .route("/signing-key", get(signing_key))
         .route("/openapi.json", get(openapi))
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
@@ -85,6 +110,14 @@ async fn health(axum::extract::State(state): axum::extract::State<AppState>) -> 
     axum::Json(
         serde_json::json!({"status": "ok", "database": backend, "version": env!("CARGO_PKG_VERSION")}),
     )
+}
+
+/// `GET /api/v1/signing-key` (no key needed): the public key receipts are
+/// signed with.
+async fn signing_key(
+    axum::extract::State(state): axum::extract::State<AppState>,
+) -> impl IntoResponse {
+    axum::Json(serde_json::json!({"algorithm": "Ed25519", "public_key": state.signer.public_key()}))
 }
 
 async fn openapi() -> impl IntoResponse {

@@ -36,9 +36,9 @@ pub async fn create(
     caller.require(KeyKind::Agent)?;
     let review = input::new_review(&body)?;
     match state.changes.create(&review, &caller.0.id).await? {
-        None => Ok((StatusCode::CREATED, Json(Answer::of(review)))),
+        None => Ok((StatusCode::CREATED, Json(state.answer(review)?))),
         Some(existing) if existing.review == review || same_request(&existing.review, &review) => {
-            Ok((StatusCode::OK, Json(Answer::of(existing.review))))
+            Ok((StatusCode::OK, Json(state.answer(existing.review)?)))
         }
         Some(_) => Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -163,7 +163,7 @@ pub async fn get(
     let problems: Vec<Detail> = stored.review.validate().iter().map(Detail::from).collect();
     Ok(Json(json!({
         "review": stored.review,
-        "outcome": Outcome::of(&stored.review),
+        "outcome": state.outcome(&stored.review)?,
         "problems": problems,
     })))
 }
@@ -196,7 +196,7 @@ pub async fn outcome(
         if state.changes.close_if_expired(&stored).await? {
             continue; // closed now, without waiting for the next sweep
         }
-        let outcome = Outcome::of(&stored.review);
+        let outcome = state.outcome(&stored.review)?;
         if !outcome.is_pending() || tokio::time::Instant::now() >= deadline {
             return Ok(Json(outcome));
         }
@@ -244,7 +244,7 @@ pub async fn post_decision(
             .review(&id)
             .await?
             .ok_or_else(|| ApiError::not_found(&format!("review {id}")))?;
-        let next = match decide(&stored.review, &input, chrono::Utc::now(), &mut new_id) {
+        let mut next = match decide(&stored.review, &input, chrono::Utc::now(), &mut new_id) {
             Ok(next) => next,
             Err(refused @ DecideError::NotPending { .. }) => {
                 return match state.db.idempotent_result(&caller.0.id, &idem_key).await? {
@@ -254,9 +254,10 @@ pub async fn post_decision(
             }
             Err(refused) => return Err(refusal(refused)),
         };
+        next.attribute_last_decision(&caller.0.id);
         // Serialized once: stored as the review, as the first result, and sent as it is.
         let doc = serde_json::to_string(&next).map_err(ApiError::internal)?;
-        let outcome = serde_json::to_string(&Outcome::of(&next)).map_err(ApiError::internal)?;
+        let outcome = serde_json::to_string(&state.outcome(&next)?).map_err(ApiError::internal)?;
         let response = format!(r#"{{"review":{doc},"outcome":{outcome}}}"#);
         let first = IdempotentResult {
             request: request.clone(),
@@ -434,5 +435,5 @@ pub async fn resubmit_review(
             "the review changed while it was being resubmitted; read it again",
         ));
     }
-    Ok(Json(Answer::of(next)))
+    Ok(Json(state.answer(next)?))
 }

@@ -84,7 +84,7 @@ pub async fn submit(
         Some(approved) => approved,
         None => review,
     };
-    Ok((StatusCode::CREATED, Json(Answer::of(review))))
+    Ok((StatusCode::CREATED, Json(state.answer(review)?)))
 }
 
 /// Approves a just-stored pending call when a grant covers it, recording the
@@ -185,7 +185,7 @@ pub async fn withdraw_request(
             .replace(stored.version, &next, ChangeKind::Decided)
             .await?
         {
-            return Ok(Json(Answer::of(next)));
+            return Ok(Json(state.answer(next)?));
         }
     }
     Err(ApiError::busy())

@@ -1,0 +1,235 @@
+//! Signed receipts through the real server and the real `countersign`
+//! commands: every decision carries one, `countersign verify` checks it
+//! offline, a changed byte or another key fails, and `countersign agent
+//! redeem --public-key` refuses a token whose receipt does not verify before
+//! it is spent.
+
+mod support;
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use std::process::{Command, Output};
+use support::{binary, Server};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(binary()).args(args).output().unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// The public key `countersign keys signing-key` prints for a data folder.
+fn public_key(data: &Path) -> String {
+    let output = run(&["keys", "--data", data.to_str().unwrap(), "signing-key"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+fn verify(file: &Path, key: &str) -> Output {
+    run(&["verify", file.to_str().unwrap(), "--public-key", key])
+}
+
+/// Asks for a transfer and approves it; returns the review id and the decision's answer.
+fn approved_transfer(server: &Server, amount: u32) -> (String, Value) {
+    let agent = server.client(&server.agent);
+    let asked = agent.post(
+        "/tool-calls",
+        &support::tool_call(json!({"amount": amount})),
+    );
+    assert_eq!(asked.status, 201, "{}", asked.text);
+    let id = asked.body["outcome"]["confirm_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        asked.body["outcome"].get("receipt").is_none(),
+        "pending: no receipt yet"
+    );
+    let reviewer = server.client(&server.reviewer);
+    let decided = reviewer.decide(
+        &id,
+        &format!("approve-{id}"),
+        &json!({"status": "approved", "decided_by_role": "security_officer"}),
+    );
+    assert_eq!(decided.status, 200, "{}", decided.text);
+    (id, decided.body)
+}
+
+#[test]
+fn a_decision_carries_a_receipt_that_verifies_offline_and_not_once_changed() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let key = public_key(data.path());
+    let served = server.anonymous().get("/signing-key");
+    assert_eq!(served.status, 200);
+    assert_eq!(
+        served.body,
+        json!({"algorithm": "Ed25519", "public_key": key})
+    );
+
+    let (id, answer) = approved_transfer(&server, 100);
+    let receipt = &answer["outcome"]["receipt"];
+    let body = &receipt["body"];
+    assert_eq!(body["confirm_id"], json!(id));
+    assert_eq!(body["status"], json!("approved"));
+    assert_eq!(body["rule"], json!("default"));
+    assert_eq!(body["target"]["kind"], json!("tool_call"));
+    assert_eq!(
+        body["target"]["sha256"],
+        answer["review"]["target"]["tool_call"]["request"]["toolCallHash"]
+    );
+    assert_eq!(
+        body["decisions"][0]["decided_by_role"],
+        json!("security_officer")
+    );
+    assert!(body["decisions"][0]["decided_by_key"]
+        .as_str()
+        .unwrap()
+        .starts_with("key_"));
+    assert_eq!(
+        body["token"]["token_id"],
+        answer["outcome"]["token"]["tokenId"]
+    );
+    // Read again later, the outcome carries the same receipt.
+    let outcome = server
+        .client(&server.agent)
+        .get(&format!("/reviews/{id}/outcome"));
+    assert_eq!(&outcome.body["receipt"], receipt);
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("answer.json");
+    std::fs::write(&file, answer.to_string()).unwrap();
+    let valid = verify(&file, &key);
+    assert_eq!(valid.status.code(), Some(0), "{}", text(&valid));
+    assert!(
+        text(&valid).contains(&format!("Review {id} is approved")),
+        "{}",
+        text(&valid)
+    );
+
+    // One byte changed anywhere in what was signed: not valid.
+    for (path, value) in [
+        (
+            "/body/decisions/0/decided_by_role",
+            json!("security_officeR"),
+        ),
+        ("/body/token/expires_at", json!("2099-01-01T00:00:00Z")),
+        ("/body/status", json!("rejected")),
+    ] {
+        let mut changed = receipt.clone();
+        *changed.pointer_mut(path).unwrap() = value;
+        std::fs::write(&file, changed.to_string()).unwrap();
+        let refused = verify(&file, &key);
+        assert_eq!(refused.status.code(), Some(1), "{path}: {}", text(&refused));
+        assert!(
+            text(&refused).contains("does not match"),
+            "{}",
+            text(&refused)
+        );
+    }
+
+    // Checked against another server's key: not valid, and it says so.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(&file, receipt.to_string()).unwrap();
+    let refused = verify(&file, &public_key(other.path()));
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        text(&refused).contains("signed by another key"),
+        "{}",
+        text(&refused)
+    );
+
+    // A key that is not one, a file that is not JSON: usage errors, exit 2.
+    assert_eq!(verify(&file, "not-a-key").status.code(), Some(2));
+    std::fs::write(&file, "{").unwrap();
+    assert_eq!(verify(&file, &key).status.code(), Some(2));
+}
+
+#[test]
+fn a_rejected_plan_has_a_receipt_over_the_hash_of_the_canonical_plan() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let review = support::review(1, 3, false);
+    let created = server.client(&server.agent).post("/reviews", &review);
+    assert_eq!(created.status, 201, "{}", created.text);
+    let id = support::confirm_id(1);
+    let decided = server.client(&server.reviewer).decide(
+        &id,
+        "reject-1",
+        &json!({"status": "rejected", "decided_by_role": "reviewer", "reason": "too broad"}),
+    );
+    assert_eq!(decided.status, 200, "{}", decided.text);
+    let body = &decided.body["outcome"]["receipt"]["body"];
+    assert_eq!(body["status"], json!("rejected"));
+    assert_eq!(body["target"]["kind"], json!("plan"));
+    let plan = &decided.body["review"]["target"]["plan"];
+    let canonical = serde_json_canonicalizer::to_string(plan).unwrap();
+    let hash: String = Sha256::digest(canonical.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(body["target"]["sha256"], json!(hash));
+}
+
+#[test]
+fn a_token_whose_receipt_does_not_verify_is_refused_before_it_is_spent() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let key = public_key(data.path());
+    let other = tempfile::tempdir().unwrap();
+    let other_key = public_key(other.path());
+    let (id, answer) = approved_transfer(&server, 250);
+    let token = answer["outcome"]["token"]["tokenId"].as_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let redeem = |call: Value, key: &str| {
+        let file = dir.path().join("call.json");
+        std::fs::write(&file, call.to_string()).unwrap();
+        run(&[
+            "agent",
+            "--server",
+            &server.url,
+            "--key",
+            &server.agent,
+            "--public-key",
+            key,
+            "redeem",
+            &id,
+            "--token",
+            token,
+            "--call",
+            file.to_str().unwrap(),
+        ])
+    };
+    let call = json!({"name": "wire_transfer", "args": {"amount": 250}});
+
+    let forged = redeem(call.clone(), &other_key);
+    assert_eq!(forged.status.code(), Some(1), "{}", text(&forged));
+    assert!(
+        text(&forged).contains("signed by another key"),
+        "{}",
+        text(&forged)
+    );
+    let another_call = redeem(
+        json!({"name": "wire_transfer", "args": {"amount": 9999}}),
+        &key,
+    );
+    assert_eq!(another_call.status.code(), Some(1));
+    assert!(
+        text(&another_call).contains("allows another call"),
+        "{}",
+        text(&another_call)
+    );
+
+    // Neither spent the token: with the right key and the approved call it runs, once.
+    let redeemed = redeem(call.clone(), &key);
+    assert_eq!(redeemed.status.code(), Some(0), "{}", text(&redeemed));
+    let again = redeem(call, &key);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(text(&again).contains("token_used"), "{}", text(&again));
+}
