@@ -8,10 +8,11 @@
 //! - [`limits`]: per-key request rates.
 //! - [`serve`]: the server with the built app, CORS and the demo data.
 //! - [`signing`]: the server's Ed25519 key and the receipts it signs, checked offline.
-//! - [`keys`], [`agent`], [`hook`], [`mcp_gate`], [`validate`]: the other commands.
+//! - [`keys`], [`agent`], [`hook`], [`mcp_gate`], [`validate`], [`audit`]: the other commands.
 
 pub mod agent;
 pub mod api;
+pub mod audit;
 pub mod changes;
 pub mod db;
 pub mod feed;

@@ -1,7 +1,9 @@
 //! `countersign`: the Countersign server and its command-line tools.
 
 use clap::{Args, Parser, Subcommand};
-use countersign_server::{agent, db, hook, keys, mcp_gate, serve, signing, validate, Format};
+use countersign_server::{
+    agent, audit, db, hook, keys, mcp_gate, serve, signing, validate, Format,
+};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,6 +40,13 @@ enum Command {
         /// signing-key` prints, or a file holding it (or a PEM public key).
         #[arg(long, env = "COUNTERSIGN_PUBLIC_KEY")]
         public_key: String,
+    },
+    /// The tamper-evident audit chain of every change.
+    Audit {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        #[command(subcommand)]
+        command: AuditCli,
     },
     /// Serve the HTTP API (and the built app) on SQLite or PostgreSQL.
     Serve {
@@ -102,6 +111,21 @@ enum Command {
         /// The MCP server to start, after `--`.
         #[arg(last = true, required = true)]
         command: Vec<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum AuditCli {
+    /// Walk the chain and name the first entry that does not follow, then
+    /// check every stored review and grant against its last entry. Exit
+    /// code: 0 intact, 1 broken, 2 the database cannot be read.
+    Verify,
+    /// Write the chain as NDJSON, ending with a checkpoint of its head
+    /// signed with the server's key (refused while the chain is broken).
+    Export {
+        /// Where to write (default: standard output).
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
 }
 
@@ -312,6 +336,35 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))
 }
 
+fn run_audit(database: &DatabaseArgs, command: AuditCli) -> ExitCode {
+    let prepared = database
+        .address()
+        .and_then(|address| Ok((address, runtime()?)));
+    let (address, runtime) = match prepared {
+        Ok(ready) => ready,
+        Err(e) => return finish(Err(e)),
+    };
+    match command {
+        AuditCli::Verify => runtime.block_on(audit::verify(&address, &mut std::io::stdout())),
+        AuditCli::Export { output } => {
+            let signer = match signing::Signer::load_or_create(&database.signing_key()) {
+                Ok(signer) => signer,
+                Err(e) => return finish(Err(e.to_string())),
+            };
+            match output {
+                None => runtime.block_on(audit::export(&address, &signer, &mut std::io::stdout())),
+                Some(path) => match std::fs::File::create(&path) {
+                    Ok(file) => {
+                        let mut out = std::io::BufWriter::new(file);
+                        runtime.block_on(audit::export(&address, &signer, &mut out))
+                    }
+                    Err(e) => finish(Err(format!("cannot write {}: {e}", path.display()))),
+                },
+            }
+        }
+    }
+}
+
 fn finish(result: Result<(), String>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -367,6 +420,7 @@ fn main() -> ExitCode {
             runtime()?.block_on(serve::run(options))
         })()),
         Command::Verify { file, public_key } => signing::verify_file(&file, &public_key),
+        Command::Audit { database, command } => run_audit(&database, command),
         Command::Keys { database, command } => finish((|| {
             let command = match command {
                 KeysCli::Add {

@@ -91,6 +91,14 @@ impl Signer {
     }
 }
 
+impl Signer {
+    /// Standard base64 of the signature over a JSON value's canonical form.
+    pub fn sign_json(&self, value: &serde_json::Value) -> Result<String, String> {
+        let bytes = countersign_domain::toolcall::canonicalize(value).map_err(|e| e.to_string())?;
+        Ok(STANDARD.encode(self.key.sign(bytes.as_bytes()).to_bytes()))
+    }
+}
+
 /// Writes a new file only its owner may read.
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;

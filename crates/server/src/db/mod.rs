@@ -2,6 +2,7 @@
 //! PostgreSQL so several server instances can share one database. Both run the
 //! same SQL through sqlx's `Any` driver; only the migrations differ.
 
+pub mod audit;
 mod commit;
 pub mod keys;
 pub mod reviews;
@@ -92,14 +93,16 @@ impl Db {
         let writer = commit::Writer::start(pool.clone(), backend);
         let key_reader = rounds::Rounds::start(pool.clone(), keys::live_keys);
         let review_reader = rounds::Rounds::start(pool.clone(), reviews::stored_rows);
-        Ok(Db {
+        let db = Db {
             pool,
             backend,
             url: url.to_owned(),
             writer,
             key_reader,
             review_reader,
-        })
+        };
+        db.adopt_unaudited().await?;
+        Ok(db)
     }
 
     /// Which database this is.

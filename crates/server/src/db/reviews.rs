@@ -5,7 +5,7 @@
 //! and the change-feed row and idempotency record commit with it or not at all.
 
 use super::rounds::{marks, ReadFuture};
-use super::{stored_time, Backend, Db, DbError};
+use super::{audit, stored_time, Backend, Db, DbError};
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::toolcall::ScopeGrant;
 pub use countersign_domain::wire::ChangeKind;
@@ -155,6 +155,17 @@ struct Columns {
 }
 
 impl Columns {
+    /// The audit entry of a change that leaves this row stored.
+    fn audited(&self, kind: ChangeKind, at: &str) -> audit::Entry {
+        audit::Entry {
+            kind: kind.as_str(),
+            subject: self.id.clone(),
+            subject_type: "review",
+            doc: self.doc.clone(),
+            at: at.to_owned(),
+        }
+    }
+
     fn of(review: &Review) -> Columns {
         Columns::with_doc(review, serde_json::to_string(review).unwrap_or_default())
     }
@@ -251,6 +262,7 @@ impl Db {
             return Ok(None);
         }
         let seq = record_change(&mut tx, row, ChangeKind::Created, &now).await?;
+        audit::append(&mut tx, &[row.audited(ChangeKind::Created, &now)]).await?;
         tx.commit().await?;
         Ok(Some(seq))
     }
@@ -265,16 +277,17 @@ impl Db {
     ) -> Result<u64, DbError> {
         let now = stored_time(chrono::Utc::now());
         let mut tx = super::begin_write(self.pool(), self.backend()).await?;
-        let mut added = 0;
+        let mut added = Vec::new();
         for review in reviews {
             let row = Columns::of(review);
             if insert_row(&mut tx, &row, created_by, &now).await? {
                 record_change(&mut tx, &row, ChangeKind::Created, &now).await?;
-                added += 1;
+                added.push(row.audited(ChangeKind::Created, &now));
             }
         }
+        audit::append(&mut tx, &added).await?;
         tx.commit().await?;
-        Ok(added)
+        Ok(added.len() as u64)
     }
 
     /// The pending tool-call reviews whose `expiresAt` is at or before `now`.
@@ -298,17 +311,31 @@ impl Db {
     /// commit: if it is lost, later calls are asked again, never approved wrongly).
     pub async fn add_grant(&self, grant: &ScopeGrant, review_id: &str) -> Result<(), DbError> {
         let doc = serde_json::to_string(grant).map_err(|e| DbError::Damaged(e.to_string()))?;
-        sqlx::query(
+        let now = stored_time(chrono::Utc::now());
+        let mut tx = super::begin_write(self.pool(), self.backend()).await?;
+        let added = sqlx::query(
             "INSERT INTO scope_grants (grant_id, review_id, tool_name, doc, created_at) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (grant_id) DO NOTHING",
         )
         .bind(grant.grant_id.to_string())
         .bind(review_id)
         .bind(lookup_text(&grant.tool_name))
-        .bind(doc)
-        .bind(stored_time(chrono::Utc::now()))
-        .execute(self.pool())
-        .await?;
+        .bind(&doc)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if added == 1 {
+            let entry = audit::Entry {
+                kind: "grant.made",
+                subject: grant.grant_id.to_string(),
+                subject_type: "grant",
+                doc,
+                at: now,
+            };
+            audit::append(&mut tx, &[entry]).await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 
@@ -851,6 +878,11 @@ pub async fn apply_batch(
                 .bind(now);
         }
         insert.execute(&mut **tx).await?;
+        let entries: Vec<audit::Entry> = stored
+            .iter()
+            .map(|change| change.row.audited(change.kind, now))
+            .collect();
+        audit::append(tx, &entries).await?;
     }
     Ok(results)
 }

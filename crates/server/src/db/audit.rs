@@ -1,0 +1,283 @@
+//! The tamper-evident audit chain: every change to a review or a grant
+//! appends an entry in the change's own transaction (writes are one at a
+//! time, see [`super::begin_write`], so positions have no gaps and each
+//! entry knows the one before). An entry's hash covers the previous hash,
+//! its position and its canonical body; [`Db::verify_audit`] walks the chain
+//! and names the first entry that does not follow, and checks that every
+//! stored review and grant is the one its last entry covers.
+
+use super::{Db, DbError};
+use countersign_domain::toolcall::{canonicalize, CallHash};
+use serde_json::json;
+use sqlx::Row;
+use std::collections::HashMap;
+
+/// The hash before the first entry.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// Entries read per query while verifying or exporting.
+const PAGE: i64 = 2_000;
+
+/// One change as the chain records it.
+pub(crate) struct Entry {
+    /// `review.created`, `review.decided`…, `grant.made`.
+    pub kind: &'static str,
+    /// The review's or grant's id.
+    pub subject: String,
+    /// What the subject is: `review` or `grant`.
+    pub subject_type: &'static str,
+    /// The stored document after the change, exactly as stored.
+    pub doc: String,
+    /// When.
+    pub at: String,
+}
+
+impl Entry {
+    fn body(&self) -> Result<String, sqlx::Error> {
+        let body = json!({
+            "kind": self.kind,
+            "subject": self.subject,
+            "subject_type": self.subject_type,
+            "doc_sha256": CallHash::of_canonical(&self.doc).as_str(),
+            "at": self.at,
+        });
+        canonicalize(&body).map_err(|e| sqlx::Error::Protocol(e.to_string()))
+    }
+}
+
+/// The link from `prev` to an entry at `seq` with `body`.
+pub fn link(prev: &str, seq: i64, body: &str) -> String {
+    CallHash::of_canonical(&format!("{prev}\n{seq}\n{body}"))
+        .as_str()
+        .to_owned()
+}
+
+/// Appends entries after the chain's head, inside a write transaction.
+pub(crate) async fn append(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    entries: &[Entry],
+) -> Result<(), sqlx::Error> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let head = sqlx::query("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1")
+        .fetch_optional(&mut **tx)
+        .await?;
+    let (mut seq, mut prev) = match head {
+        Some(row) => (row.try_get::<i64, _>(0)?, row.try_get::<String, _>(1)?),
+        None => (0, GENESIS.to_owned()),
+    };
+    // In statements of at most 1,000 rows (both databases cap the values
+    // one statement may bind).
+    for chunk in entries.chunks(1_000) {
+        let mut rows = Vec::with_capacity(chunk.len());
+        for entry in chunk {
+            seq += 1;
+            let body = entry.body()?;
+            prev = link(&prev, seq, &body);
+            rows.push((seq, body, prev.clone()));
+        }
+        let marks: Vec<String> = (0..rows.len())
+            .map(|i| format!("(${}, ${}, ${})", 3 * i + 1, 3 * i + 2, 3 * i + 3))
+            .collect();
+        let sql = format!(
+            "INSERT INTO audit_log (seq, body, hash) VALUES {}",
+            marks.join(", ")
+        );
+        let mut insert = sqlx::query(&sql);
+        for (seq, body, hash) in rows {
+            insert = insert.bind(seq).bind(body).bind(hash);
+        }
+        insert.execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+/// What walking the chain found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every entry follows from the one before, and every stored review and
+    /// grant is the document its last entry covers.
+    Intact {
+        /// How many entries.
+        entries: i64,
+        /// The head's hash.
+        head: String,
+    },
+    /// The first thing that does not match.
+    Broken {
+        /// The first entry that does not follow (0 when the entries are
+        /// whole and a stored document differs from its entry).
+        seq: i64,
+        /// What is wrong, for a person.
+        why: String,
+    },
+}
+
+/// One stored entry.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Stored {
+    /// Its position (1, 2, 3…).
+    pub seq: i64,
+    /// Its canonical body.
+    pub body: String,
+    /// Its hash.
+    pub hash: String,
+}
+
+impl Db {
+    /// Starts the chain of a database that had reviews or grants before it
+    /// had one: each is recorded as it stands (`review.adopted`,
+    /// `grant.adopted`), once. Nothing to do on a chain already started.
+    pub(crate) async fn adopt_unaudited(&self) -> Result<(), DbError> {
+        let now = super::stored_time(chrono::Utc::now());
+        // Under the write lock: instances starting together adopt once.
+        let mut tx = super::begin_write(self.pool(), self.backend()).await?;
+        let started = sqlx::query("SELECT seq FROM audit_log LIMIT 1")
+            .fetch_optional(&mut *tx)
+            .await?;
+        if started.is_some() {
+            return Ok(());
+        }
+        let mut entries = Vec::new();
+        for (table, id_column, kind, subject_type) in [
+            ("reviews", "id", "review.adopted", "review"),
+            ("scope_grants", "grant_id", "grant.adopted", "grant"),
+        ] {
+            let rows = sqlx::query(&format!(
+                "SELECT {id_column}, doc FROM {table} ORDER BY {id_column}"
+            ))
+            .fetch_all(&mut *tx)
+            .await?;
+            for row in rows {
+                entries.push(Entry {
+                    kind,
+                    subject: row.try_get(0)?,
+                    subject_type,
+                    doc: row.try_get(1)?,
+                    at: now.clone(),
+                });
+            }
+        }
+        append(&mut tx, &entries).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The entries after position `after`, at most [`PAGE`] of them, in order.
+    pub async fn audit_entries(&self, after: i64) -> Result<Vec<Stored>, DbError> {
+        let rows = sqlx::query(
+            "SELECT seq, body, hash FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2",
+        )
+        .bind(after)
+        .bind(PAGE)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(Stored {
+                    seq: row.try_get(0)?,
+                    body: row.try_get(1)?,
+                    hash: row.try_get(2)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Walks the whole chain (O(entries), in pages), then compares every
+    /// stored review and grant with the document its last entry covers.
+    pub async fn verify_audit(&self) -> Result<Verdict, DbError> {
+        let (mut expected_seq, mut prev) = (1i64, GENESIS.to_owned());
+        let mut last_doc: HashMap<(String, String), (i64, String)> = HashMap::new();
+        loop {
+            let page = self.audit_entries(expected_seq - 1).await?;
+            let Some(last) = page.last().map(|e| e.seq) else {
+                break;
+            };
+            for entry in page {
+                if entry.seq != expected_seq {
+                    return Ok(Verdict::Broken {
+                        seq: expected_seq,
+                        why: format!(
+                            "entry {expected_seq} is missing (the next one stored is {})",
+                            entry.seq
+                        ),
+                    });
+                }
+                if link(&prev, entry.seq, &entry.body) != entry.hash {
+                    return Ok(Verdict::Broken {
+                        seq: entry.seq,
+                        why: format!(
+                            "entry {} does not follow from entry {}: its body or hash was changed, or entries were moved",
+                            entry.seq,
+                            entry.seq - 1
+                        ),
+                    });
+                }
+                let body: serde_json::Value = serde_json::from_str(&entry.body)
+                    .map_err(|e| DbError::Damaged(format!("audit entry {}: {e}", entry.seq)))?;
+                let text = |key: &str| body[key].as_str().unwrap_or_default().to_owned();
+                last_doc.insert(
+                    (text("subject_type"), text("subject")),
+                    (entry.seq, text("doc_sha256")),
+                );
+                prev = entry.hash;
+                expected_seq += 1;
+            }
+            if last < expected_seq - 1 {
+                break;
+            }
+        }
+        if let Some(why) = self.stored_documents_differ(&last_doc).await? {
+            return Ok(Verdict::Broken { seq: 0, why });
+        }
+        Ok(Verdict::Intact {
+            entries: expected_seq - 1,
+            head: prev,
+        })
+    }
+
+    /// The first stored review or grant that is not the document its last
+    /// audit entry covers (or that has no entry at all).
+    async fn stored_documents_differ(
+        &self,
+        last_doc: &HashMap<(String, String), (i64, String)>,
+    ) -> Result<Option<String>, DbError> {
+        for (table, id_column, kind) in [
+            ("reviews", "id", "review"),
+            ("scope_grants", "grant_id", "grant"),
+        ] {
+            let mut after = String::new();
+            loop {
+                let rows = sqlx::query(&format!(
+                    "SELECT {id_column}, doc FROM {table} WHERE {id_column} > $1 ORDER BY {id_column} LIMIT $2"
+                ))
+                .bind(&after)
+                .bind(PAGE)
+                .fetch_all(self.pool())
+                .await?;
+                let Some(last) = rows.last() else { break };
+                after = last.try_get(0)?;
+                for row in &rows {
+                    let id: String = row.try_get(0)?;
+                    let doc: String = row.try_get(1)?;
+                    let hash = CallHash::of_canonical(&doc);
+                    match last_doc.get(&(kind.to_owned(), id.clone())) {
+                        None => {
+                            return Ok(Some(format!(
+                                "{kind} {id} is stored but no audit entry records it"
+                            )))
+                        }
+                        Some((seq, covered)) if covered != hash.as_str() => {
+                            return Ok(Some(format!(
+                                "{kind} {id} as stored is not the document its last audit entry ({seq}) covers: it was changed outside Countersign"
+                            )))
+                        }
+                        Some(_) => {}
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+}
