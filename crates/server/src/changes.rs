@@ -102,6 +102,16 @@ impl Changes {
         }
     }
 
+    /// Stores a just-created call's approval by grant `grant_id` and counts
+    /// the use, unless the grant was revoked meanwhile (false: nothing written).
+    pub async fn approve_by_grant(&self, next: &Review, grant_id: &str) -> Result<bool, DbError> {
+        let approved = self.db.approve_by_grant(next, grant_id).await?;
+        if approved {
+            self.feed.wake();
+        }
+        Ok(approved)
+    }
+
     /// Closes one stored review if it is a pending tool call past its expiry
     /// (cancelled: denied by default). Returns whether it did; a decision
     /// that landed meanwhile stands.

@@ -558,6 +558,7 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
     );
 
     tool_call_operations(&agent, &reviewer, &anonymous);
+    grant_operations(&agent, &reviewer, &anonymous);
     over_the_rate(&server, &contract);
 
     let missing = contract.unexercised_operations();
@@ -600,6 +601,8 @@ fn over_the_rate(server: &Server, contract: &Contract) {
         ("GET", "/events".to_owned()),
         ("POST", "/events/tickets".to_owned()),
         ("GET", "/changes?after=0".to_owned()),
+        ("GET", "/grants".to_owned()),
+        ("POST", "/grants/x/revoke".to_owned()),
     ];
     for (method, path) in requests {
         let body = (method == "POST").then_some(("application/json", b"{}".as_slice()));
@@ -617,6 +620,45 @@ fn over_the_rate(server: &Server, contract: &Contract) {
     }
     let (_, listed, _) = server.keys(&["list"]);
     assert!(listed.contains("rate 1/min,1"), "{listed}");
+}
+
+/// `/grants` and `/grants/{id}/revoke`: every documented status.
+fn grant_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked) {
+    let mut body = tool_call(json!({"amount": 1, "to": "Grant GmbH"}), "R1");
+    body["sessionId"] = json!("grant-session");
+    let asked = agent.post("/tool-calls", &body);
+    assert_eq!(asked.status, 201, "{}", asked.text);
+    let id = asked.body["outcome"]["confirm_id"].as_str().unwrap();
+    let scoped = json!({"status": "approved", "decided_by_role": "reviewer",
+        "tool_call": {"mode": "scope", "scope": "session"}});
+    let approved = reviewer.decide(id, "grant-1", &scoped);
+    assert_eq!(approved.status, 200, "{}", approved.text);
+    let grant = approved.body["review"]["target"]["tool_call"]["outcome"]["grant"]["grantId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let listed = reviewer.get("/grants");
+    assert_eq!(listed.status, 200);
+    assert!(listed.text.contains(&grant), "{}", listed.text);
+    assert_eq!(reviewer.get("/grants?revoked=all").status, 400);
+    assert_eq!(anonymous.get("/grants").status, 401);
+    assert_eq!(agent.get("/grants").status, 403);
+    let revoke = format!("/grants/{grant}/revoke");
+    assert_eq!(anonymous.post(&revoke, &json!({})).status, 401);
+    assert_eq!(agent.post(&revoke, &json!({})).status, 403);
+    assert_eq!(
+        reviewer
+            .post("/grants/no-such-grant/revoke", &json!({}))
+            .status,
+        404
+    );
+    assert_eq!(reviewer.post(&revoke, &json!({})).status, 200);
+    let again = reviewer.post(&revoke, &json!({}));
+    assert_eq!((again.status, again.code()), (409, "already_revoked"));
+    assert!(reviewer
+        .get("/grants?revoked=include")
+        .text
+        .contains(&grant));
 }
 
 /// A tool-call request with `args` at risk tier `tier`.

@@ -22,8 +22,9 @@ const CALLERS: [&str; 6] = [
 
 /// Every endpoint and the status each caller gets; the owner is the agent that
 /// created the review, the role is the one the decision signs as.
-const TABLE: [(&str, [u16; 6]); 15] = [
+const TABLE: [(&str, [u16; 6]); 18] = [
     ("GET /health", [200, 200, 200, 200, 200, 200]),
+    ("GET /signing-key", [200, 200, 200, 200, 200, 200]),
     ("GET /openapi.json", [200, 200, 200, 200, 200, 200]),
     ("POST /reviews", [401, 401, 201, 201, 403, 403]),
     ("GET /reviews", [401, 401, 403, 403, 200, 200]),
@@ -47,6 +48,9 @@ const TABLE: [(&str, [u16; 6]); 15] = [
     ("GET /events", [401, 401, 403, 403, 200, 200]),
     ("POST /events/tickets", [401, 401, 403, 403, 201, 201]),
     ("GET /changes", [401, 401, 403, 403, 200, 200]),
+    ("GET /grants", [401, 401, 403, 403, 200, 200]),
+    // Revoking only ever takes an approval back: any reviewer key may.
+    ("POST /grants/{id}/revoke", [401, 401, 403, 403, 200, 200]),
 ];
 
 const ROLE: &str = "security_officer";
@@ -172,6 +176,25 @@ fn call(
         "POST /events/tickets" => caller.post("/events/tickets", &json!({})).status,
         "GET /requesters" => caller.get("/requesters").status,
         "GET /changes" => caller.get("/changes?after=0").status,
+        "GET /signing-key" => caller.get("/signing-key").status,
+        "GET /grants" => caller.get("/grants").status,
+        "POST /grants/{id}/revoke" => {
+            let asked = owner.post("/tool-calls", &tool_call(n));
+            assert_eq!(asked.status, 201, "{}", asked.text);
+            let id = asked.body["outcome"]["confirm_id"].as_str().unwrap();
+            let mut scoped = decision("approved", "for this session");
+            scoped["tool_call"] = json!({"mode": "scope", "scope": "session"});
+            let decided = reviewer.decide(id, &format!("grant-{n}"), &scoped);
+            assert_eq!(decided.status, 200, "{}", decided.text);
+            let grant =
+                &decided.body["review"]["target"]["tool_call"]["outcome"]["grant"]["grantId"];
+            caller
+                .post(
+                    &format!("/grants/{}/revoke", grant.as_str().unwrap()),
+                    &json!({}),
+                )
+                .status
+        }
         other => panic!("no cell for {other}"),
     }
 }

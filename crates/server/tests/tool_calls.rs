@@ -76,6 +76,56 @@ fn a_session_grant_approves_the_same_call_again_without_asking() {
 }
 
 #[test]
+fn a_revoked_grant_approves_nothing_and_the_next_call_is_asked_again() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let (agent, reviewer) = (
+        server.client(&server.agent),
+        server.client(&server.reviewer),
+    );
+    let args = json!({"amount": 40, "to": "Cloud Co"});
+    let (first, _) = ask(&agent, &request(args.clone(), "R2", "sess-g"));
+    let granted = approve(&reviewer, &first, json!({"mode": "scope", "scope": "15m"}));
+    assert_eq!(granted.status, 200, "{}", granted.text);
+    for _ in 0..2 {
+        let (_, outcome) = ask(&agent, &request(args.clone(), "R2", "sess-g"));
+        assert_eq!(outcome["outcome"], "APPROVED", "{outcome}");
+    }
+
+    // The ledger: what it covers, who granted it, until when, how often it was used.
+    let ledger = reviewer.get("/grants");
+    assert_eq!(ledger.status, 200, "{}", ledger.text);
+    let entry = &ledger.body["items"][0];
+    assert_eq!(entry["review_id"], json!(first));
+    assert_eq!(entry["uses"], json!(2));
+    assert_eq!(entry["grant"]["toolName"], json!("wire_transfer"));
+    assert_eq!(entry["grant"]["grantedByRole"], json!("reviewer"));
+    assert!(entry["grant"]["callHash"].is_string() && entry["grant"]["expiresAt"].is_string());
+    let grant = entry["grant"]["grantId"].as_str().unwrap();
+
+    let revoked = reviewer.post(&format!("/grants/{grant}/revoke"), &json!({}));
+    assert_eq!(revoked.status, 200, "{}", revoked.text);
+    assert!(revoked.body["revoked_by"]
+        .as_str()
+        .unwrap()
+        .starts_with("key_"));
+    assert_eq!(reviewer.get("/grants").body["items"], json!([]));
+    let (_, asked_again) = ask(&agent, &request(args, "R2", "sess-g"));
+    assert_eq!(asked_again["outcome"], "TOOL_BLOCKED_PENDING_APPROVAL");
+    let listed = reviewer.get("/grants?revoked=include");
+    assert_eq!(listed.body["items"][0]["uses"], json!(2), "{}", listed.text);
+
+    // The revocation is in the audit chain, which still verifies.
+    let verified = Command::new(binary())
+        .args(["audit", "--data", data.path().to_str().unwrap(), "export"])
+        .output()
+        .unwrap();
+    let exported = String::from_utf8_lossy(&verified.stdout);
+    assert_eq!(verified.status.code(), Some(0), "{exported}");
+    assert!(exported.contains(r#""kind":"grant.revoked""#), "{exported}");
+}
+
+#[test]
 fn an_expired_request_is_closed_by_the_server_and_cannot_be_approved() {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path(), &[]);

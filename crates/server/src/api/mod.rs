@@ -4,6 +4,7 @@ mod auth;
 mod body;
 mod error;
 mod events;
+mod grants;
 mod input;
 mod query;
 mod reviews;
@@ -90,6 +91,8 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/events", get(events::stream))
         .route("/events/tickets", post(events::ticket))
         .route("/changes", get(events::list))
+        .route("/grants", get(grants::list))
+        .route("/grants/{grant_id}/revoke", post(grants::revoke))
         .route("/health", get(health))
         .route("/signing-key", get(signing_key))
         .route("/openapi.json", get(openapi))

@@ -104,8 +104,12 @@ async fn approve_by_standing_grant(
         };
         let next = decided.map_err(ApiError::internal)?;
         // Version 1: nobody else can have changed a review created a moment ago
-        // without making this approval stale, and then theirs stands.
-        let approved = state.changes.replace(1, &next, ChangeKind::Decided).await?;
+        // without making this approval stale, and then theirs stands. A grant
+        // revoked meanwhile approves nothing: the call is asked.
+        let approved = state
+            .changes
+            .approve_by_grant(&next, &grant.grant_id.to_string())
+            .await?;
         return Ok(approved.then_some(next));
     }
     Ok(None)

@@ -125,6 +125,41 @@ pub struct Stored {
     pub hash: String,
 }
 
+/// The stored reviews or grants after id `after` (all when `limit` is 0),
+/// by id, each as the text its audit entries cover.
+async fn audited_documents(
+    conn: &mut sqlx::AnyConnection,
+    subject_type: &str,
+    after: &str,
+    limit: i64,
+) -> Result<Vec<(String, String)>, sqlx::Error> {
+    let page = if limit > 0 {
+        format!("LIMIT {limit}")
+    } else {
+        String::new()
+    };
+    let grants = subject_type == "grant";
+    let sql = if grants {
+        format!("SELECT grant_id, doc, revoked_at, revoked_by FROM scope_grants WHERE grant_id > $1 ORDER BY grant_id {page}")
+    } else {
+        format!("SELECT id, doc FROM reviews WHERE id > $1 ORDER BY id {page}")
+    };
+    let rows = sqlx::query(&sql).bind(after).fetch_all(&mut *conn).await?;
+    rows.iter()
+        .map(|row| {
+            let doc: String = row.try_get(1)?;
+            let doc = if grants {
+                let revoked_at: Option<String> = row.try_get(2)?;
+                let revoked_by: Option<String> = row.try_get(3)?;
+                super::grants::audited(&doc, revoked_at.as_deref(), revoked_by.as_deref())
+            } else {
+                doc
+            };
+            Ok((row.try_get(0)?, doc))
+        })
+        .collect()
+}
+
 impl Db {
     /// Starts the chain of a database that had reviews or grants before it
     /// had one: each is recorded as it stands (`review.adopted`,
@@ -140,21 +175,13 @@ impl Db {
             return Ok(());
         }
         let mut entries = Vec::new();
-        for (table, id_column, kind, subject_type) in [
-            ("reviews", "id", "review.adopted", "review"),
-            ("scope_grants", "grant_id", "grant.adopted", "grant"),
-        ] {
-            let rows = sqlx::query(&format!(
-                "SELECT {id_column}, doc FROM {table} ORDER BY {id_column}"
-            ))
-            .fetch_all(&mut *tx)
-            .await?;
-            for row in rows {
+        for (kind, subject_type) in [("review.adopted", "review"), ("grant.adopted", "grant")] {
+            for (subject, doc) in audited_documents(&mut tx, subject_type, "", 0).await? {
                 entries.push(Entry {
                     kind,
-                    subject: row.try_get(0)?,
+                    subject,
                     subject_type,
-                    doc: row.try_get(1)?,
+                    doc,
                     at: now.clone(),
                 });
             }
@@ -243,24 +270,14 @@ impl Db {
         &self,
         last_doc: &HashMap<(String, String), (i64, String)>,
     ) -> Result<Option<String>, DbError> {
-        for (table, id_column, kind) in [
-            ("reviews", "id", "review"),
-            ("scope_grants", "grant_id", "grant"),
-        ] {
+        for kind in ["review", "grant"] {
             let mut after = String::new();
             loop {
-                let rows = sqlx::query(&format!(
-                    "SELECT {id_column}, doc FROM {table} WHERE {id_column} > $1 ORDER BY {id_column} LIMIT $2"
-                ))
-                .bind(&after)
-                .bind(PAGE)
-                .fetch_all(self.pool())
-                .await?;
-                let Some(last) = rows.last() else { break };
-                after = last.try_get(0)?;
-                for row in &rows {
-                    let id: String = row.try_get(0)?;
-                    let doc: String = row.try_get(1)?;
+                let mut conn = self.pool().acquire().await?;
+                let rows = audited_documents(&mut conn, kind, &after, PAGE).await?;
+                let Some((last, _)) = rows.last() else { break };
+                after = last.clone();
+                for (id, doc) in rows {
                     let hash = CallHash::of_canonical(&doc);
                     match last_doc.get(&(kind.to_owned(), id.clone())) {
                         None => {

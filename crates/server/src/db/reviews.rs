@@ -7,7 +7,6 @@
 use super::rounds::{marks, ReadFuture};
 use super::{audit, stored_time, Backend, Db, DbError};
 use countersign_domain::model::ConfirmStatus;
-use countersign_domain::toolcall::ScopeGrant;
 pub use countersign_domain::wire::ChangeKind;
 use countersign_domain::wire::{Order, ReviewQuery, ReviewSummary, StatusCounts};
 use countersign_domain::Review;
@@ -210,7 +209,7 @@ impl Columns {
 /// which PostgreSQL text cannot hold, becomes U+FFFD. The JSON document keeps
 /// the exact text and is what every answer and every check reads; filters
 /// pass their values through here too, so they still match.
-fn lookup_text(text: &str) -> String {
+pub(super) fn lookup_text(text: &str) -> String {
     text.replace('\0', "\u{fffd}")
 }
 
@@ -305,55 +304,6 @@ impl Db {
             .iter()
             .map(|row| row.try_get::<String, _>(0))
             .collect::<Result<_, _>>()?)
-    }
-
-    /// Records a scope grant made by an approval (kept after the decision's
-    /// commit: if it is lost, later calls are asked again, never approved wrongly).
-    pub async fn add_grant(&self, grant: &ScopeGrant, review_id: &str) -> Result<(), DbError> {
-        let doc = serde_json::to_string(grant).map_err(|e| DbError::Damaged(e.to_string()))?;
-        let now = stored_time(chrono::Utc::now());
-        let mut tx = super::begin_write(self.pool(), self.backend()).await?;
-        let added = sqlx::query(
-            "INSERT INTO scope_grants (grant_id, review_id, tool_name, doc, created_at) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (grant_id) DO NOTHING",
-        )
-        .bind(grant.grant_id.to_string())
-        .bind(review_id)
-        .bind(lookup_text(&grant.tool_name))
-        .bind(&doc)
-        .bind(&now)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if added == 1 {
-            let entry = audit::Entry {
-                kind: "grant.made",
-                subject: grant.grant_id.to_string(),
-                subject_type: "grant",
-                doc,
-                at: now,
-            };
-            audit::append(&mut tx, &[entry]).await?;
-        }
-        tx.commit().await?;
-        Ok(())
-    }
-
-    /// The grants made for a tool, oldest first.
-    pub async fn grants_for_tool(&self, tool_name: &str) -> Result<Vec<ScopeGrant>, DbError> {
-        let rows = sqlx::query(
-            "SELECT grant_id, doc FROM scope_grants WHERE tool_name = $1 ORDER BY created_at, grant_id",
-        )
-        .bind(lookup_text(tool_name))
-        .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|row| {
-                let id: String = row.try_get(0)?;
-                let doc: String = row.try_get(1)?;
-                serde_json::from_str(&doc).map_err(|e| DbError::Damaged(format!("grant {id}: {e}")))
-            })
-            .collect()
     }
 
     /// The tool-call review for an `approvalId`.
@@ -827,6 +777,18 @@ pub struct Replacement {
     row: Columns,
     kind: ChangeKind,
     idempotency: Option<(String, String, IdempotentResult)>,
+}
+
+impl Replacement {
+    /// A decision without an idempotency record (made by the server itself).
+    pub(super) fn decided(version: i64, next: &Review) -> Replacement {
+        Replacement {
+            version,
+            row: Columns::of(next),
+            kind: ChangeKind::Decided,
+            idempotency: None,
+        }
+    }
 }
 
 /// Applies a batch of changes inside one transaction, in a few statements

@@ -1,0 +1,192 @@
+//! The grants ledger: standing approvals made by scoped approvals, the calls
+//! each let through, and their revocation. Making, using and revoking a
+//! grant are writes under the write lock, so a call is never approved by a
+//! grant revoked before the approval committed.
+
+use super::reviews::{apply_batch, lookup_text, ChangeError, Replacement};
+use super::{audit, begin_write, stored_time, Db, DbError};
+use countersign_domain::toolcall::ScopeGrant;
+use serde::Serialize;
+use sqlx::Row;
+
+/// A grant as the ledger lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct GrantRecord {
+    /// The grant.
+    pub grant: ScopeGrant,
+    /// The review whose approval made it.
+    pub review_id: String,
+    /// How many calls it approved without asking.
+    pub uses: i64,
+    /// When it was revoked, if it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoked_at: Option<String>,
+    /// The reviewer key that revoked it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoked_by: Option<String>,
+}
+
+/// How a revocation ended.
+#[derive(Debug)]
+pub enum Revoked {
+    /// Revoked now.
+    Now(GrantRecord),
+    /// It was revoked before (the record says when and by whom).
+    Already(GrantRecord),
+    /// No such grant.
+    Unknown,
+}
+
+const COLUMNS: &str = "grant_id, doc, review_id, uses, revoked_at, revoked_by";
+
+fn record(row: &sqlx::any::AnyRow) -> Result<GrantRecord, DbError> {
+    let id: String = row.try_get(0)?;
+    let doc: String = row.try_get(1)?;
+    Ok(GrantRecord {
+        grant: serde_json::from_str(&doc)
+            .map_err(|e| DbError::Damaged(format!("grant {id}: {e}")))?,
+        review_id: row.try_get(2)?,
+        uses: row.try_get(3)?,
+        revoked_at: row.try_get(4)?,
+        revoked_by: row.try_get(5)?,
+    })
+}
+
+/// What the audit chain covers of a grant: its document and its revocation
+/// (the use count is derived from the reviews it approved).
+pub(crate) fn audited(doc: &str, revoked_at: Option<&str>, revoked_by: Option<&str>) -> String {
+    format!(
+        "{doc}\nrevoked_at={}\nrevoked_by={}",
+        revoked_at.unwrap_or_default(),
+        revoked_by.unwrap_or_default()
+    )
+}
+
+impl Db {
+    /// Records a scope grant made by an approval (kept after the decision's
+    /// commit: if it is lost, later calls are asked again, never approved wrongly).
+    pub async fn add_grant(&self, grant: &ScopeGrant, review_id: &str) -> Result<(), DbError> {
+        let doc = serde_json::to_string(grant).map_err(|e| DbError::Damaged(e.to_string()))?;
+        let now = stored_time(chrono::Utc::now());
+        let mut tx = begin_write(self.pool(), self.backend()).await?;
+        let added = sqlx::query(
+            "INSERT INTO scope_grants (grant_id, review_id, tool_name, doc, created_at) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (grant_id) DO NOTHING",
+        )
+        .bind(grant.grant_id.to_string())
+        .bind(review_id)
+        .bind(lookup_text(&grant.tool_name))
+        .bind(&doc)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if added == 1 {
+            let entry = audit::Entry {
+                kind: "grant.made",
+                subject: grant.grant_id.to_string(),
+                subject_type: "grant",
+                doc: audited(&doc, None, None),
+                at: now,
+            };
+            audit::append(&mut tx, &[entry]).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The live (not revoked) grants made for a tool, oldest first.
+    pub async fn grants_for_tool(&self, tool_name: &str) -> Result<Vec<ScopeGrant>, DbError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM scope_grants WHERE tool_name = $1 AND revoked_at IS NULL ORDER BY created_at, grant_id"
+        ))
+        .bind(lookup_text(tool_name))
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(|row| Ok(record(row)?.grant)).collect()
+    }
+
+    /// Every grant, newest first; revoked ones only when asked.
+    pub async fn grants(&self, with_revoked: bool) -> Result<Vec<GrantRecord>, DbError> {
+        let filter = if with_revoked {
+            ""
+        } else {
+            "WHERE revoked_at IS NULL"
+        };
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM scope_grants {filter} ORDER BY created_at DESC, grant_id DESC LIMIT 1000"
+        ))
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(record).collect()
+    }
+
+    /// Revokes a grant as the reviewer key `by`, with its audit entry.
+    pub async fn revoke_grant(&self, grant_id: &str, by: &str) -> Result<Revoked, DbError> {
+        let now = stored_time(chrono::Utc::now());
+        let mut tx = begin_write(self.pool(), self.backend()).await?;
+        let found = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM scope_grants WHERE grant_id = $1"
+        ))
+        .bind(grant_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = found else {
+            return Ok(Revoked::Unknown);
+        };
+        let mut grant = record(&row)?;
+        if grant.revoked_at.is_some() {
+            return Ok(Revoked::Already(grant));
+        }
+        let doc: String = row.try_get(1)?;
+        sqlx::query("UPDATE scope_grants SET revoked_at = $1, revoked_by = $2 WHERE grant_id = $3")
+            .bind(&now)
+            .bind(by)
+            .bind(grant_id)
+            .execute(&mut *tx)
+            .await?;
+        let entry = audit::Entry {
+            kind: "grant.revoked",
+            subject: grant_id.to_owned(),
+            subject_type: "grant",
+            doc: audited(&doc, Some(&now), Some(by)),
+            at: now.clone(),
+        };
+        audit::append(&mut tx, &[entry]).await?;
+        tx.commit().await?;
+        grant.revoked_at = Some(now);
+        grant.revoked_by = Some(by.to_owned());
+        Ok(Revoked::Now(grant))
+    }
+
+    /// Stores a call's approval by a grant (replacing the review created at
+    /// version 1) and counts the use, only while the grant is not revoked:
+    /// false, having written nothing, when it was revoked or the review changed.
+    pub async fn approve_by_grant(
+        &self,
+        next: &countersign_domain::Review,
+        grant_id: &str,
+    ) -> Result<bool, DbError> {
+        let now = stored_time(chrono::Utc::now());
+        let mut tx = begin_write(self.pool(), self.backend()).await?;
+        let counted = sqlx::query(
+            "UPDATE scope_grants SET uses = uses + 1 WHERE grant_id = $1 AND revoked_at IS NULL",
+        )
+        .bind(grant_id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if counted != 1 {
+            return Ok(false);
+        }
+        let change = Replacement::decided(1, next);
+        match apply_batch(&mut tx, &[&change], &now).await?.pop() {
+            Some(Ok(())) => {
+                tx.commit().await?;
+                Ok(true)
+            }
+            Some(Err(ChangeError::Db(e))) => Err(e),
+            _ => Ok(false),
+        }
+    }
+}
