@@ -61,6 +61,7 @@ fn Shell() -> impl IntoView {
             })}
             <nav aria-label="Main">
                 <a href="/" aria-current=current(Route::Inbox)>"Inbox " <span class="count" aria-label=move || format!("{} pending", pending.get())>{pending}</span></a>
+                <a href="/grants" aria-current=current(Route::Grants)>"Grants"</a>
                 <a href="/import" aria-current=current(Route::Import)>"Import"</a>
                 <a href="/settings" aria-current=current(Route::Settings)>"Settings"</a>
             </nav>
@@ -75,6 +76,7 @@ fn Shell() -> impl IntoView {
                 Route::Review(id) => view! { <OnDemand load=move || on_demand::review_screen(id.clone()) /> }.into_any(),
                 Route::Import => view! { <OnDemand load=on_demand::import_screen /> }.into_any(),
                 Route::Settings => view! { <OnDemand load=on_demand::settings_screen /> }.into_any(),
+                Route::Grants => view! { <OnDemand load=on_demand::grants_screen /> }.into_any(),
                 Route::NotFound => view! {
                     <section class="not-found">
                         <h1>"Page not found"</h1>

@@ -18,6 +18,8 @@ pub enum Route {
     Import,
     /// `/settings`
     Settings,
+    /// `/grants`
+    Grants,
     /// Anything else.
     NotFound,
 }
@@ -30,6 +32,7 @@ impl Route {
             "" => Route::Inbox,
             "/import" => Route::Import,
             "/settings" => Route::Settings,
+            "/grants" => Route::Grants,
             _ => match trimmed.strip_prefix("/reviews/") {
                 Some(id) if !id.is_empty() && !id.contains('/') => Route::Review(decode(id)),
                 _ => Route::NotFound,

@@ -7,7 +7,8 @@
 use super::connection::Connection;
 use super::fetch::fetch_text;
 use countersign_domain::wire::{
-    ChangePage, Detail, ErrorBody, Refusal, Requesters, ReviewQuery, SummaryPage,
+    ChangePage, Detail, ErrorBody, GrantList, GrantRecord, Refusal, Requesters, ReviewQuery,
+    SummaryPage,
 };
 use countersign_domain::{DecisionInput, Review};
 use serde::de::DeserializeOwned;
@@ -135,6 +136,18 @@ impl HttpStore {
     /// Every role that asked for a review, for the requester filter.
     pub async fn requesters(&self) -> Result<Requesters, HttpError> {
         self.call_as("GET", "/requesters", None, None).await
+    }
+
+    /// The grants ledger, revoked grants included.
+    pub async fn grants(&self) -> Result<GrantList, HttpError> {
+        self.call_as("GET", "/grants?revoked=include", None, None)
+            .await
+    }
+
+    /// Revokes a grant: the next call it would have covered is asked again.
+    pub async fn revoke_grant(&self, grant_id: &str) -> Result<GrantRecord, HttpError> {
+        let path = format!("/grants/{}/revoke", encode(grant_id));
+        self.call_as("POST", &path, Some(&json!({})), None).await
     }
 
     /// Every review, page by page (500 per request): for an export.

@@ -24,7 +24,7 @@ use crate::backend::{
 };
 use crate::browser;
 use crate::settings::Settings;
-use countersign_domain::wire::StatusCounts;
+use countersign_domain::wire::{GrantList, GrantRecord, StatusCounts};
 use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -252,6 +252,25 @@ impl Desk {
     /// The address of the server reviews come from, if any.
     pub fn remote_url(&self) -> Option<String> {
         self.backend.with_value(|b| b.url().map(str::to_owned))
+    }
+
+    /// The standing approvals of the Countersign server reviews come from;
+    /// `None` when the backend keeps none (this browser, LangGraph).
+    pub async fn grants(&self) -> Option<Result<GrantList, HttpError>> {
+        let server = self.server()?;
+        Some(server.grants().await)
+    }
+
+    /// Revokes a standing approval on the server; answered only once the
+    /// server has recorded it.
+    pub async fn revoke_grant(&self, grant_id: &str) -> Result<GrantRecord, String> {
+        let server = self
+            .server()
+            .ok_or("only a Countersign server keeps standing approvals")?;
+        server
+            .revoke_grant(grant_id)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     /// The Countersign server reviews come from, if that is the backend.

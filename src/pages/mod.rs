@@ -1,5 +1,6 @@
 //! One module per screen.
 
+pub mod grants;
 pub mod import;
 pub mod inbox;
 pub mod on_demand;

@@ -19,6 +19,13 @@ on_demand! {
 }
 
 on_demand! {
+    /// The grants ledger.
+    in grants fn grants_screen / preload_grants_screen () -> AnyView {
+        view! { <super::grants::GrantsPage /> }.into_any()
+    }
+}
+
+on_demand! {
     /// Settings.
     in settings fn settings_screen / preload_settings_screen () -> AnyView {
         view! { <super::settings::SettingsPage /> }.into_any()
@@ -33,6 +40,7 @@ pub fn preload_all() {
         let _ = preload_review_screen().await;
         let _ = preload_import_screen().await;
         let _ = preload_settings_screen().await;
+        let _ = preload_grants_screen().await;
     });
 }
 

@@ -318,3 +318,44 @@ test("a udspy agent's confirmation is decided in the browser: approved, edited, 
   expect(await result(rejected)).toMatchObject({ status: "rejected", reason: "Keep it online until the audit", ran: [] });
   await shoot(page, "udspy-rejected");
 });
+
+test("a standing approval is listed with its use, revoked in the browser, and the agent's next call is asked again", async ({ page }) => {
+  // Without a server the page says where grants are kept.
+  await page.goto(`${server.url}/grants`);
+  await expect(page.getByText(/Standing approvals are kept by a Countersign server/)).toBeVisible();
+
+  const call = {
+    requestedByRole: "payments-agent", sessionId: "sess-ledger", runId: "run-1", workspace: "acme",
+    toolCall: { name: "wire_transfer", args: { amount: 75, to: "Cloud Co" } },
+    humanSummary: "Pay the cloud bill", riskTier: "R2",
+  };
+  const asked = await api(server, server.agent, "POST", "/tool-calls", call);
+  expect(asked.status).toBe(201);
+  const id = asked.body.outcome.confirm_id;
+  const approved = await api(server, server.reviewer, "POST", `/reviews/${id}/decisions`,
+    { status: "approved", decided_by_role: "reviewer", tool_call: { mode: "scope", scope: "session" } },
+    { "Idempotency-Key": "ledger-1" });
+  expect(approved.status).toBe(200);
+  const again = await api(server, server.agent, "POST", "/tool-calls", call);
+  expect(again.body.outcome.outcome).toBe("APPROVED");
+
+  await connect(page);
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Grants" }).click();
+  const live = page.getByRole("list", { name: "Standing approvals" }).getByRole("listitem");
+  await expect(live).toHaveCount(1);
+  await expect(live.first()).toContainText("wire_transfer with these exact arguments");
+  await expect(live.first()).toContainText("for this session, session sess-ledger");
+  await expect(live.first()).toContainText("Granted by reviewer");
+  await expect(live.first()).toContainText("let 1 call through");
+  await shoot(page, "grants");
+
+  await live.first().getByRole("button", { name: "Revoke the approval of wire_transfer for this session" }).click();
+  const ended = page.getByRole("list", { name: "Revoked or ended approvals" }).getByRole("listitem");
+  await expect(ended.first()).toContainText(/Revoked just now by key_/);
+  await expect(page.getByText("No standing approvals: every call is asked.")).toBeVisible();
+  await shoot(page, "grants-revoked");
+
+  const third = await api(server, server.agent, "POST", "/tool-calls", call);
+  expect(third.status).toBe(201);
+  expect(third.body.outcome.outcome).toBe("TOOL_BLOCKED_PENDING_APPROVAL");
+});

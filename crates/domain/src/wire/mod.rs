@@ -3,6 +3,7 @@
 
 mod error;
 mod event;
+mod grant;
 mod outcome;
 mod page;
 mod receipt;
@@ -10,6 +11,7 @@ mod summary;
 
 pub use error::{Detail, ErrorBody, ErrorReport, Refusal};
 pub use event::{Change, ChangeKind, ChangePage};
+pub use grant::{GrantList, GrantRecord};
 pub use outcome::{Answer, Outcome, Redeemed, Verdict};
 pub use page::{Order, QueryProblem, Requesters, ReviewQuery, StatusCounts, SummaryPage};
 pub use receipt::{

@@ -12,7 +12,7 @@ use crate::db::keys::KeyKind;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::Json;
-use serde_json::{json, Value};
+use countersign_domain::wire::GrantList;
 
 /// `GET /api/v1/grants[?revoked=include]`: newest first, live ones only
 /// unless revoked ones are asked for too.
@@ -20,7 +20,7 @@ pub async fn list(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<GrantList>, ApiError> {
     caller.require(KeyKind::Reviewer)?;
     let params = Params::parse(raw.as_deref(), &["revoked"])?;
     let with_revoked = match params.get("revoked").map(String::as_str) {
@@ -35,7 +35,7 @@ pub async fn list(
         }
     };
     let items: Vec<GrantRecord> = state.db.grants(with_revoked).await?;
-    Ok(Json(json!({ "items": items })))
+    Ok(Json(GrantList { items }))
 }
 
 /// `POST /api/v1/grants/{grant_id}/revoke`: 200 with the revoked grant; 409

@@ -6,25 +6,8 @@
 use super::reviews::{apply_batch, lookup_text, ChangeError, Replacement};
 use super::{audit, begin_write, stored_time, Db, DbError};
 use countersign_domain::toolcall::ScopeGrant;
-use serde::Serialize;
+pub use countersign_domain::wire::GrantRecord;
 use sqlx::Row;
-
-/// A grant as the ledger lists it.
-#[derive(Debug, Clone, Serialize)]
-pub struct GrantRecord {
-    /// The grant.
-    pub grant: ScopeGrant,
-    /// The review whose approval made it.
-    pub review_id: String,
-    /// How many calls it approved without asking.
-    pub uses: i64,
-    /// When it was revoked, if it was.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub revoked_at: Option<String>,
-    /// The reviewer key that revoked it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub revoked_by: Option<String>,
-}
 
 /// How a revocation ended.
 #[derive(Debug)]

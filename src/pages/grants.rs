@@ -1,0 +1,158 @@
+//! The grants ledger (`/grants`): the standing approvals a Countersign
+//! server holds (what each covers, who granted it, until when, how many calls
+//! it let through), each revocable; revoked ones below, with who and when.
+
+use crate::browser;
+use crate::desk::Desk;
+use crate::time::{ago, exact};
+use countersign_domain::toolcall::Scope;
+use countersign_domain::wire::GrantRecord;
+use countersign_domain::Timestamp;
+use leptos::prelude::*;
+
+/// The grants page.
+#[component]
+pub fn GrantsPage() -> impl IntoView {
+    let desk = expect_context::<Desk>();
+    let ledger = RwSignal::new(None::<Option<Result<Vec<GrantRecord>, String>>>);
+    let reload = move || {
+        leptos::task::spawn_local(async move {
+            let answer = desk.grants().await;
+            ledger.set(Some(
+                answer.map(|r| r.map(|list| list.items).map_err(|e| e.to_string())),
+            ));
+        });
+    };
+    reload();
+    view! {
+        <section class="grants" aria-labelledby="grants-title">
+            <div class="page-head"><h1 id="grants-title">"Standing approvals"</h1></div>
+            <p class="subtle">"Calls an approval “for this session”, “for 15 minutes” or “always for this workspace” lets through without asking. Revoke one and the agent’s next such call is asked again."</p>
+            {move || match ledger.get() {
+                None => view! { <p role="status">"Loading…"</p> }.into_any(),
+                Some(None) => view! {
+                    <p class="card">"Standing approvals are kept by a Countersign server. Connect to one in " <a href="/settings">"Settings"</a> " to see and revoke them."</p>
+                }
+                .into_any(),
+                Some(Some(Err(e))) => view! {
+                    <div class="notice notice-danger" role="alert">
+                        <p>{format!("The standing approvals cannot be read: {e}")}</p>
+                        <button type="button" on:click=move |_| reload()>"Try again"</button>
+                    </div>
+                }
+                .into_any(),
+                Some(Some(Ok(items))) => view! { <Ledger items reload /> }.into_any(),
+            }}
+        </section>
+    }
+}
+
+/// The live grants, then the revoked and ended ones.
+#[component]
+fn Ledger(
+    items: Vec<GrantRecord>,
+    reload: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let now = browser::now();
+    let (live, ended): (Vec<_>, Vec<_>) = items.into_iter().partition(|g| g.is_live(now));
+    let live_view = if live.is_empty() {
+        view! { <p class="card">"No standing approvals: every call is asked."</p> }.into_any()
+    } else {
+        view! {
+            <ul class="grant-list" aria-label="Standing approvals">
+                {live.into_iter().map(|record| view! { <GrantItem record reload /> }).collect_view()}
+            </ul>
+        }
+        .into_any()
+    };
+    view! {
+        {live_view}
+        {(!ended.is_empty()).then(|| view! {
+            <h2>"Revoked or ended"</h2>
+            <ul class="grant-list" aria-label="Revoked or ended approvals">
+                {ended.into_iter().map(|record| view! { <GrantItem record reload /> }).collect_view()}
+            </ul>
+        })}
+    }
+}
+
+/// One grant: what it covers, who granted it, its use, and its revocation.
+#[component]
+fn GrantItem(
+    record: GrantRecord,
+    reload: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let desk = expect_context::<Desk>();
+    let now = browser::now();
+    let grant = record.grant.clone();
+    let live = record.is_live(now);
+    let failed = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let id = grant.grant_id.to_string();
+    let revoke = move |_| {
+        let id = id.clone();
+        busy.set(true);
+        leptos::task::spawn_local(async move {
+            match desk.revoke_grant(&id).await {
+                Ok(_) => reload(),
+                Err(e) => {
+                    failed.set(Some(format!("Not revoked: {e}")));
+                    busy.set(false);
+                }
+            }
+        });
+    };
+    let covers = match &grant.call_hash {
+        Some(hash) => format!(
+            "these exact arguments (call {})",
+            &hash.as_str()[..12.min(hash.as_str().len())]
+        ),
+        None => "any arguments".to_owned(),
+    };
+    let reach = match (grant.scope, &grant.workspace) {
+        (Scope::Workspace, Some(workspace)) => {
+            format!("{}, workspace {workspace}", grant.scope.label())
+        }
+        _ => format!("{}, session {}", grant.scope.label(), grant.session_id),
+    };
+    let uses = match record.uses {
+        1 => "let 1 call through".to_owned(),
+        n => format!("let {n} calls through"),
+    };
+    let state = match (&record.revoked_at, &grant.expires_at) {
+        (Some(at), _) => format!(
+            "Revoked {} by {}",
+            stamp(at).map_or(at.clone(), |t| ago(&t, now)),
+            record.revoked_by.clone().unwrap_or_default()
+        ),
+        (None, Some(end)) if !live => format!("Ended {}", ago(end, now)),
+        (None, Some(end)) => format!("Until {}", exact(end)),
+        (None, None) => "Until revoked".to_owned(),
+    };
+    let label = format!(
+        "Revoke the approval of {} {}",
+        grant.tool_name,
+        grant.scope.label()
+    );
+    view! {
+        <li class="card grant">
+            <p class="grant-tool"><code>{grant.tool_name.clone()}</code>" with "{covers}</p>
+            <p class="subtle">{reach}" · up to "{grant.max_risk.to_string()}</p>
+            <p>"Granted by "<strong>{grant.granted_by_role.clone()}</strong>" "
+                <time title=exact(&grant.granted_at)>{ago(&grant.granted_at, now)}</time>
+                " · "{uses}" · "{state}
+            </p>
+            {live.then(|| view! {
+                <div class="actions">
+                    <button type="button" class="button-reject" aria-label=label.clone() prop:disabled=move || busy.get() on:click=revoke.clone()>"Revoke"</button>
+                </div>
+            })}
+            {move || failed.get().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
+        </li>
+    }
+}
+
+/// A stored time as a timestamp, if it reads as one.
+fn stamp(text: &str) -> Option<Timestamp> {
+    Timestamp::parse(text).ok()
+}
