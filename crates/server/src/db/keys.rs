@@ -2,7 +2,7 @@
 //! list and decide, each signing only as the roles it names. Only a SHA-256
 //! hash of each secret is stored; the secret is shown once, when minted.
 
-use super::rounds::{marks, ReadFuture};
+use super::rounds::{rows_in, ReadFuture};
 use super::{stored_time, Db, DbError};
 use crate::limits::Rate;
 use serde::Serialize;
@@ -249,15 +249,9 @@ impl Db {
 /// The live keys among these hashes, by hash (one round of [`Rounds`](super::rounds::Rounds)).
 pub(super) fn live_keys(pool: sqlx::AnyPool, hashes: Vec<String>) -> ReadFuture<ApiKey> {
     Box::pin(async move {
-        let sql = format!(
-            "SELECT {KEY_COLUMNS}, hash FROM api_keys WHERE revoked_at IS NULL AND hash IN ({})",
-            marks(hashes.len())
-        );
-        let mut query = sqlx::query(&sql);
-        for hash in &hashes {
-            query = query.bind(hash);
-        }
-        let rows = query.fetch_all(&pool).await.map_err(|e| e.to_string())?;
+        let select =
+            format!("SELECT {KEY_COLUMNS}, hash FROM api_keys WHERE revoked_at IS NULL AND hash IN");
+        let rows = rows_in(&pool, &select, &hashes).await?;
         rows.iter()
             .map(|row| {
                 let hash: String = row.try_get(7).map_err(|e| e.to_string())?;

@@ -4,7 +4,7 @@
 //! old one only if nobody changed it meanwhile (compare-and-swap on `version`),
 //! and the change-feed row and idempotency record commit with it or not at all.
 
-use super::rounds::{marks, ReadFuture};
+use super::rounds::{rows_in, ReadFuture};
 use super::{audit, stored_time, Backend, Db, DbError};
 use countersign_domain::model::ConfirmStatus;
 pub use countersign_domain::wire::ChangeKind;
@@ -34,15 +34,8 @@ pub(crate) struct StoredRow {
 /// The rows of these reviews, by id (one round of [`Rounds`](super::rounds::Rounds)).
 pub(super) fn stored_rows(pool: sqlx::AnyPool, ids: Vec<String>) -> ReadFuture<StoredRow> {
     Box::pin(async move {
-        let sql = format!(
-            "SELECT id, doc, version, created_by FROM reviews WHERE id IN ({})",
-            marks(ids.len())
-        );
-        let mut query = sqlx::query(&sql);
-        for id in &ids {
-            query = query.bind(id);
-        }
-        let rows = query.fetch_all(&pool).await.map_err(|e| e.to_string())?;
+        let select = "SELECT id, doc, version, created_by FROM reviews WHERE id IN";
+        let rows = rows_in(&pool, select, &ids).await?;
         rows.iter()
             .map(|row| {
                 let id: String = row.try_get(0)?;

@@ -86,10 +86,17 @@ async fn read_rounds<V: Clone>(
     }
 }
 
-/// `$1, $2, …, $n`: the marks of an `IN` list of `n` values.
-pub(crate) fn marks(n: usize) -> String {
-    (1..=n)
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// The rows `select` (a query ending in `… IN`) finds for these ids.
+pub(crate) async fn rows_in(
+    pool: &sqlx::AnyPool,
+    select: &str,
+    ids: &[String],
+) -> Result<Vec<sqlx::any::AnyRow>, String> {
+    let marks: Vec<String> = (1..=ids.len()).map(|i| format!("${i}")).collect();
+    let sql = format!("{select} ({})", marks.join(", "));
+    let mut query = sqlx::query(&sql);
+    for id in ids {
+        query = query.bind(id);
+    }
+    query.fetch_all(pool).await.map_err(|e| e.to_string())
 }
