@@ -1,8 +1,9 @@
 // An accessibility audit of every screen with axe-core (npm, through
 // @axe-core/playwright), at desktop and phone width and in the dark theme: no
 // violation of WCAG 2.0/2.1 level A or AA. The screens are the local demo's (the inbox, plan
-// and tool-call reviews, a decided review, import, settings, the shortcuts
-// dialog, a missing review); the server's inbox is audited in scale.spec.mjs.
+// and tool-call reviews, a decided review, import, settings, grants, the
+// shortcuts dialog, a missing review); the server's inbox is audited in
+// scale.spec.mjs, its grants in server.spec.mjs.
 import { expect, test } from "@playwright/test";
 import { failOnScriptErrors, wcagViolations } from "./support.mjs";
 
@@ -16,6 +17,7 @@ const SCREENS = [
   ["tool-call review", "/reviews/c0ffee00-0000-4000-8000-000000002002", null],
   ["import and export", "/import", "Import and export"],
   ["settings", "/settings", "Settings"],
+  ["grants (none in this browser)", "/grants", "Standing approvals"],
   ["missing review", "/reviews/00000000-0000-4000-8000-000000000000", "No such review"],
 ];
 

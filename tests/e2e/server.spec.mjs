@@ -3,7 +3,7 @@
 // and a server that goes down. The server is the debug binary the server tests
 // built (COUNTERSIGN_BIN overrides), serving dist/ itself.
 import { expect, test } from "@playwright/test";
-import { api, arriveLate, binary, newPlanReview, shoot, startServer } from "./support.mjs";
+import { api, arriveLate, binary, newPlanReview, shoot, startServer, wcagViolations } from "./support.mjs";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -347,12 +347,15 @@ test("a standing approval is listed with its use, revoked in the browser, and th
   await expect(live.first()).toContainText("for this session, session sess-ledger");
   await expect(live.first()).toContainText("Granted by reviewer");
   await expect(live.first()).toContainText("let 1 call through");
+  expect(await wcagViolations(page), "grants at 1280 px").toEqual([]);
   await shoot(page, "grants");
 
   await live.first().getByRole("button", { name: "Revoke the approval of wire_transfer for this session" }).click();
   const ended = page.getByRole("list", { name: "Revoked or ended approvals" }).getByRole("listitem");
   await expect(ended.first()).toContainText(/Revoked just now by key_/);
   await expect(page.getByText("No standing approvals: every call is asked.")).toBeVisible();
+  await page.setViewportSize({ width: 375, height: 800 });
+  expect(await wcagViolations(page), "revoked grants at 375 px").toEqual([]);
   await shoot(page, "grants-revoked");
 
   const third = await api(server, server.agent, "POST", "/tool-calls", call);
