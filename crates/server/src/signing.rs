@@ -77,6 +77,12 @@ impl Signer {
         STANDARD.encode(self.key.verifying_key().as_bytes())
     }
 
+    /// Standard base64 of the signature over a JSON value's canonical form.
+    pub fn sign_json(&self, value: &serde_json::Value) -> Result<String, String> {
+        let bytes = countersign_domain::toolcall::canonicalize(value).map_err(|e| e.to_string())?;
+        Ok(STANDARD.encode(self.key.sign(bytes.as_bytes()).to_bytes()))
+    }
+
     /// The signed receipt of a decided review under `rule`; `None` while pending.
     pub fn receipt(&self, review: &Review, rule: &str) -> Result<Option<Receipt>, String> {
         let Some(body) = ReceiptBody::of(review, rule).map_err(|e| e.to_string())? else {
@@ -88,14 +94,6 @@ impl Signer {
             public_key: self.public_key(),
             body,
         }))
-    }
-}
-
-impl Signer {
-    /// Standard base64 of the signature over a JSON value's canonical form.
-    pub fn sign_json(&self, value: &serde_json::Value) -> Result<String, String> {
-        let bytes = countersign_domain::toolcall::canonicalize(value).map_err(|e| e.to_string())?;
-        Ok(STANDARD.encode(self.key.sign(bytes.as_bytes()).to_bytes()))
     }
 }
 
