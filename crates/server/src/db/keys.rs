@@ -249,8 +249,9 @@ impl Db {
 /// The live keys among these hashes, by hash (one round of [`Rounds`](super::rounds::Rounds)).
 pub(super) fn live_keys(pool: sqlx::AnyPool, hashes: Vec<String>) -> ReadFuture<ApiKey> {
     Box::pin(async move {
-        let select =
-            format!("SELECT {KEY_COLUMNS}, hash FROM api_keys WHERE revoked_at IS NULL AND hash IN");
+        let select = format!(
+            "SELECT {KEY_COLUMNS}, hash FROM api_keys WHERE revoked_at IS NULL AND hash IN"
+        );
         let rows = rows_in(&pool, &select, &hashes).await?;
         rows.iter()
             .map(|row| {
