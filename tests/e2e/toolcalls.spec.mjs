@@ -95,7 +95,8 @@ test("an expired request cannot be approved and is closed as denied", async ({ p
   await expect(page.getByText("This request has expired")).toBeVisible({ timeout: 10000 });
   await expect(page.getByText("Expired: denied by default")).toBeVisible({ timeout: 10000 });
   const review = await page.evaluate(() => {
-    const key = Object.keys(localStorage).find((k) => localStorage.getItem(k).includes("restart_service"));
+    // The review's own key (the inbox index holds its summary too).
+    const key = Object.keys(localStorage).find((k) => k.startsWith("countersign.v1.review.") && localStorage.getItem(k).includes("restart_service"));
     return JSON.parse(localStorage.getItem(key));
   });
   expect(review.confirm.status).toBe("cancelled");
