@@ -244,5 +244,6 @@ fn build_review(confirm: &Value, plan: Option<&Value>) -> Result<Review, Vec<Iss
         confirm,
         target,
         deciders: Vec::new(),
+        requester: None,
     })
 }

@@ -8,6 +8,7 @@ use crate::split::on_demand;
 use countersign_domain::toolcall::{
     approve_by_grant, expire_if_due, grants, is_due, redeem, Redemption,
 };
+use countersign_domain::policy::ExpiryDecision;
 use countersign_domain::{MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -19,7 +20,7 @@ on_demand! {
         let due: Vec<Review> = desk.entries.with_untracked(|entries| {
             entries
                 .iter()
-                .filter_map(|e| expire_if_due(e.review()?, now, &mut browser::new_id))
+                .filter_map(|e| expire_if_due(e.review()?, ExpiryDecision::Cancelled, now, &mut browser::new_id))
                 .collect()
         });
         for review in due {

@@ -5,6 +5,7 @@
 //! - [`graph`], [`layout`]: a plan's DAG, its checks and its drawing.
 //! - [`lifecycle`]: which status may follow which.
 //! - [`review`]: `decide`, `resubmit` and learning samples.
+//! - [`policy`]: which rule governs a review, its quorum and separation of duties.
 //! - [`toolcall`]: tool-call approvals: canonical JSON, hashes, grants, tokens.
 //! - [`langgraph`]: LangGraph and LangChain interrupts as reviews, the answers
 //!   they take (checked against a response schema) and the runs that resume them.
@@ -24,6 +25,7 @@ pub mod layout;
 pub mod lifecycle;
 pub mod model;
 mod parsed_text;
+pub mod policy;
 pub mod review;
 pub mod text;
 mod timestamp;
@@ -34,7 +36,10 @@ pub mod wire;
 pub use id::{IdError, IdSource, MplpId};
 pub use issue::{Issue, IssueCode, Pointer};
 pub use model::EventType;
-pub use review::{decide, resubmit, DecideError, Decider, DecisionInput, Review, Target};
+pub use review::{
+    decide, decide_under, resubmit, DecideError, Decider, DecisionInput, Judge, KeyRef, Review,
+    Target,
+};
 pub use timestamp::{Timestamp, TimestampError};
 pub use validate::{validate_bundle, validate_document, Document, DocumentKind, Report};
 

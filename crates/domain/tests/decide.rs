@@ -34,6 +34,7 @@ fn submitted_review() -> Review {
         confirm,
         target: Some(Target::Plan(plan)),
         deciders: Vec::new(),
+        requester: None,
     }
 }
 

@@ -3,6 +3,7 @@
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use countersign_domain::model::{ConfirmStatus, DecisionStatus};
+use countersign_domain::policy::ExpiryDecision;
 use countersign_domain::toolcall::{
     approve_by_grant, canonicalize, canonicalize_text, expire_if_due, grants, new_tool_call_review,
     redeem, withdraw, CallHash, OutcomeKind, RedeemError, Redemption, Scope, ToolCall,
@@ -350,8 +351,8 @@ fn expired_requests_cannot_be_approved_and_close_as_denied() {
         matches!(err, DecideError::ToolCall(ToolDecideError::Expired(_))),
         "{err}"
     );
-    assert!(expire_if_due(&review, now() + Duration::minutes(4), &mut ids()).is_none());
-    let closed = expire_if_due(&review, later, &mut ids()).unwrap();
+    assert!(expire_if_due(&review, ExpiryDecision::Cancelled, now() + Duration::minutes(4), &mut ids()).is_none());
+    let closed = expire_if_due(&review, ExpiryDecision::Cancelled, later, &mut ids()).unwrap();
     assert_eq!(closed.confirm.status, ConfirmStatus::Cancelled);
     assert_eq!(outcome(&closed).kind, OutcomeKind::Expired);
     assert!(outcome(&closed)

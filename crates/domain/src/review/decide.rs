@@ -1,8 +1,9 @@
 //! `decide`: the one function that turns a reviewer's decision into a new review.
 
-use super::{Review, Target};
+use super::{KeyRef, Review, Target};
 use crate::issue::Issue;
 use crate::lifecycle::{plan_status_after, PlanTransitionError};
+use crate::policy::{PolicyRefusal, Rule, Standing};
 use crate::model::{ConfirmStatus, Decision, DecisionStatus, Event, EventType, PlanStatus};
 use crate::toolcall::{outcome_for, ToolChoice, ToolDecideError};
 use crate::{IdSource, MplpId, Timestamp};
@@ -56,6 +57,19 @@ pub enum DecideError {
     /// A tool-call decision that the protocol refuses.
     #[error(transparent)]
     ToolCall(#[from] ToolDecideError),
+    /// An approval the policy's rule refuses.
+    #[error(transparent)]
+    Policy(#[from] PolicyRefusal),
+}
+
+/// Who decides under which rule: what the server knows of a decision beyond
+/// its body (the browser knows it too, from the policy and its own key).
+#[derive(Debug, Clone, Copy)]
+pub struct Judge<'a> {
+    /// The rule that governs the review.
+    pub rule: &'a Rule,
+    /// The reviewer key deciding.
+    pub reviewer: &'a KeyRef,
 }
 
 /// Records a reviewer's decision on a pending review.
@@ -70,6 +84,31 @@ pub enum DecideError {
 pub fn decide(
     review: &Review,
     input: &DecisionInput,
+    now: DateTime<Utc>,
+    ids: &mut impl IdSource,
+) -> Result<Review, DecideError> {
+    decide_as(review, input, None, now, ids)
+}
+
+/// [`decide`] under a policy rule, by a known reviewer key: an approval
+/// counts towards the rule's quorum, and the confirm stays `pending` (the
+/// approval recorded in its decisions) until the quorum is met; a rejection
+/// vetoes unless the rule says otherwise. The decision is attributed to the
+/// key. Refused with [`DecideError::Policy`] when the rule does not admit it.
+pub fn decide_under(
+    review: &Review,
+    input: &DecisionInput,
+    judge: Judge<'_>,
+    now: DateTime<Utc>,
+    ids: &mut impl IdSource,
+) -> Result<Review, DecideError> {
+    decide_as(review, input, Some(judge), now, ids)
+}
+
+fn decide_as(
+    review: &Review,
+    input: &DecisionInput,
+    judge: Option<Judge<'_>>,
     now: DateTime<Utc>,
     ids: &mut impl IdSource,
 ) -> Result<Review, DecideError> {
@@ -109,6 +148,33 @@ pub fn decide(
         _ => None,
     };
 
+    let partial = match (judge, status) {
+        (Some(judge), DecisionStatus::Approved) => {
+            let standing = Standing::of(review, judge.rule);
+            standing.admits(
+                review,
+                judge.rule,
+                judge.reviewer,
+                role,
+                input.tool_call.as_ref(),
+            )?;
+            standing.remaining() > 1
+        }
+        (Some(judge), DecisionStatus::Rejected) => !judge.rule.veto,
+        _ => false,
+    };
+    if partial {
+        if let Some(call) = review.tool_call().filter(|c| c.request.expired_at(now)) {
+            return Err(ToolDecideError::Expired(call.request.expires_at.clone()).into());
+        }
+        let decision_id = ids.next_id();
+        let at = Timestamp::from_utc(now);
+        let mut next = record(review, decision_id, status, role, reason, &at, ids);
+        if let Some(judge) = judge {
+            next.attribute_last_decision(judge.reviewer, Some(&judge.rule.name));
+        }
+        return Ok(next);
+    }
     let decision_id = ids.next_id();
     let tool_outcome = match (&review.target, &input.tool_call) {
         (Some(Target::ToolCall(call)), choice) => Some(outcome_for(
@@ -125,38 +191,12 @@ pub fn decide(
         (_, None) => None,
     };
     let at = Timestamp::from_utc(now);
-    let decision = Decision {
-        decision_id,
-        status,
-        decided_by_role: role.to_owned(),
-        decided_at: at.clone(),
-        reason: reason.map(str::to_owned),
-    };
-    let mut next = review.clone();
-    let trace_id = confirm.trace.as_ref().map(|t| t.trace_id);
-    let decision_event = event(
-        ids.next_id(),
-        format!("decision.{status}"),
-        "confirm",
-        &at,
-        trace_id,
-        json!({
-            "confirm_id": confirm.confirm_id,
-            "decision_id": decision.decision_id,
-            "decided_by_role": role,
-            "reason": reason,
-        }),
-    );
+    let mut next = record(review, decision_id, status, role, reason, &at, ids);
     next.confirm.status = status.into();
-    next.confirm
-        .decisions
-        .get_or_insert_with(Vec::new)
-        .push(decision.clone());
-    next.confirm
-        .events
-        .get_or_insert_with(Vec::new)
-        .push(decision_event);
-
+    if let Some(judge) = judge {
+        next.attribute_last_decision(judge.reviewer, Some(&judge.rule.name));
+    }
+    let trace_id = confirm.trace.as_ref().map(|t| t.trace_id);
     if let (Some(Target::ToolCall(call)), Some(outcome)) = (&mut next.target, tool_outcome) {
         call.outcome = Some(outcome);
     }
@@ -178,12 +218,55 @@ pub fn decide(
                 "from": from,
                 "to": to,
                 "confirm_id": confirm.confirm_id,
-                "decision_id": decision.decision_id,
+                "decision_id": decision_id,
             }),
         );
         plan.events.get_or_insert_with(Vec::new).push(plan_event);
     }
     Ok(next)
+}
+
+/// `review` with one more decision and its `decision.<status>` event (the
+/// confirm's status is the caller's to set).
+fn record(
+    review: &Review,
+    decision_id: MplpId,
+    status: DecisionStatus,
+    role: &str,
+    reason: Option<&str>,
+    at: &Timestamp,
+    ids: &mut impl IdSource,
+) -> Review {
+    let confirm = &review.confirm;
+    let mut next = review.clone();
+    let decision_event = event(
+        ids.next_id(),
+        format!("decision.{status}"),
+        "confirm",
+        at,
+        confirm.trace.as_ref().map(|t| t.trace_id),
+        json!({
+            "confirm_id": confirm.confirm_id,
+            "decision_id": decision_id,
+            "decided_by_role": role,
+            "reason": reason,
+        }),
+    );
+    next.confirm
+        .decisions
+        .get_or_insert_with(Vec::new)
+        .push(Decision {
+            decision_id,
+            status,
+            decided_by_role: role.to_owned(),
+            decided_at: at.clone(),
+            reason: reason.map(str::to_owned),
+        });
+    next.confirm
+        .events
+        .get_or_insert_with(Vec::new)
+        .push(decision_event);
+    next
 }
 
 /// An event; `event_type` is one of this crate's dotted lowercase names.

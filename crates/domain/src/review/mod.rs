@@ -6,14 +6,14 @@ mod learning;
 mod resubmit;
 
 pub(crate) use decide::event;
-pub use decide::{decide, DecideError, DecisionInput};
+pub use decide::{decide, decide_under, DecideError, DecisionInput, Judge};
 pub use learning::{
     learning_sample, FeedbackLabel, LearningSample, SampleInput, SampleMeta, SampleOutput,
 };
 pub use resubmit::{resubmit, Resubmission, ResubmitError};
 
 use crate::issue::{Issue, IssueCode, Pointer};
-use crate::model::{Confirm, Context, Plan, TargetType, Trace};
+use crate::model::{Confirm, Context, Decision, Plan, TargetType, Trace};
 use crate::toolcall::ToolCallReview;
 use crate::validate::validate_bundle;
 use crate::MplpId;
@@ -90,6 +90,28 @@ pub struct Review {
     /// no place for it): what receipts and policies name as "who".
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deciders: Vec<Decider>,
+    /// The agent key that asked, as the server recorded it: policies forbid
+    /// its owner from approving.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requester: Option<KeyRef>,
+}
+
+/// An API key and the person or team it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyRef {
+    /// The key's public id.
+    pub key_id: String,
+    /// Its owner (`keys add --owner`), when one was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+}
+
+impl KeyRef {
+    /// Who is behind the key: its owner, else the key itself.
+    pub fn person(&self) -> &str {
+        self.owner.as_deref().unwrap_or(&self.key_id)
+    }
 }
 
 /// The reviewer key behind one decision.
@@ -100,25 +122,48 @@ pub struct Decider {
     pub decision_id: MplpId,
     /// The public id of the reviewer key that sent it.
     pub key_id: String,
+    /// The key's owner, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// The policy rule the decision was checked against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 impl Review {
-    /// Records that the reviewer key `key_id` made the confirm's latest decision.
-    pub fn attribute_last_decision(&mut self, key_id: &str) {
+    /// Records that `key` made the confirm's latest decision, under `rule`.
+    pub fn attribute_last_decision(&mut self, key: &KeyRef, rule: Option<&str>) {
         if let Some(decision) = self.confirm.last_decision() {
             self.deciders.push(Decider {
                 decision_id: decision.decision_id,
-                key_id: key_id.to_owned(),
+                key_id: key.key_id.clone(),
+                owner: key.owner.clone(),
+                rule: rule.map(str::to_owned),
             });
         }
     }
 
     /// The reviewer key that made a decision, when one was recorded.
-    pub fn decider_of(&self, decision_id: MplpId) -> Option<&str> {
-        self.deciders
+    pub fn decider_of(&self, decision_id: MplpId) -> Option<&Decider> {
+        self.deciders.iter().find(|d| d.decision_id == decision_id)
+    }
+
+    /// The decisions since the request was last (re)submitted: the ones a
+    /// quorum counts. Decision events mark where each resubmission fell.
+    pub fn current_round(&self) -> &[Decision] {
+        let decisions = self.confirm.decisions();
+        let events = self.confirm.events.as_deref().unwrap_or_default();
+        let Some(last_resubmit) = events
             .iter()
-            .find(|d| d.decision_id == decision_id)
-            .map(|d| d.key_id.as_str())
+            .rposition(|e| e.event_type.as_str() == "confirm.resubmitted")
+        else {
+            return decisions;
+        };
+        let before = events[..last_resubmit]
+            .iter()
+            .filter(|e| e.event_type.as_str().starts_with("decision."))
+            .count();
+        &decisions[before.min(decisions.len())..]
     }
 
     /// The plan under review, if the target is a plan.

@@ -7,6 +7,7 @@ use super::outcome::{OutcomeKind, ToolCallReview};
 use super::request::ToolCallSubmission;
 use super::token::{RedeemError, Redemption};
 use crate::issue::Issue;
+use crate::policy::ExpiryDecision;
 use crate::model::{ConfirmStatus, DecisionStatus};
 use crate::review::{decide, event, DecideError, DecisionInput, Review, Target};
 use crate::{IdSource, Timestamp};
@@ -30,6 +31,7 @@ pub fn new_tool_call_review(
             outcome: None,
         })),
         deciders: Vec::new(),
+        requester: None,
     })
 }
 
@@ -89,10 +91,12 @@ pub fn is_due(review: &Review, now: DateTime<Utc>) -> bool {
             .is_some_and(|call| call.request.expired_at(now))
 }
 
-/// Closes a pending call whose `expiresAt` has passed as cancelled, denied by
-/// default, with the reason the agent sees. `None` when nothing is due.
+/// Closes a pending call whose `expiresAt` has passed as `closing` (cancelled
+/// unless a policy says rejected), denied by default, with the reason the
+/// agent sees. `None` when nothing is due.
 pub fn expire_if_due(
     review: &Review,
+    closing: ExpiryDecision,
     now: DateTime<Utc>,
     ids: &mut impl IdSource,
 ) -> Option<Review> {
@@ -101,7 +105,7 @@ pub fn expire_if_due(
         return None;
     };
     let input = DecisionInput {
-        status: DecisionStatus::Cancelled,
+        status: closing.into(),
         decided_by_role: EXPIRED_BY.into(),
         reason: Some(format!(
             "expired at {} with no decision; denied by default",
@@ -150,7 +154,7 @@ pub fn withdraw(
     }
     // Past its expiry it closes as expired, which is what it became.
     if is_due(review, now) {
-        return expire_if_due(review, now, ids).ok_or(WithdrawError::NotPending(confirm.status));
+        return expire_if_due(review, ExpiryDecision::Cancelled, now, ids).ok_or(WithdrawError::NotPending(confirm.status));
     }
     let input = DecisionInput {
         status: DecisionStatus::Cancelled,

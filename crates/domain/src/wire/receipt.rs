@@ -70,6 +70,9 @@ pub struct ReceiptDecision {
     /// The reviewer key that made it (absent for the server's own: an expiry).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_by_key: Option<String>,
+    /// The key's owner, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by_owner: Option<String>,
     /// When.
     pub decided_at: Timestamp,
 }
@@ -104,9 +107,10 @@ pub struct Receipt {
 }
 
 impl ReceiptBody {
-    /// What a decided review states, under `rule`; `None` while it is pending.
+    /// What a decided review states (its current round's decisions, the rule
+    /// its last decision was checked against); `None` while it is pending.
     /// Cost: one canonical serialization of the target.
-    pub fn of(review: &Review, rule: &str) -> Result<Option<ReceiptBody>, CanonicalError> {
+    pub fn of(review: &Review) -> Result<Option<ReceiptBody>, CanonicalError> {
         let confirm = &review.confirm;
         let Some(last) = confirm.last_decision() else {
             return Ok(None);
@@ -136,14 +140,25 @@ impl ReceiptBody {
                 id: confirm.target_id,
                 sha256,
             },
-            decisions: vec![ReceiptDecision {
-                decision_id: last.decision_id,
-                status: last.status,
-                decided_by_role: last.decided_by_role.clone(),
-                decided_by_key: review.decider_of(last.decision_id).map(str::to_owned),
-                decided_at: last.decided_at.clone(),
-            }],
-            rule: rule.to_owned(),
+            decisions: review
+                .current_round()
+                .iter()
+                .map(|d| {
+                    let key = review.decider_of(d.decision_id);
+                    ReceiptDecision {
+                        decision_id: d.decision_id,
+                        status: d.status,
+                        decided_by_role: d.decided_by_role.clone(),
+                        decided_by_key: key.map(|k| k.key_id.clone()),
+                        decided_by_owner: key.and_then(|k| k.owner.clone()),
+                        decided_at: d.decided_at.clone(),
+                    }
+                })
+                .collect(),
+            rule: review
+                .decider_of(last.decision_id)
+                .and_then(|k| k.rule.clone())
+                .unwrap_or_else(|| DEFAULT_RULE.to_owned()),
             approved_by_grant: outcome.and_then(|o| o.approved_by_grant),
             scope: outcome.and_then(|o| o.grant.as_ref()).map(|g| g.scope),
             token: outcome

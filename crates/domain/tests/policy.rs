@@ -1,0 +1,219 @@
+//! Policies: which rule governs a review, quorums of distinct reviewers with
+//! required roles, vetoes, separation of duties, and the policy's own checks.
+
+use chrono::{DateTime, TimeZone, Utc};
+use countersign_domain::model::{ConfirmStatus, DecisionStatus};
+use countersign_domain::policy::{Policy, PolicyRefusal, Rule, SelfApproval, Standing};
+use countersign_domain::toolcall::{new_tool_call_review, ToolChoice, ToolMode};
+use countersign_domain::wire::ReceiptBody;
+use countersign_domain::{
+    decide_under, DecideError, DecisionInput, Judge, KeyRef, MplpId, Review,
+};
+use std::sync::atomic::{AtomicU64, Ordering};
+use serde_json::json;
+
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 25, 12, 0, 0).unwrap()
+}
+
+fn call(tool: &str, tier: &str) -> Review {
+    let submission = serde_json::from_value(json!({
+        "requestedByRole": "deploy-agent",
+        "sessionId": "s1",
+        "runId": "r1",
+        "toolCall": {"name": tool, "args": {"amount": 10}},
+        "humanSummary": "Do it",
+        "riskTier": tier,
+    }))
+    .unwrap();
+    let mut review = new_tool_call_review(submission, now(), &mut ids()).unwrap();
+    review.requester = Some(key("key_agent", "alice"));
+    review
+}
+
+/// Fresh ids across the whole run (decisions are told apart by id).
+fn ids() -> impl FnMut() -> MplpId {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    || {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        MplpId::parse(&format!("00000000-0000-4000-8000-{n:012x}")).unwrap()
+    }
+}
+
+fn key(id: &str, owner: &str) -> KeyRef {
+    KeyRef {
+        key_id: id.into(),
+        owner: Some(owner.into()),
+    }
+}
+
+fn parse(toml_like: serde_json::Value) -> Policy {
+    serde_json::from_value(toml_like).unwrap()
+}
+
+fn payments() -> Policy {
+    parse(json!({"rules": [
+        {"name": "payments", "tool": "payments.*", "risk": ["R3", "R4"],
+         "approvals": 2, "required_roles": ["release_manager"]},
+        {"name": "no veto", "tool": "tickets.*", "approvals": 2, "veto": false},
+    ]}))
+}
+
+fn input(status: DecisionStatus, role: &str) -> DecisionInput {
+    DecisionInput {
+        status,
+        decided_by_role: role.into(),
+        reason: (status == DecisionStatus::Rejected).then(|| "too risky".into()),
+        tool_call: None,
+    }
+}
+
+fn as_key(
+    review: &Review,
+    policy: &Policy,
+    reviewer: &KeyRef,
+    status: DecisionStatus,
+    role: &str,
+) -> Result<Review, DecideError> {
+    let rule = policy.rule_for(review);
+    let judge = Judge {
+        rule: &rule,
+        reviewer,
+    };
+    decide_under(review, &input(status, role), judge, now(), &mut ids())
+}
+
+#[test]
+fn rules_match_in_order_by_tool_risk_and_role() {
+    let policy = payments();
+    assert_eq!(policy.rule_for(&call("payments.refund", "R4")).name, "payments");
+    assert_eq!(policy.rule_for(&call("payments.refund", "R1")).name, "default");
+    assert_eq!(policy.rule_for(&call("tickets.close", "R0")).name, "no veto");
+    let by_role = parse(json!({"rules": [{"name": "ci", "requester_role": ["ci-agent"]}]}));
+    assert_eq!(by_role.rule_for(&call("x", "R0")).name, "default");
+}
+
+#[test]
+fn two_approvals_with_a_required_role_keep_the_request_pending_until_met() {
+    let policy = payments();
+    let review = call("payments.refund", "R4");
+    let once = as_key(&review, &policy, &key("k1", "bob"), DecisionStatus::Approved, "security_officer").unwrap();
+    assert_eq!(once.confirm.status, ConfirmStatus::Pending);
+    assert!(once.tool_call().unwrap().outcome.is_none(), "no token before the quorum");
+    let rule = policy.rule_for(&once);
+    let standing = Standing::of(&once, &rule);
+    assert_eq!(
+        standing.to_string(),
+        "1 of 2 approvals — approved by `bob` as security_officer; needs one more from release_manager"
+    );
+    let twice = as_key(&once, &policy, &key("k2", "carol"), DecisionStatus::Approved, "release_manager").unwrap();
+    assert_eq!(twice.confirm.status, ConfirmStatus::Approved);
+    assert!(twice.tool_call().unwrap().outcome.as_ref().unwrap().token.is_some());
+    assert!(Standing::of(&twice, &rule).is_met());
+    let receipt = ReceiptBody::of(&twice).unwrap().unwrap();
+    assert_eq!(receipt.rule, "payments");
+    let owners: Vec<_> = receipt.decisions.iter().map(|d| d.decided_by_owner.clone().unwrap()).collect();
+    assert_eq!(owners, ["bob", "carol"]);
+}
+
+#[test]
+fn the_same_reviewer_twice_is_refused_even_with_another_key() {
+    let policy = payments();
+    let once = as_key(&call("payments.refund", "R4"), &policy, &key("k1", "bob"), DecisionStatus::Approved, "security_officer").unwrap();
+    let again = as_key(&once, &policy, &key("k9", "bob"), DecisionStatus::Approved, "release_manager");
+    assert!(matches!(again, Err(DecideError::Policy(PolicyRefusal::SameReviewer { ref person, .. })) if person == "bob"), "{again:?}");
+}
+
+#[test]
+fn a_role_that_would_crowd_out_a_required_one_is_refused() {
+    let policy = payments();
+    let once = as_key(&call("payments.refund", "R4"), &policy, &key("k1", "bob"), DecisionStatus::Approved, "security_officer").unwrap();
+    let err = as_key(&once, &policy, &key("k2", "carol"), DecisionStatus::Approved, "security_officer").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "rule `payments` still needs an approval from release_manager: approve as release_manager, or leave this approval to someone who can"
+    );
+}
+
+#[test]
+fn the_requesters_owner_may_not_approve_high_risk_calls_by_default() {
+    let policy = parse(json!({"rules": [{"name": "ops", "tool": "deploy*"}]}));
+    let high = as_key(&call("deploy", "R3"), &policy, &key("k5", "alice"), DecisionStatus::Approved, "sre");
+    assert!(matches!(high, Err(DecideError::Policy(PolicyRefusal::SelfApproval { .. }))), "{high:?}");
+    let low = as_key(&call("deploy", "R2"), &policy, &key("k5", "alice"), DecisionStatus::Approved, "sre");
+    assert_eq!(low.unwrap().confirm.status, ConfirmStatus::Approved);
+    let forbid = parse(json!({"rules": [{"name": "strict", "self_approval": "forbid"}]}));
+    let err = as_key(&call("deploy", "R0"), &forbid, &key("k5", "alice"), DecisionStatus::Approved, "sre").unwrap_err();
+    assert!(err.to_string().contains("rule `strict` forbids approving your own request"), "{err}");
+    let rejected = as_key(&call("deploy", "R4"), &forbid, &key("k5", "alice"), DecisionStatus::Rejected, "sre");
+    assert_eq!(rejected.unwrap().confirm.status, ConfirmStatus::Rejected, "saying no to your own request is fine");
+}
+
+#[test]
+fn without_a_policy_one_approval_decides_as_before() {
+    let none = Policy::default();
+    let review = call("payments.refund", "R4");
+    assert_eq!(none.rule_for(&review).self_approval, Some(SelfApproval::Allow));
+    let done = as_key(&review, &none, &key("k5", "alice"), DecisionStatus::Approved, "sre").unwrap();
+    assert_eq!(done.confirm.status, ConfirmStatus::Approved);
+}
+
+#[test]
+fn a_rejection_vetoes_unless_the_rule_says_otherwise() {
+    let policy = payments();
+    let vetoed = as_key(&call("payments.refund", "R4"), &policy, &key("k1", "bob"), DecisionStatus::Rejected, "x").unwrap();
+    assert_eq!(vetoed.confirm.status, ConfirmStatus::Rejected);
+    let kept = as_key(&call("tickets.close", "R1"), &policy, &key("k1", "bob"), DecisionStatus::Rejected, "x").unwrap();
+    assert_eq!(kept.confirm.status, ConfirmStatus::Pending);
+    let one = as_key(&kept, &policy, &key("k2", "carol"), DecisionStatus::Approved, "x").unwrap();
+    let two = as_key(&one, &policy, &key("k3", "dave"), DecisionStatus::Approved, "x").unwrap();
+    assert_eq!(two.confirm.status, ConfirmStatus::Approved);
+}
+
+#[test]
+fn edits_and_standing_grants_are_refused_under_a_quorum() {
+    let policy = payments();
+    let rule = policy.rule_for(&call("payments.refund", "R4")).into_owned();
+    let mut approve = input(DecisionStatus::Approved, "release_manager");
+    approve.tool_call = Some(ToolChoice {
+        mode: Some(ToolMode::Edit),
+        args: Some(r#"{"amount": 1}"#.into()),
+        ..ToolChoice::default()
+    });
+    let reviewer = key("k1", "bob");
+    let judge = Judge { rule: &rule, reviewer: &reviewer };
+    let err = decide_under(&call("payments.refund", "R4"), &approve, judge, now(), &mut ids()).unwrap_err();
+    assert!(matches!(err, DecideError::Policy(PolicyRefusal::OnlyOnce { needed: 2, .. })), "{err:?}");
+}
+
+#[test]
+fn policy_problems_name_the_rule_and_field() {
+    let cases = [
+        (json!([{"name": "all"}, {"name": "late", "tool": "x"}]), "late", "can never match: every request it matches is taken by the earlier rule `all`"),
+        (json!([{"name": "p", "tool": "pay*"}, {"name": "q", "tool": "payments"}]), "q", "taken by the earlier rule `p`"),
+        (json!([{"name": "r", "required_roles": ["a", "b"], "approvals": 1}]), "required_roles", "2 roles are required but only 1 approval(s)"),
+        (json!([{"name": "z", "approvals": 0}]), "approvals", "at least 1 approval"),
+        (json!([{"name": "t", "target": ["plan"], "tool": "x"}]), "tool", "can never match"),
+        (json!([{"name": "e", "risk": []}]), "risk", "an empty list matches nothing"),
+        (json!([{"name": "d"}, {"name": "d", "tool": "y"}]), "name", "already used"),
+        (json!([{"name": "w", "expires_after": "10m", "escalate_after": "1h"}]), "escalate_after", "never happens"),
+    ];
+    for (rules, field_or_rule, message) in cases {
+        let policy = parse(json!({ "rules": rules }));
+        let problems = policy.problems();
+        assert!(
+            problems.iter().any(|p| p.message.contains(message)
+                && (p.field == field_or_rule || policy.rules[p.rule].name == field_or_rule)),
+            "{rules}: {problems:?}"
+        );
+    }
+    let fine = parse(json!({"rules": [
+        {"name": "a", "tool": "payments.*", "risk": ["R4"]},
+        {"name": "b", "tool": "payments.*"},
+        {"name": "c", "target": ["plan"]},
+        {"name": "d"},
+    ]}));
+    assert_eq!(fine.problems(), []);
+    let rule: Rule = serde_json::from_value(json!({"name": "x"})).unwrap();
+    assert!(rule.veto && rule.approvals == 1);
+}
