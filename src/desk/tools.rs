@@ -5,10 +5,10 @@
 use super::{Desk, Entry};
 use crate::browser;
 use crate::split::on_demand;
+use countersign_domain::policy::ExpiryDecision;
 use countersign_domain::toolcall::{
     approve_by_grant, expire_if_due, grants, is_due, redeem, Redemption,
 };
-use countersign_domain::policy::ExpiryDecision;
 use countersign_domain::{MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;

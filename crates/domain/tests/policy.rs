@@ -6,11 +6,9 @@ use countersign_domain::model::{ConfirmStatus, DecisionStatus};
 use countersign_domain::policy::{Policy, PolicyRefusal, Rule, SelfApproval, Standing};
 use countersign_domain::toolcall::{new_tool_call_review, ToolChoice, ToolMode};
 use countersign_domain::wire::ReceiptBody;
-use countersign_domain::{
-    decide_under, DecideError, DecisionInput, Judge, KeyRef, MplpId, Review,
-};
-use std::sync::atomic::{AtomicU64, Ordering};
+use countersign_domain::{decide_under, DecideError, DecisionInput, Judge, KeyRef, MplpId, Review};
 use serde_json::json;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 25, 12, 0, 0).unwrap()
@@ -86,9 +84,18 @@ fn as_key(
 #[test]
 fn rules_match_in_order_by_tool_risk_and_role() {
     let policy = payments();
-    assert_eq!(policy.rule_for(&call("payments.refund", "R4")).name, "payments");
-    assert_eq!(policy.rule_for(&call("payments.refund", "R1")).name, "default");
-    assert_eq!(policy.rule_for(&call("tickets.close", "R0")).name, "no veto");
+    assert_eq!(
+        policy.rule_for(&call("payments.refund", "R4")).name,
+        "payments"
+    );
+    assert_eq!(
+        policy.rule_for(&call("payments.refund", "R1")).name,
+        "default"
+    );
+    assert_eq!(
+        policy.rule_for(&call("tickets.close", "R0")).name,
+        "no veto"
+    );
     let by_role = parse(json!({"rules": [{"name": "ci", "requester_role": ["ci-agent"]}]}));
     assert_eq!(by_role.rule_for(&call("x", "R0")).name, "default");
 }
@@ -97,38 +104,96 @@ fn rules_match_in_order_by_tool_risk_and_role() {
 fn two_approvals_with_a_required_role_keep_the_request_pending_until_met() {
     let policy = payments();
     let review = call("payments.refund", "R4");
-    let once = as_key(&review, &policy, &key("k1", "bob"), DecisionStatus::Approved, "security_officer").unwrap();
+    let once = as_key(
+        &review,
+        &policy,
+        &key("k1", "bob"),
+        DecisionStatus::Approved,
+        "security_officer",
+    )
+    .unwrap();
     assert_eq!(once.confirm.status, ConfirmStatus::Pending);
-    assert!(once.tool_call().unwrap().outcome.is_none(), "no token before the quorum");
+    assert!(
+        once.tool_call().unwrap().outcome.is_none(),
+        "no token before the quorum"
+    );
     let rule = policy.rule_for(&once);
     let standing = Standing::of(&once, &rule);
     assert_eq!(
         standing.to_string(),
         "1 of 2 approvals — approved by `bob` as security_officer; needs one more from release_manager"
     );
-    let twice = as_key(&once, &policy, &key("k2", "carol"), DecisionStatus::Approved, "release_manager").unwrap();
+    let twice = as_key(
+        &once,
+        &policy,
+        &key("k2", "carol"),
+        DecisionStatus::Approved,
+        "release_manager",
+    )
+    .unwrap();
     assert_eq!(twice.confirm.status, ConfirmStatus::Approved);
-    assert!(twice.tool_call().unwrap().outcome.as_ref().unwrap().token.is_some());
+    assert!(twice
+        .tool_call()
+        .unwrap()
+        .outcome
+        .as_ref()
+        .unwrap()
+        .token
+        .is_some());
     assert!(Standing::of(&twice, &rule).is_met());
     let receipt = ReceiptBody::of(&twice).unwrap().unwrap();
     assert_eq!(receipt.rule, "payments");
-    let owners: Vec<_> = receipt.decisions.iter().map(|d| d.decided_by_owner.clone().unwrap()).collect();
+    let owners: Vec<_> = receipt
+        .decisions
+        .iter()
+        .map(|d| d.decided_by_owner.clone().unwrap())
+        .collect();
     assert_eq!(owners, ["bob", "carol"]);
 }
 
 #[test]
 fn the_same_reviewer_twice_is_refused_even_with_another_key() {
     let policy = payments();
-    let once = as_key(&call("payments.refund", "R4"), &policy, &key("k1", "bob"), DecisionStatus::Approved, "security_officer").unwrap();
-    let again = as_key(&once, &policy, &key("k9", "bob"), DecisionStatus::Approved, "release_manager");
-    assert!(matches!(again, Err(DecideError::Policy(PolicyRefusal::SameReviewer { ref person, .. })) if person == "bob"), "{again:?}");
+    let once = as_key(
+        &call("payments.refund", "R4"),
+        &policy,
+        &key("k1", "bob"),
+        DecisionStatus::Approved,
+        "security_officer",
+    )
+    .unwrap();
+    let again = as_key(
+        &once,
+        &policy,
+        &key("k9", "bob"),
+        DecisionStatus::Approved,
+        "release_manager",
+    );
+    assert!(
+        matches!(again, Err(DecideError::Policy(PolicyRefusal::SameReviewer { ref person, .. })) if person == "bob"),
+        "{again:?}"
+    );
 }
 
 #[test]
 fn a_role_that_would_crowd_out_a_required_one_is_refused() {
     let policy = payments();
-    let once = as_key(&call("payments.refund", "R4"), &policy, &key("k1", "bob"), DecisionStatus::Approved, "security_officer").unwrap();
-    let err = as_key(&once, &policy, &key("k2", "carol"), DecisionStatus::Approved, "security_officer").unwrap_err();
+    let once = as_key(
+        &call("payments.refund", "R4"),
+        &policy,
+        &key("k1", "bob"),
+        DecisionStatus::Approved,
+        "security_officer",
+    )
+    .unwrap();
+    let err = as_key(
+        &once,
+        &policy,
+        &key("k2", "carol"),
+        DecisionStatus::Approved,
+        "security_officer",
+    )
+    .unwrap_err();
     assert_eq!(
         err.to_string(),
         "rule `payments` still needs an approval from release_manager: approve as release_manager, or leave this approval to someone who can"
@@ -138,35 +203,112 @@ fn a_role_that_would_crowd_out_a_required_one_is_refused() {
 #[test]
 fn the_requesters_owner_may_not_approve_high_risk_calls_by_default() {
     let policy = parse(json!({"rules": [{"name": "ops", "tool": "deploy*"}]}));
-    let high = as_key(&call("deploy", "R3"), &policy, &key("k5", "alice"), DecisionStatus::Approved, "sre");
-    assert!(matches!(high, Err(DecideError::Policy(PolicyRefusal::SelfApproval { .. }))), "{high:?}");
-    let low = as_key(&call("deploy", "R2"), &policy, &key("k5", "alice"), DecisionStatus::Approved, "sre");
+    let high = as_key(
+        &call("deploy", "R3"),
+        &policy,
+        &key("k5", "alice"),
+        DecisionStatus::Approved,
+        "sre",
+    );
+    assert!(
+        matches!(
+            high,
+            Err(DecideError::Policy(PolicyRefusal::SelfApproval { .. }))
+        ),
+        "{high:?}"
+    );
+    let low = as_key(
+        &call("deploy", "R2"),
+        &policy,
+        &key("k5", "alice"),
+        DecisionStatus::Approved,
+        "sre",
+    );
     assert_eq!(low.unwrap().confirm.status, ConfirmStatus::Approved);
     let forbid = parse(json!({"rules": [{"name": "strict", "self_approval": "forbid"}]}));
-    let err = as_key(&call("deploy", "R0"), &forbid, &key("k5", "alice"), DecisionStatus::Approved, "sre").unwrap_err();
-    assert!(err.to_string().contains("rule `strict` forbids approving your own request"), "{err}");
-    let rejected = as_key(&call("deploy", "R4"), &forbid, &key("k5", "alice"), DecisionStatus::Rejected, "sre");
-    assert_eq!(rejected.unwrap().confirm.status, ConfirmStatus::Rejected, "saying no to your own request is fine");
+    let err = as_key(
+        &call("deploy", "R0"),
+        &forbid,
+        &key("k5", "alice"),
+        DecisionStatus::Approved,
+        "sre",
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("rule `strict` forbids approving your own request"),
+        "{err}"
+    );
+    let rejected = as_key(
+        &call("deploy", "R4"),
+        &forbid,
+        &key("k5", "alice"),
+        DecisionStatus::Rejected,
+        "sre",
+    );
+    assert_eq!(
+        rejected.unwrap().confirm.status,
+        ConfirmStatus::Rejected,
+        "saying no to your own request is fine"
+    );
 }
 
 #[test]
 fn without_a_policy_one_approval_decides_as_before() {
     let none = Policy::default();
     let review = call("payments.refund", "R4");
-    assert_eq!(none.rule_for(&review).self_approval, Some(SelfApproval::Allow));
-    let done = as_key(&review, &none, &key("k5", "alice"), DecisionStatus::Approved, "sre").unwrap();
+    assert_eq!(
+        none.rule_for(&review).self_approval,
+        Some(SelfApproval::Allow)
+    );
+    let done = as_key(
+        &review,
+        &none,
+        &key("k5", "alice"),
+        DecisionStatus::Approved,
+        "sre",
+    )
+    .unwrap();
     assert_eq!(done.confirm.status, ConfirmStatus::Approved);
 }
 
 #[test]
 fn a_rejection_vetoes_unless_the_rule_says_otherwise() {
     let policy = payments();
-    let vetoed = as_key(&call("payments.refund", "R4"), &policy, &key("k1", "bob"), DecisionStatus::Rejected, "x").unwrap();
+    let vetoed = as_key(
+        &call("payments.refund", "R4"),
+        &policy,
+        &key("k1", "bob"),
+        DecisionStatus::Rejected,
+        "x",
+    )
+    .unwrap();
     assert_eq!(vetoed.confirm.status, ConfirmStatus::Rejected);
-    let kept = as_key(&call("tickets.close", "R1"), &policy, &key("k1", "bob"), DecisionStatus::Rejected, "x").unwrap();
+    let kept = as_key(
+        &call("tickets.close", "R1"),
+        &policy,
+        &key("k1", "bob"),
+        DecisionStatus::Rejected,
+        "x",
+    )
+    .unwrap();
     assert_eq!(kept.confirm.status, ConfirmStatus::Pending);
-    let one = as_key(&kept, &policy, &key("k2", "carol"), DecisionStatus::Approved, "x").unwrap();
-    let two = as_key(&one, &policy, &key("k3", "dave"), DecisionStatus::Approved, "x").unwrap();
+    let one = as_key(
+        &kept,
+        &policy,
+        &key("k2", "carol"),
+        DecisionStatus::Approved,
+        "x",
+    )
+    .unwrap();
+    let two = as_key(
+        &one,
+        &policy,
+        &key("k3", "dave"),
+        DecisionStatus::Approved,
+        "x",
+    )
+    .unwrap();
     assert_eq!(two.confirm.status, ConfirmStatus::Approved);
 }
 
@@ -181,22 +323,70 @@ fn edits_and_standing_grants_are_refused_under_a_quorum() {
         ..ToolChoice::default()
     });
     let reviewer = key("k1", "bob");
-    let judge = Judge { rule: &rule, reviewer: &reviewer };
-    let err = decide_under(&call("payments.refund", "R4"), &approve, judge, now(), &mut ids()).unwrap_err();
-    assert!(matches!(err, DecideError::Policy(PolicyRefusal::OnlyOnce { needed: 2, .. })), "{err:?}");
+    let judge = Judge {
+        rule: &rule,
+        reviewer: &reviewer,
+    };
+    let err = decide_under(
+        &call("payments.refund", "R4"),
+        &approve,
+        judge,
+        now(),
+        &mut ids(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            DecideError::Policy(PolicyRefusal::OnlyOnce { needed: 2, .. })
+        ),
+        "{err:?}"
+    );
 }
 
 #[test]
 fn policy_problems_name_the_rule_and_field() {
     let cases = [
-        (json!([{"name": "all"}, {"name": "late", "tool": "x"}]), "late", "can never match: every request it matches is taken by the earlier rule `all`"),
-        (json!([{"name": "p", "tool": "pay*"}, {"name": "q", "tool": "payments"}]), "q", "taken by the earlier rule `p`"),
-        (json!([{"name": "r", "required_roles": ["a", "b"], "approvals": 1}]), "required_roles", "2 roles are required but only 1 approval(s)"),
-        (json!([{"name": "z", "approvals": 0}]), "approvals", "at least 1 approval"),
-        (json!([{"name": "t", "target": ["plan"], "tool": "x"}]), "tool", "can never match"),
-        (json!([{"name": "e", "risk": []}]), "risk", "an empty list matches nothing"),
-        (json!([{"name": "d"}, {"name": "d", "tool": "y"}]), "name", "already used"),
-        (json!([{"name": "w", "expires_after": "10m", "escalate_after": "1h"}]), "escalate_after", "never happens"),
+        (
+            json!([{"name": "all"}, {"name": "late", "tool": "x"}]),
+            "late",
+            "can never match: every request it matches is taken by the earlier rule `all`",
+        ),
+        (
+            json!([{"name": "p", "tool": "pay*"}, {"name": "q", "tool": "payments"}]),
+            "q",
+            "taken by the earlier rule `p`",
+        ),
+        (
+            json!([{"name": "r", "required_roles": ["a", "b"], "approvals": 1}]),
+            "required_roles",
+            "2 roles are required but only 1 approval(s)",
+        ),
+        (
+            json!([{"name": "z", "approvals": 0}]),
+            "approvals",
+            "at least 1 approval",
+        ),
+        (
+            json!([{"name": "t", "target": ["plan"], "tool": "x"}]),
+            "tool",
+            "can never match",
+        ),
+        (
+            json!([{"name": "e", "risk": []}]),
+            "risk",
+            "an empty list matches nothing",
+        ),
+        (
+            json!([{"name": "d"}, {"name": "d", "tool": "y"}]),
+            "name",
+            "already used",
+        ),
+        (
+            json!([{"name": "w", "expires_after": "10m", "escalate_after": "1h"}]),
+            "escalate_after",
+            "never happens",
+        ),
     ];
     for (rules, field_or_rule, message) in cases {
         let policy = parse(json!({ "rules": rules }));

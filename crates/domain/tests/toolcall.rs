@@ -351,7 +351,13 @@ fn expired_requests_cannot_be_approved_and_close_as_denied() {
         matches!(err, DecideError::ToolCall(ToolDecideError::Expired(_))),
         "{err}"
     );
-    assert!(expire_if_due(&review, ExpiryDecision::Cancelled, now() + Duration::minutes(4), &mut ids()).is_none());
+    assert!(expire_if_due(
+        &review,
+        ExpiryDecision::Cancelled,
+        now() + Duration::minutes(4),
+        &mut ids()
+    )
+    .is_none());
     let closed = expire_if_due(&review, ExpiryDecision::Cancelled, later, &mut ids()).unwrap();
     assert_eq!(closed.confirm.status, ConfirmStatus::Cancelled);
     assert_eq!(outcome(&closed).kind, OutcomeKind::Expired);

@@ -238,7 +238,7 @@ fn main() {
             db.insert_reviews(&reviews, "bench").await.unwrap();
         }
         let reviewer = db
-            .add_key(KeyKind::Reviewer, &["reviewer".into()], "bench", None)
+            .add_key(KeyKind::Reviewer, &["reviewer".into()], "bench", None, None)
             .await
             .unwrap()
             .secret;
@@ -248,6 +248,7 @@ fn main() {
                 &[],
                 "flood",
                 Some("50/s,100".parse().unwrap()),
+                None,
             )
             .await
             .unwrap()

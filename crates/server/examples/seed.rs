@@ -61,7 +61,7 @@ async fn main() -> Result<(), String> {
             .map_err(|e| e.to_string())?;
     }
     let key = db
-        .add_key(KeyKind::Reviewer, &["reviewer".into()], "seed", None)
+        .add_key(KeyKind::Reviewer, &["reviewer".into()], "seed", None, None)
         .await
         .map_err(|e| e.to_string())?;
     println!("seeded {added} reviews");

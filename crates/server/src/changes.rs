@@ -6,8 +6,10 @@
 use crate::db::reviews::{ChangeError, ChangeKind, IdempotentResult, Stored};
 use crate::db::{Db, DbError};
 use crate::feed::Feed;
+use countersign_domain::policy::Policy;
 use countersign_domain::toolcall::expire_if_due;
 use countersign_domain::{MplpId, Review};
+use std::sync::Arc;
 
 /// Stores changes and wakes this instance's feed reader (other instances
 /// sharing the database are woken by the database).
@@ -15,6 +17,7 @@ use countersign_domain::{MplpId, Review};
 pub struct Changes {
     db: Db,
     feed: Feed,
+    policy: Arc<Policy>,
 }
 
 /// How a decision's compare-and-swap write ended.
@@ -31,8 +34,13 @@ pub enum Written {
 
 impl Changes {
     /// Changes stored in `db`, announced to `feed`.
-    pub fn new(db: Db, feed: Feed) -> Changes {
-        Changes { db, feed }
+    pub fn new(db: Db, feed: Feed, policy: Arc<Policy>) -> Changes {
+        Changes { db, feed, policy }
+    }
+
+    /// The approval policy every decision is checked against.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
     }
 
     /// Stores a new review. Returns the review already stored under its id
@@ -113,10 +121,11 @@ impl Changes {
     }
 
     /// Closes one stored review if it is a pending tool call past its expiry
-    /// (cancelled: denied by default). Returns whether it did; a decision
-    /// that landed meanwhile stands.
+    /// (denied by default: cancelled, or rejected if its rule says so).
+    /// Returns whether it did; a decision that landed meanwhile stands.
     pub async fn close_if_expired(&self, stored: &Stored) -> Result<bool, DbError> {
-        match expire_if_due(&stored.review, chrono::Utc::now(), &mut new_id) {
+        let closing = self.policy.rule_for(&stored.review).expiry_decision();
+        match expire_if_due(&stored.review, closing, chrono::Utc::now(), &mut new_id) {
             Some(next) => {
                 self.replace(stored.version, &next, ChangeKind::Decided)
                     .await

@@ -17,6 +17,8 @@ pub enum KeysCommand {
         label: String,
         /// Its own request rate (else its kind's default).
         rate: Option<Rate>,
+        /// The person or team it belongs to.
+        owner: Option<String>,
     },
     /// Print every key (never a secret).
     List,
@@ -37,6 +39,7 @@ pub async fn run(database: &str, command: KeysCommand, out: &mut impl Write) -> 
             roles,
             label,
             rate,
+            owner,
         } => {
             if kind == KeyKind::Reviewer && roles.is_empty() {
                 return Err("a reviewer key needs at least one --role it may sign as".into());
@@ -44,8 +47,11 @@ pub async fn run(database: &str, command: KeysCommand, out: &mut impl Write) -> 
             if kind == KeyKind::Agent && !roles.is_empty() {
                 return Err("agent keys do not sign decisions: leave out --role".into());
             }
+            if owner.as_deref().is_some_and(|o| o.trim().is_empty()) {
+                return Err("--owner is empty: name the person or team the key belongs to".into());
+            }
             let minted = db
-                .add_key(kind, &roles, &label, rate)
+                .add_key(kind, &roles, &label, rate, owner.as_deref().map(str::trim))
                 .await
                 .map_err(|e| e.to_string())?;
             writeln!(out, "{}", minted.secret).map_err(io)?;
@@ -68,7 +74,7 @@ pub async fn run(database: &str, command: KeysCommand, out: &mut impl Write) -> 
                     .unwrap_or_default();
                 writeln!(
                     out,
-                    "{}\t{}\t{}\t{}\trate {}\tcreated {}\t{}",
+                    "{}\t{}\t{}\t{}\trate {}\tcreated {}\t{}\towner {}",
                     key.id,
                     kind,
                     if key.roles.is_empty() {
@@ -82,7 +88,8 @@ pub async fn run(database: &str, command: KeysCommand, out: &mut impl Write) -> 
                     key.created_at,
                     key.revoked_at
                         .map(|at| format!("revoked {at}"))
-                        .unwrap_or_else(|| "active".into())
+                        .unwrap_or_else(|| "active".into()),
+                    key.owner.as_deref().unwrap_or("-")
                 )
                 .map_err(io)?;
             }

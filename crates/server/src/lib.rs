@@ -21,6 +21,7 @@ pub mod hook;
 pub mod keys;
 pub mod limits;
 pub mod mcp_gate;
+pub mod policy;
 pub mod serve;
 pub mod signing;
 pub mod validate;

@@ -248,6 +248,7 @@ mod tests {
             created_at: String::new(),
             revoked_at: None,
             rate: Some(rate.parse().unwrap()),
+            owner: None,
         };
         let flooding = key("a", "1/min,3");
         assert_eq!(limits.take_known("hash-a"), None);

@@ -74,6 +74,11 @@ enum Command {
         /// The same for reviewer keys.
         #[arg(long, value_name = "RATE", default_value_t = countersign_server::limits::Rate::REVIEWER)]
         reviewer_rate: countersign_server::limits::Rate,
+        /// An approval policy (TOML): quorums, required roles, vetoes and
+        /// separation of duties by tool, risk tier and requester. Checked
+        /// strictly: any mistake refuses to start.
+        #[arg(long, value_name = "FILE", env = "COUNTERSIGN_POLICY")]
+        policy: Option<PathBuf>,
     },
     /// Manage API keys (agent keys submit reviews; reviewer keys decide them).
     Keys {
@@ -233,6 +238,10 @@ enum KeysCli {
         /// <count>/min, optionally with a burst size (20/s,200), or none.
         #[arg(long, value_name = "RATE")]
         rate: Option<countersign_server::limits::Rate>,
+        /// The person or team the key belongs to: policies keep an agent's
+        /// owner from approving its own requests.
+        #[arg(long)]
+        owner: Option<String>,
     },
     /// List the keys (never their secrets).
     List,
@@ -403,6 +412,7 @@ fn main() -> ExitCode {
             demo,
             agent_rate,
             reviewer_rate,
+            policy,
         } => finish((|| {
             let options = serve::ServeOptions {
                 listen,
@@ -416,6 +426,7 @@ fn main() -> ExitCode {
                     reviewer: reviewer_rate,
                 },
                 signing_key: database.signing_key(),
+                policy,
             };
             runtime()?.block_on(serve::run(options))
         })()),
@@ -428,11 +439,13 @@ fn main() -> ExitCode {
                     roles,
                     label,
                     rate,
+                    owner,
                 } => keys::KeysCommand::Add {
                     kind,
                     roles,
                     label,
                     rate,
+                    owner,
                 },
                 KeysCli::List => keys::KeysCommand::List,
                 KeysCli::Revoke { id } => keys::KeysCommand::Revoke { id },

@@ -11,6 +11,7 @@ use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
+use countersign_domain::policy::Policy;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use tower_http::compression::CompressionLayer;
@@ -35,10 +36,16 @@ pub struct ServeOptions {
     pub rates: crate::limits::Defaults,
     /// The Ed25519 key receipts are signed with (PKCS#8 PEM; made when missing).
     pub signing_key: PathBuf,
+    /// The approval policy file (TOML); none: one approval for everything.
+    pub policy: Option<PathBuf>,
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn run(options: ServeOptions) -> Result<(), String> {
+    let policy = match &options.policy {
+        Some(path) => crate::policy::load(path)?,
+        None => Policy::default(),
+    };
     let signer = Signer::load_or_create(&options.signing_key).map_err(|e| e.to_string())?;
     let db = Db::open(&options.database)
         .await
@@ -48,9 +55,17 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     } else {
         None
     };
-    let state = AppState::new(db, crate::limits::Limits::new(options.rates), signer)
-        .await
-        .map_err(|e| e.to_string())?;
+    if let Some(path) = &options.policy {
+        announce_policy(&db, path, &policy).await?;
+    }
+    let state = AppState::new(
+        db,
+        crate::limits::Limits::new(options.rates),
+        signer,
+        policy,
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     tokio::spawn(crate::changes::expire_tool_calls(state.changes.clone()));
     let mut app = api::router(state, options.max_body);
     let mut policy = None;
@@ -97,6 +112,29 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
+/// Says which rules are enforced, and warns when separation of duties cannot
+/// tell people apart (agent keys without an owner stand only for themselves).
+async fn announce_policy(db: &Db, path: &Path, policy: &Policy) -> Result<(), String> {
+    let names: Vec<&str> = policy.rules.iter().map(|r| r.name.as_str()).collect();
+    eprintln!(
+        "countersign: enforcing policy {} ({} rule(s): {})",
+        path.display(),
+        names.len(),
+        names.join(", ")
+    );
+    let keys = db.keys().await.map_err(|e| e.to_string())?;
+    let unowned = keys
+        .iter()
+        .filter(|k| k.kind == KeyKind::Agent && k.revoked_at.is_none() && k.owner.is_none())
+        .count();
+    if unowned > 0 {
+        eprintln!(
+            "countersign: warning: {unowned} agent key(s) have no owner, so nobody is kept from approving their requests; mint them with `keys add --owner`"
+        );
+    }
+    Ok(())
+}
+
 /// Inserts the demo reviews that are not there yet; revokes the keys of the
 /// previous demo start and mints new ones (secrets are never stored).
 async fn seed_demo(db: &Db) -> Result<(String, String), String> {
@@ -111,11 +149,11 @@ async fn seed_demo(db: &Db) -> Result<(String, String), String> {
         .map(String::from)
         .to_vec();
     let reviewer = db
-        .add_key(KeyKind::Reviewer, &roles, "demo", None)
+        .add_key(KeyKind::Reviewer, &roles, "demo", None, None)
         .await
         .map_err(|e| e.to_string())?;
     let agent = db
-        .add_key(KeyKind::Agent, &[], "demo", None)
+        .add_key(KeyKind::Agent, &[], "demo", None, None)
         .await
         .map_err(|e| e.to_string())?;
     Ok((reviewer.secret, agent.secret))

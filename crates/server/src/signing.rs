@@ -83,9 +83,9 @@ impl Signer {
         Ok(STANDARD.encode(self.key.sign(bytes.as_bytes()).to_bytes()))
     }
 
-    /// The signed receipt of a decided review under `rule`; `None` while pending.
-    pub fn receipt(&self, review: &Review, rule: &str) -> Result<Option<Receipt>, String> {
-        let Some(body) = ReceiptBody::of(review, rule).map_err(|e| e.to_string())? else {
+    /// The signed receipt of a decided review; `None` while pending.
+    pub fn receipt(&self, review: &Review) -> Result<Option<Receipt>, String> {
+        let Some(body) = ReceiptBody::of(review).map_err(|e| e.to_string())? else {
             return Ok(None);
         };
         let bytes = body.signed_bytes().map_err(|e| e.to_string())?;
@@ -287,7 +287,11 @@ mod tests {
         };
         review = countersign_domain::decide(&review, &input, chrono::Utc::now(), &mut ids)
             .expect("the demo review can be approved");
-        review.attribute_last_decision("key_1");
+        let key = countersign_domain::KeyRef {
+            key_id: "key_1".into(),
+            owner: None,
+        };
+        review.attribute_last_decision(&key, None);
         review
     }
 
@@ -296,7 +300,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let signer = Signer::load_or_create(&dir.path().join("k.pem")).unwrap();
         let trusted = parse_public_key(&signer.public_key()).unwrap();
-        let receipt = signer.receipt(&decided(), "default").unwrap().unwrap();
+        let receipt = signer.receipt(&decided()).unwrap().unwrap();
         assert_eq!(
             receipt.body.decisions[0].decided_by_key.as_deref(),
             Some("key_1")

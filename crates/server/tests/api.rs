@@ -133,6 +133,14 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
     assert_eq!(anonymous.get("/health").body["database"], "sqlite");
     assert_eq!(anonymous.get("/openapi.json").body["openapi"], "3.1.0");
     assert_eq!(anonymous.get("/signing-key").body["algorithm"], "Ed25519");
+    assert_eq!(
+        reviewer.get("/policy").body["rules"],
+        json!([]),
+        "no policy: no rules"
+    );
+    assert_eq!(agent.get("/me").body["kind"], "agent");
+    assert_eq!(anonymous.get("/me").status, 401);
+    assert_eq!(anonymous.get("/policy").status, 401);
 
     // create: 201, 200 (retry), 409, 422, 400, 413, 415, 401, 403
     let created = agent.post("/reviews", &review(1, 3, false));

@@ -62,9 +62,9 @@ impl fmt::Display for Delay {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = self.seconds;
         match s {
-            _ if s % 86_400 == 0 => write!(f, "{}d", s / 86_400),
-            _ if s % 3600 == 0 => write!(f, "{}h", s / 3600),
-            _ if s % 60 == 0 => write!(f, "{}m", s / 60),
+            _ if s.is_multiple_of(86_400) => write!(f, "{}d", s / 86_400),
+            _ if s.is_multiple_of(3600) => write!(f, "{}h", s / 3600),
+            _ if s.is_multiple_of(60) => write!(f, "{}m", s / 60),
             _ => write!(f, "{s}s"),
         }
     }
@@ -97,7 +97,17 @@ mod tests {
 
     #[test]
     fn malformed_delays_are_refused_with_the_text() {
-        for bad in ["", "15", "m", "15 min", "0s", "-5m", "1.5h", "400d", "99999999999999999999d"] {
+        for bad in [
+            "",
+            "15",
+            "m",
+            "15 min",
+            "0s",
+            "-5m",
+            "1.5h",
+            "400d",
+            "99999999999999999999d",
+        ] {
             let err = bad.parse::<Delay>().unwrap_err();
             assert!(err.to_string().contains("is not a delay"), "{bad}: {err}");
         }

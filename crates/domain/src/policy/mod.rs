@@ -205,7 +205,10 @@ impl Policy {
             if let Some(earlier) = self.rules[..index].iter().find(|e| e.name == rule.name) {
                 problem(
                     "name",
-                    format!("the name `{}` is already used by an earlier rule", earlier.name),
+                    format!(
+                        "the name `{}` is already used by an earlier rule",
+                        earlier.name
+                    ),
                 );
             }
             if let Some(earlier) = self.rules[..index].iter().find(|e| e.covers(rule)) {
@@ -235,7 +238,13 @@ pub struct PolicyProblem {
 
 impl fmt::Display for PolicyProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "rule {} `{}`: {}", self.rule + 1, self.field, self.message)
+        write!(
+            f,
+            "rule {} `{}`: {}",
+            self.rule + 1,
+            self.field,
+            self.message
+        )
     }
 }
 
@@ -304,7 +313,10 @@ impl Rule {
     /// The target kinds it can match at all (a tool or risk condition only
     /// ever matches tool calls).
     fn reachable_kinds(&self) -> Vec<TargetKind> {
-        let kinds = self.target.clone().unwrap_or_else(|| TargetKind::ALL.to_vec());
+        let kinds = self
+            .target
+            .clone()
+            .unwrap_or_else(|| TargetKind::ALL.to_vec());
         if self.tool.is_some() || self.risk.is_some() {
             kinds
                 .into_iter()
@@ -317,7 +329,10 @@ impl Rule {
 
     fn check(&self, problem: &mut impl FnMut(&'static str, String)) {
         if self.name.trim().is_empty() {
-            problem("name", "give the rule a name: it is what reviewers and receipts see".into());
+            problem(
+                "name",
+                "give the rule a name: it is what reviewers and receipts see".into(),
+            );
         }
         for (field, empty) in [
             ("target", self.target.as_ref().is_some_and(Vec::is_empty)),
@@ -328,13 +343,20 @@ impl Rule {
             ),
         ] {
             if empty {
-                problem(field, "an empty list matches nothing: leave the key out to match any".into());
+                problem(
+                    field,
+                    "an empty list matches nothing: leave the key out to match any".into(),
+                );
             }
         }
         if self.tool.as_deref().is_some_and(|t| t.trim().is_empty()) {
-            problem("tool", "an empty tool name matches nothing: leave the key out to match any tool".into());
+            problem(
+                "tool",
+                "an empty tool name matches nothing: leave the key out to match any tool".into(),
+            );
         }
-        if self.target.as_ref().is_some_and(|k| !k.is_empty()) && self.reachable_kinds().is_empty() {
+        if self.target.as_ref().is_some_and(|k| !k.is_empty()) && self.reachable_kinds().is_empty()
+        {
             let field = if self.tool.is_some() { "tool" } else { "risk" };
             problem(
                 field,
@@ -347,7 +369,10 @@ impl Rule {
         if self.approvals > MAX_APPROVALS {
             problem(
                 "approvals",
-                format!("{} approvals is more than the {MAX_APPROVALS} a rule may ask", self.approvals),
+                format!(
+                    "{} approvals is more than the {MAX_APPROVALS} a rule may ask",
+                    self.approvals
+                ),
             );
         }
         if self.required_roles.iter().any(|r| r.trim().is_empty()) {
@@ -357,7 +382,10 @@ impl Rule {
         roles.sort();
         roles.dedup();
         if roles.len() != self.required_roles.len() {
-            problem("required_roles", "a role is listed twice: one approval covers one role".into());
+            problem(
+                "required_roles",
+                "a role is listed twice: one approval covers one role".into(),
+            );
         }
         if self.required_roles.len() > self.approvals as usize {
             problem(
@@ -375,7 +403,10 @@ impl Rule {
                 ("on_expiry", self.on_expiry.is_some()),
             ] {
                 if given {
-                    problem(field, "only tool calls expire, and this rule's target leaves them out".into());
+                    problem(
+                        field,
+                        "only tool calls expire, and this rule's target leaves them out".into(),
+                    );
                 }
             }
         }
@@ -383,7 +414,9 @@ impl Rule {
             if escalate >= expiry {
                 problem(
                     "escalate_after",
-                    format!("escalating after {escalate} never happens: requests expire after {expiry}"),
+                    format!(
+                        "escalating after {escalate} never happens: requests expire after {expiry}"
+                    ),
                 );
             }
         }
@@ -421,4 +454,3 @@ fn subset<T: PartialEq>(wide: &Option<Vec<T>>, narrow: &Option<Vec<T>>) -> bool 
         (Some(wide), Some(narrow)) => narrow.iter().all(|n| wide.contains(n)),
     }
 }
-

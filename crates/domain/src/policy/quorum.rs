@@ -138,7 +138,10 @@ impl Standing {
         }
         let risk = review.tool_call().map(|c| c.request.risk_tier);
         if rule.forbids_self_approval(risk)
-            && review.requester.as_ref().is_some_and(|r| r.person() == person)
+            && review
+                .requester
+                .as_ref()
+                .is_some_and(|r| r.person() == person)
         {
             return Err(PolicyRefusal::SelfApproval {
                 person: person.to_owned(),
@@ -183,14 +186,22 @@ impl fmt::Display for Standing {
         if remaining == 0 && self.missing_roles.is_empty() {
             return Ok(());
         }
-        f.write_str(if by.is_empty() { " — needs " } else { "; needs " })?;
+        f.write_str(if by.is_empty() {
+            " — needs "
+        } else {
+            "; needs "
+        })?;
         match remaining {
             0 | 1 => f.write_str("one more")?,
             n => write!(f, "{n} more")?,
         }
         let roles = self.missing_roles.join(" and ");
         match self.missing_roles.len() {
-            0 => f.write_str(if remaining > 1 { " approvals" } else { " approval" }),
+            0 => f.write_str(if remaining > 1 {
+                " approvals"
+            } else {
+                " approval"
+            }),
             n if n as u32 >= remaining => write!(f, " from {roles}"),
             _ => write!(f, ", including {roles}"),
         }

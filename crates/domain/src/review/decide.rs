@@ -3,8 +3,8 @@
 use super::{KeyRef, Review, Target};
 use crate::issue::Issue;
 use crate::lifecycle::{plan_status_after, PlanTransitionError};
-use crate::policy::{PolicyRefusal, Rule, Standing};
 use crate::model::{ConfirmStatus, Decision, DecisionStatus, Event, EventType, PlanStatus};
+use crate::policy::{PolicyRefusal, Rule, Standing};
 use crate::toolcall::{outcome_for, ToolChoice, ToolDecideError};
 use crate::{IdSource, MplpId, Timestamp};
 use chrono::{DateTime, Utc};

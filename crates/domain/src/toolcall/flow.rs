@@ -7,8 +7,8 @@ use super::outcome::{OutcomeKind, ToolCallReview};
 use super::request::ToolCallSubmission;
 use super::token::{RedeemError, Redemption};
 use crate::issue::Issue;
-use crate::policy::ExpiryDecision;
 use crate::model::{ConfirmStatus, DecisionStatus};
+use crate::policy::ExpiryDecision;
 use crate::review::{decide, event, DecideError, DecisionInput, Review, Target};
 use crate::{IdSource, Timestamp};
 use chrono::{DateTime, Utc};
@@ -154,7 +154,8 @@ pub fn withdraw(
     }
     // Past its expiry it closes as expired, which is what it became.
     if is_due(review, now) {
-        return expire_if_due(review, ExpiryDecision::Cancelled, now, ids).ok_or(WithdrawError::NotPending(confirm.status));
+        return expire_if_due(review, ExpiryDecision::Cancelled, now, ids)
+            .ok_or(WithdrawError::NotPending(confirm.status));
     }
     let input = DecisionInput {
         status: DecisionStatus::Cancelled,

@@ -4,6 +4,7 @@
 mod error;
 mod event;
 mod grant;
+mod me;
 mod outcome;
 mod page;
 mod receipt;
@@ -12,6 +13,7 @@ mod summary;
 pub use error::{Detail, ErrorBody, ErrorReport, Refusal};
 pub use event::{Change, ChangeKind, ChangePage};
 pub use grant::{GrantList, GrantRecord};
+pub use me::Me;
 pub use outcome::{Answer, Outcome, Redeemed, Verdict};
 pub use page::{Order, QueryProblem, Requesters, ReviewQuery, StatusCounts, SummaryPage};
 pub use receipt::{

@@ -11,6 +11,7 @@ mod reviews;
 mod tool_calls;
 
 use crate::changes::Changes;
+use crate::db::keys::KeyKind;
 use crate::db::{Db, DbError};
 use crate::feed::Feed;
 use crate::limits::Limits;
@@ -20,9 +21,11 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
-use countersign_domain::wire::{Answer, Outcome, DEFAULT_RULE};
+use countersign_domain::policy::Policy;
+use countersign_domain::wire::{Answer, Me, Outcome};
 use countersign_domain::Review;
 use error::ApiError;
+use std::sync::Arc;
 
 /// The OpenAPI 3.1 description of this API.
 pub const OPENAPI: &str = include_str!("../../openapi.json");
@@ -45,10 +48,15 @@ pub struct AppState {
 
 impl AppState {
     /// State over an opened database; starts the feed reader.
-    pub async fn new(db: Db, limits: Limits, signer: Signer) -> Result<AppState, DbError> {
+    pub async fn new(
+        db: Db,
+        limits: Limits,
+        signer: Signer,
+        policy: Policy,
+    ) -> Result<AppState, DbError> {
         let feed = Feed::start(db.clone()).await?;
         Ok(AppState {
-            changes: Changes::new(db.clone(), feed.clone()),
+            changes: Changes::new(db.clone(), feed.clone(), Arc::new(policy)),
             feed,
             limits,
             signer,
@@ -59,10 +67,7 @@ impl AppState {
     /// A review's outcome, with its signed receipt once decided.
     pub(crate) fn outcome(&self, review: &Review) -> Result<Outcome, ApiError> {
         let mut outcome = Outcome::of(review);
-        outcome.receipt = self
-            .signer
-            .receipt(review, DEFAULT_RULE)
-            .map_err(ApiError::internal)?;
+        outcome.receipt = self.signer.receipt(review).map_err(ApiError::internal)?;
         Ok(outcome)
     }
 
@@ -95,6 +100,8 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/grants/{grant_id}/revoke", post(grants::revoke))
         .route("/health", get(health))
         .route("/signing-key", get(signing_key))
+        .route("/policy", get(policy))
+        .route("/me", get(me))
         .route("/openapi.json", get(openapi))
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
@@ -121,6 +128,29 @@ async fn signing_key(
     axum::extract::State(state): axum::extract::State<AppState>,
 ) -> impl IntoResponse {
     axum::Json(serde_json::json!({"algorithm": "Ed25519", "public_key": state.signer.public_key()}))
+}
+
+/// `GET /api/v1/policy` (any key): the approval policy decisions are checked
+/// against (no rules: one approval), so the app shows and checks it too.
+async fn policy(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    _caller: auth::Caller,
+) -> axum::Json<Policy> {
+    axum::Json(state.changes.policy().clone())
+}
+
+/// `GET /api/v1/me` (any key): the calling key, its owner and its roles.
+async fn me(caller: auth::Caller) -> axum::Json<Me> {
+    let key = caller.0;
+    axum::Json(Me {
+        key: key.key_ref(),
+        kind: match key.kind {
+            KeyKind::Agent => "agent",
+            KeyKind::Reviewer => "reviewer",
+        }
+        .to_owned(),
+        roles: key.roles,
+    })
 }
 
 async fn openapi() -> impl IntoResponse {

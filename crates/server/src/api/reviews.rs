@@ -19,7 +19,7 @@ use axum::Json;
 use countersign_domain::review::Resubmission;
 use countersign_domain::toolcall::ToolDecideError;
 use countersign_domain::wire::{Answer, Outcome, Refusal, Requesters, ReviewQuery, SummaryPage};
-use countersign_domain::{decide, resubmit, DecideError, Review};
+use countersign_domain::{decide_under, resubmit, DecideError, Judge, Review};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +34,8 @@ pub async fn create(
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<Answer>), ApiError> {
     caller.require(KeyKind::Agent)?;
-    let review = input::new_review(&body)?;
+    let mut review = input::new_review(&body)?;
+    review.requester = Some(caller.0.key_ref());
     match state.changes.create(&review, &caller.0.id).await? {
         None => Ok((StatusCode::CREATED, Json(state.answer(review)?))),
         Some(existing) if existing.review == review || same_request(&existing.review, &review) => {
@@ -234,6 +235,7 @@ pub async fn post_decision(
     let input = input::decision(&body)?;
     let request = json!({"confirm_id": id, "decision": input}).to_string();
     caller.may_sign_as(&input.decided_by_role)?;
+    let reviewer = caller.0.key_ref();
     // A retry needs no lookup up front: either the review is no longer pending
     // (then the stored first result is returned below) or the commit finds the
     // key taken and nothing is written.
@@ -244,7 +246,18 @@ pub async fn post_decision(
             .review(&id)
             .await?
             .ok_or_else(|| ApiError::not_found(&format!("review {id}")))?;
-        let mut next = match decide(&stored.review, &input, chrono::Utc::now(), &mut new_id) {
+        let rule = state.changes.policy().rule_for(&stored.review);
+        let judge = Judge {
+            rule: &rule,
+            reviewer: &reviewer,
+        };
+        let next = match decide_under(
+            &stored.review,
+            &input,
+            judge,
+            chrono::Utc::now(),
+            &mut new_id,
+        ) {
             Ok(next) => next,
             Err(refused @ DecideError::NotPending { .. }) => {
                 return match state.db.idempotent_result(&caller.0.id, &idem_key).await? {
@@ -254,7 +267,6 @@ pub async fn post_decision(
             }
             Err(refused) => return Err(refusal(refused)),
         };
-        next.attribute_last_decision(&caller.0.id);
         // Serialized once: stored as the review, as the first result, and sent as it is.
         let doc = serde_json::to_string(&next).map_err(ApiError::internal)?;
         let outcome = serde_json::to_string(&state.outcome(&next)?).map_err(ApiError::internal)?;
@@ -373,6 +385,7 @@ fn report_refusal(e: DecideError) -> ApiError {
             "this request cannot be approved while it has problems",
         )
         .with_details(issues.iter().map(Detail::from).collect()),
+        DecideError::Policy(_) => ApiError::forbidden("policy_refused", message),
         DecideError::TargetNotAwaitingApproval(_) => ApiError::new(
             StatusCode::CONFLICT,
             "target_not_awaiting_approval",

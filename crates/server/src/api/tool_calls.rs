@@ -18,7 +18,7 @@ use countersign_domain::toolcall::{
     ToolCall, ToolCallSubmission,
 };
 use countersign_domain::wire::{Answer, Redeemed};
-use countersign_domain::Review;
+use countersign_domain::{Review, Target, Timestamp};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -70,8 +70,16 @@ pub async fn submit(
     let submission = ToolCallSubmission::deserialize(&body)
         .map_err(|e| refuse(vec![Detail::new("", e.to_string())]))?;
     let now = chrono::Utc::now();
-    let review = new_tool_call_review(submission, now, &mut new_id)
+    let mut review = new_tool_call_review(submission, now, &mut new_id)
         .map_err(|issues| refuse(issues.iter().map(Detail::from).collect()))?;
+    review.requester = Some(caller.0.key_ref());
+    let rule = state.changes.policy().rule_for(&review).into_owned();
+    if let (Some(delay), Some(Target::ToolCall(call))) = (rule.expires_after, &mut review.target) {
+        let cap = now + delay.duration();
+        if call.request.expires_at.to_utc() > cap {
+            call.request.expires_at = Timestamp::from_utc(cap);
+        }
+    }
     if state.changes.create(&review, &caller.0.id).await?.is_some() {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -80,10 +88,13 @@ pub async fn submit(
         )
         .with_details(vec![Detail::new("/approvalId", "already taken")]));
     }
-    let review = match approve_by_standing_grant(&state, &review).await? {
-        Some(approved) => approved,
-        None => review,
+    // A standing grant is one reviewer's word: it never stands in for a quorum.
+    let granted = if rule.needs_quorum() {
+        None
+    } else {
+        approve_by_standing_grant(&state, &review).await?
     };
+    let review = granted.unwrap_or(review);
     Ok((StatusCode::CREATED, Json(state.answer(review)?)))
 }
 

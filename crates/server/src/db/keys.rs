@@ -5,6 +5,7 @@
 use super::rounds::{rows_in, ReadFuture};
 use super::{stored_time, Db, DbError};
 use crate::limits::Rate;
+use countersign_domain::KeyRef;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::Row;
@@ -54,6 +55,18 @@ pub struct ApiKey {
     /// Its own request rate, if minted with one (else its kind's default).
     #[serde(serialize_with = "rate_text")]
     pub rate: Option<Rate>,
+    /// The person or team it belongs to, if given.
+    pub owner: Option<String>,
+}
+
+impl ApiKey {
+    /// The key as decisions and requests record it.
+    pub fn key_ref(&self) -> KeyRef {
+        KeyRef {
+            key_id: self.id.clone(),
+            owner: self.owner.clone(),
+        }
+    }
 }
 
 fn rate_text<S: serde::Serializer>(rate: &Option<Rate>, to: S) -> Result<S::Ok, S::Error> {
@@ -103,11 +116,12 @@ fn key_of(row: &sqlx::any::AnyRow) -> Result<ApiKey, DbError> {
             .map(|rate| rate.parse())
             .transpose()
             .map_err(|e| DbError::Damaged(format!("key {id}: {e}")))?,
+        owner: row.try_get(7)?,
         id,
     })
 }
 
-const KEY_COLUMNS: &str = "id, kind, roles, label, created_at, revoked_at, rate";
+const KEY_COLUMNS: &str = "id, kind, roles, label, created_at, revoked_at, rate, owner";
 
 impl Db {
     /// Mints and stores a key (with its own request rate, if given).
@@ -117,6 +131,7 @@ impl Db {
         roles: &[String],
         label: &str,
         rate: Option<Rate>,
+        owner: Option<&str>,
     ) -> Result<MintedKey, DbError> {
         let id = format!("key_{}", random_hex(6)?);
         let secret = format!("cs_{}_{}", kind.as_str(), random_hex(24)?);
@@ -128,9 +143,10 @@ impl Db {
             created_at: stored_time(chrono::Utc::now()),
             revoked_at: None,
             rate,
+            owner: owner.map(str::to_owned),
         };
         sqlx::query(
-            "INSERT INTO api_keys (id, kind, roles, label, hash, created_at, rate) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            "INSERT INTO api_keys (id, kind, roles, label, hash, created_at, rate, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .bind(&key.id)
         .bind(kind.as_str())
@@ -139,6 +155,7 @@ impl Db {
         .bind(hash(&secret))
         .bind(&key.created_at)
         .bind(rate.map(|r| r.to_string()))
+        .bind(&key.owner)
         .execute(self.pool())
         .await?;
         Ok(MintedKey { key, secret })
@@ -255,7 +272,7 @@ pub(super) fn live_keys(pool: sqlx::AnyPool, hashes: Vec<String>) -> ReadFuture<
         let rows = rows_in(&pool, &select, &hashes).await?;
         rows.iter()
             .map(|row| {
-                let hash: String = row.try_get(7).map_err(|e| e.to_string())?;
+                let hash: String = row.try_get(8).map_err(|e| e.to_string())?;
                 Ok((hash, key_of(row).map_err(|e| e.to_string())?))
             })
             .collect()
