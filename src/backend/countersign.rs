@@ -6,8 +6,9 @@
 
 use super::connection::Connection;
 use super::fetch::fetch_text;
+use countersign_domain::policy::Policy;
 use countersign_domain::wire::{
-    ChangePage, Detail, ErrorBody, GrantList, GrantRecord, Refusal, Requesters, ReviewQuery,
+    ChangePage, Detail, ErrorBody, GrantList, GrantRecord, Me, Refusal, Requesters, ReviewQuery,
     SummaryPage,
 };
 use countersign_domain::{DecisionInput, Review};
@@ -148,6 +149,16 @@ impl HttpStore {
     pub async fn revoke_grant(&self, grant_id: &str) -> Result<GrantRecord, HttpError> {
         let path = format!("/grants/{}/revoke", encode(grant_id));
         self.call_as("POST", &path, Some(&json!({})), None).await
+    }
+
+    /// The approval policy the server checks decisions against.
+    pub async fn policy(&self) -> Result<Policy, HttpError> {
+        self.call_as("GET", "/policy", None, None).await
+    }
+
+    /// The key this store calls with, its owner and roles.
+    pub async fn me(&self) -> Result<Me, HttpError> {
+        self.call_as("GET", "/me", None, None).await
     }
 
     /// Every review, page by page (500 per request): for an export.

@@ -11,6 +11,7 @@ use crate::components::tool_call::{pretty, seconds_left};
 use crate::desk::{DecisionFailure, Desk};
 use countersign_domain::langgraph::Answer;
 use countersign_domain::model::DecisionStatus;
+use countersign_domain::policy::PolicyRefusal;
 use countersign_domain::toolcall::{RiskTier, Scope, ToolCallReview, ToolChoice, ToolMode};
 use countersign_domain::{DecideError, DecisionInput, MplpId};
 use leptos::html;
@@ -131,7 +132,10 @@ pub fn DecisionForm(
             reason_error.set(Some(DecideError::ReasonRequired.to_string()));
             focus_reason();
         }
-        DecisionFailure::RoleNotAllowed { .. } => role_error.set(Some(failure.to_string())),
+        DecisionFailure::RoleNotAllowed { .. }
+        | DecisionFailure::Refused(DecideError::Policy(PolicyRefusal::RoleMissing { .. })) => {
+            role_error.set(Some(failure.to_string()))
+        }
         DecisionFailure::Conflict(message) => desk.notify(message),
         // The review page shows the queued decision instead of the form.
         DecisionFailure::Queued => {}

@@ -4,6 +4,7 @@
 
 mod drafts;
 mod entry;
+mod judging;
 mod langgraph;
 mod listing;
 mod live;
@@ -25,7 +26,7 @@ use crate::backend::{
 use crate::browser;
 use crate::settings::Settings;
 use countersign_domain::wire::{GrantList, GrantRecord, StatusCounts};
-use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
+use countersign_domain::{DecideError, DecisionInput, MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -163,6 +164,8 @@ pub struct Desk {
     /// Whether the stored reviews are still being read (the inbox index, if
     /// any, stands in for them meanwhile).
     reading: RwSignal<bool>,
+    /// A Countersign server's approval policy and this reviewer's key.
+    judging: RwSignal<Option<Arc<judging::Judging>>>,
 }
 
 impl Desk {
@@ -223,7 +226,11 @@ impl Desk {
             unfollowed: StoredValue::new(None),
             thread_states: RwSignal::new(Default::default()),
             drafts: StoredValue::new(Default::default()),
+            judging: RwSignal::new(None),
         };
+        if let Some(server) = &server {
+            desk.load_judging(server.clone());
+        }
         match server {
             // The first page comes first; the stream follows from its position.
             Some(server) => desk.follow_after_first_answer(server),
@@ -311,8 +318,9 @@ impl Desk {
         };
         let review = current.review().ok_or(DecisionFailure::Missing)?;
         let mut ids = browser::new_id;
-        let next =
-            decide(review, input, browser::now(), &mut ids).map_err(DecisionFailure::Refused)?;
+        let next = self
+            .judge(review, input, &mut ids)
+            .map_err(DecisionFailure::Refused)?;
         enum Via {
             Local,
             Server(HttpStore),

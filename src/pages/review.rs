@@ -12,7 +12,9 @@ use crate::download::download;
 use crate::exchange;
 use crate::time;
 use countersign_domain::model::ConfirmStatus;
+use countersign_domain::policy::Rule;
 use countersign_domain::text::reveal;
+use countersign_domain::toolcall::RiskTier;
 use countersign_domain::{MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -114,6 +116,49 @@ fn InterruptNote(facts: crate::desk::InterruptFacts) -> impl IntoView {
         {agent}
         {status.map(|text| view! { <p class=format!("notice thread-{}", facts.status.as_str()) role="status">{text}</p> })}
     }
+}
+
+/// Where a request stands under a server rule that asks several approvals
+/// (the server's policy; nothing without one).
+#[component]
+fn Quorum(review: Review) -> impl IntoView {
+    let desk = expect_context::<Desk>();
+    move || {
+        desk.standing(&review).map(|(rule, standing)| {
+            let risk = review.tool_call().map(|c| c.request.risk_tier);
+            view! {
+                <section class="card quorum" aria-labelledby="quorum-title">
+                    <h2 id="quorum-title">"Approvals"</h2>
+                    <p class="standing" role="status">{standing.to_string()}</p>
+                    <p class="subtle">{rule_terms(&rule, risk)}</p>
+                </section>
+            }
+        })
+    }
+}
+
+/// What a rule asks, in a sentence.
+fn rule_terms(rule: &Rule, risk: Option<RiskTier>) -> String {
+    let mut terms = format!(
+        "Rule “{}”: {} approvals from different people",
+        rule.name, rule.approvals
+    );
+    if !rule.required_roles.is_empty() {
+        terms.push_str(&format!(
+            ", including {}",
+            rule.required_roles.join(" and ")
+        ));
+    }
+    terms.push_str(if rule.veto {
+        "; one rejection rejects it"
+    } else {
+        "; a rejection does not end it"
+    });
+    if rule.forbids_self_approval(risk) {
+        terms.push_str("; the owner of the asking agent may not approve");
+    }
+    terms.push('.');
+    terms
 }
 
 /// Said while the stored reviews are read (a moment after the app starts).
@@ -225,6 +270,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
                 </div>
 
                 <aside class="review-side-col" aria-label="Decision and details">
+                    <Quorum review=review.clone() />
                     {if pending {
                         let (id, problems) = (confirm.confirm_id, problem_count);
                         let call = review.tool_call().cloned();

@@ -42,11 +42,12 @@ export const binary = process.env.COUNTERSIGN_BIN ?? "target/debug/countersign";
 
 /**
  * Starts `countersign serve` on `dataDir`, serving dist/: with the demo data
- * and its keys, or (`demo: false`) over what the folder's database holds.
+ * and its keys, or (`demo: false`) over what the folder's database holds;
+ * `extra` arguments are passed on (`--policy FILE`).
  * Resolves with its URL, the demo keys, and a stop function.
  */
-export async function startServer(dataDir, listen = "127.0.0.1:0", { demo = true } = {}) {
-  const args = ["serve", ...(demo ? ["--demo"] : []), "--listen", listen, "--app-dir", "dist", "--data", dataDir];
+export async function startServer(dataDir, listen = "127.0.0.1:0", { demo = true, extra = [] } = {}) {
+  const args = ["serve", ...(demo ? ["--demo"] : []), "--listen", listen, "--app-dir", "dist", "--data", dataDir, ...extra];
   const child = spawn(binary, args, { stdio: ["ignore", "pipe", "inherit"] });
   const lines = createInterface({ input: child.stdout });
   const server = { child, stop: () => new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : (child.once("exit", r), child.kill("SIGKILL")))) };

@@ -407,3 +407,74 @@ fn policy_problems_name_the_rule_and_field() {
     let rule: Rule = serde_json::from_value(json!({"name": "x"})).unwrap();
     assert!(rule.veto && rule.approvals == 1);
 }
+
+#[test]
+fn a_resubmitted_request_starts_a_new_round_of_approvals() {
+    let plans = parse(json!({"rules": [{"name": "plans", "target": ["plan"], "approvals": 2}]}));
+    let review = countersign_domain::demo::reviews(now())
+        .unwrap()
+        .into_iter()
+        .find(|r| {
+            r.plan().is_some()
+                && r.validate().is_empty()
+                && r.confirm.status == ConfirmStatus::Pending
+        })
+        .unwrap();
+    let once = as_key(
+        &review,
+        &plans,
+        &key("k1", "bob"),
+        DecisionStatus::Approved,
+        "x",
+    )
+    .unwrap();
+    let vetoed = as_key(
+        &once,
+        &plans,
+        &key("k2", "carol"),
+        DecisionStatus::Rejected,
+        "x",
+    )
+    .unwrap();
+    assert_eq!(vetoed.confirm.status, ConfirmStatus::Rejected);
+    let again = countersign_domain::resubmit(
+        &vetoed,
+        countersign_domain::review::Resubmission {
+            by_role: vetoed.confirm.requested_by_role.clone(),
+            revised_plan: None,
+            reason: Some("smaller batch".into()),
+        },
+        now(),
+        &mut ids(),
+    )
+    .unwrap();
+    let rule = plans.rule_for(&again);
+    assert_eq!(Standing::of(&again, &rule).approvals, []);
+    let bob_again = as_key(
+        &again,
+        &plans,
+        &key("k1", "bob"),
+        DecisionStatus::Approved,
+        "x",
+    )
+    .unwrap();
+    assert_eq!(
+        bob_again.confirm.status,
+        ConfirmStatus::Pending,
+        "bob's earlier approval does not count twice"
+    );
+    let met = as_key(
+        &bob_again,
+        &plans,
+        &key("k3", "dave"),
+        DecisionStatus::Approved,
+        "x",
+    )
+    .unwrap();
+    assert_eq!(met.confirm.status, ConfirmStatus::Approved);
+    assert_eq!(
+        ReceiptBody::of(&met).unwrap().unwrap().decisions.len(),
+        2,
+        "only this round's decisions"
+    );
+}
