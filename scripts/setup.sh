@@ -23,6 +23,9 @@ WASM_SPLIT_VERSION=0.2.4
 UDSPY_VERSION=0.1.8
 MCP_VERSION=2.3.0
 OPENAI_AGENTS_VERSION=0.24.0
+# What the Python bridges check receipts with (Ed25519, RFC 8785).
+CRYPTOGRAPHY_VERSION=50.0.2
+RFC8785_VERSION=0.1.4
 LANGGRAPH_CLI_VERSION=0.4.40
 LANGGRAPH_API_VERSION=0.16.7
 LANGGRAPH_VERSION=1.2.22
@@ -120,9 +123,11 @@ fi
 
 if $want_udspy; then
   step "udspy $UDSPY_VERSION (PyPI) in .venv-udspy"
-  if ! .venv-udspy/bin/python -c "import udspy, sys; sys.exit(udspy.__version__ != '$UDSPY_VERSION')" 2>/dev/null; then
+  if ! .venv-udspy/bin/python -c "import udspy, sys; sys.exit(udspy.__version__ != '$UDSPY_VERSION')" 2>/dev/null \
+    || [[ "$(.venv-udspy/bin/pip show rfc8785 2>/dev/null | sed -n 's/^Version: //p')" != "$RFC8785_VERSION" ]]; then
     make_venv .venv-udspy
-    .venv-udspy/bin/pip install --quiet "udspy==$UDSPY_VERSION"
+    .venv-udspy/bin/pip install --quiet "udspy==$UDSPY_VERSION" \
+      "cryptography==$CRYPTOGRAPHY_VERSION" "rfc8785==$RFC8785_VERSION"
   else
     echo "present"
   fi
@@ -140,9 +145,11 @@ fi
 
 if $want_openai_agents; then
   step "OpenAI Agents SDK $OPENAI_AGENTS_VERSION (PyPI) in .venv-openai-agents"
-  if [[ "$(.venv-openai-agents/bin/pip show openai-agents 2>/dev/null | sed -n 's/^Version: //p')" != "$OPENAI_AGENTS_VERSION" ]]; then
+  if [[ "$(.venv-openai-agents/bin/pip show openai-agents 2>/dev/null | sed -n 's/^Version: //p')" != "$OPENAI_AGENTS_VERSION" ]] \
+    || [[ "$(.venv-openai-agents/bin/pip show rfc8785 2>/dev/null | sed -n 's/^Version: //p')" != "$RFC8785_VERSION" ]]; then
     make_venv .venv-openai-agents
-    .venv-openai-agents/bin/pip install --quiet "openai-agents==$OPENAI_AGENTS_VERSION"
+    .venv-openai-agents/bin/pip install --quiet "openai-agents==$OPENAI_AGENTS_VERSION" \
+      "cryptography==$CRYPTOGRAPHY_VERSION" "rfc8785==$RFC8785_VERSION"
   else
     echo "present"
   fi

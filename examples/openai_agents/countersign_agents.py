@@ -16,11 +16,18 @@ A run waiting for reviewers can be put aside: `PendingRun.save` keeps the
 SDK's run state and the reviews asked; `resume_reviewed` picks it up in
 another process and waits for the same reviews.
 
-Needs only the standard library and the SDK.
+Given the server's public key (`countersign keys signing-key`), the bridge
+checks each approval's signed receipt offline before it spends the token: a
+receipt signed by another key, or for another call or token, rejects the call
+and leaves the token unspent.
+
+Needs the SDK; checking receipts also needs `cryptography` and `rfc8785`.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import time
 import urllib.error
@@ -46,6 +53,8 @@ class Countersign:
     key: str
     timeout: float = 300.0
     risk_tier: str = "R2"
+    public_key: str | None = None
+    """The server's receipt key (base64): approvals are checked offline with it."""
 
     def _call(self, method: str, path: str, body: Any = None, wait: float = 30) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body).encode()
@@ -109,10 +118,39 @@ class Countersign:
         if approved.get("name") != tool or approved.get("args") != args:
             return False, "Countersign: the reviewer edited the call, and this agent cannot run edited arguments; the call did not run"
         token = (outcome.get("token") or {}).get("tokenId")
+        if self.public_key:
+            problem = receipt_problem(outcome, self.public_key, approved)
+            if problem:
+                return False, f"Countersign: {problem}; the call did not run"
         status, refused = self._call("POST", f"/reviews/{review}/redeem", {"tokenId": token, "toolCall": approved})
         if status != 200:
             return False, f"Countersign: the approval's token was refused ({status}): {refused.get('error', {}).get('message', '')}"
         return True, f"Approved in Countersign by {by}"
+
+
+def receipt_problem(outcome: dict, public_key: str, call: dict) -> str | None:
+    """What is wrong with an approval's signed receipt (None: it is sound):
+    the Ed25519 signature over its RFC 8785 canonical body, by `public_key`,
+    for this approval's token and exactly this call."""
+    import rfc8785
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    receipt = outcome.get("receipt")
+    if not isinstance(receipt, dict) or not isinstance(receipt.get("body"), dict):
+        return "the approval carries no signed receipt"
+    body = receipt["body"]
+    try:
+        key = Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key, validate=True))
+        key.verify(base64.b64decode(receipt.get("signature", ""), validate=True), rfc8785.dumps(body))
+    except (InvalidSignature, ValueError):
+        return "the approval's receipt was not signed by the trusted key"
+    token = body.get("token") or {}
+    if body.get("status") != "approved" or token.get("token_id") != (outcome.get("token") or {}).get("tokenId"):
+        return "the approval's receipt is not for this token"
+    if token.get("tool_call_hash") != hashlib.sha256(rfc8785.dumps(call)).hexdigest():
+        return "the approval's receipt is for another call"
+    return None
 
 
 @dataclass

@@ -9,6 +9,7 @@ target/debug/countersign by default).
 """
 
 import asyncio
+import base64
 import json
 import os
 
@@ -189,6 +190,30 @@ class BridgeTest(unittest.TestCase):
         reviewer.join()
         self.assertEqual(RAN, [{"amount": 120, "to": "Printer Co"}])
         self.assertEqual(result.final_output, "tool said: sent 120 to Printer Co")
+
+    def test_a_receipt_checked_with_the_servers_key_lets_the_call_run(self) -> None:
+        key = self.server.api("GET", "/signing-key")["public_key"]
+        self.countersign = Countersign(self.server.url, self.server.agent, timeout=60, public_key=key)
+        reviewer = self.server.decide_when_asked({"status": "approved", "decided_by_role": "reviewer"})
+        result = self.run_agent("s-receipt")
+        reviewer.join()
+        self.assertEqual(RAN, [{"amount": 120, "to": "Printer Co"}])
+        self.assertEqual(result.final_output, "tool said: sent 120 to Printer Co")
+
+    def test_a_receipt_signed_by_another_key_stops_the_call_and_spends_nothing(self) -> None:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+        from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+        other = Ed25519PrivateKey.generate().public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+        self.countersign = Countersign(self.server.url, self.server.agent, timeout=60, public_key=base64.b64encode(other).decode())
+        reviewer = self.server.decide_when_asked({"status": "approved", "decided_by_role": "reviewer"})
+        result = self.run_agent("s-forged")
+        reviewer.join()
+        self.assertEqual(RAN, [])
+        self.assertEqual(result.final_output, "tool said: Countersign: the approval's receipt was not signed by the trusted key; the call did not run")
+        items = self.server.api("GET", "/reviews?status=approved&requester=openai-agents:payments&order=newest&limit=1")["items"]
+        events = [e["event_type"] for e in items[0]["confirm"]["events"]]
+        self.assertNotIn("token.redeemed", events, "the token is still unspent")
 
     def test_an_unreachable_countersign_rejects_the_call_and_says_so(self) -> None:
         self.countersign = Countersign("http://127.0.0.1:1", "cs_agent_x", timeout=5)

@@ -1,6 +1,7 @@
 """A udspy agent whose risky tool asks a human through Countersign.
 
-Usage: python agent.py SERVER PATH  (the agent key in COUNTERSIGN_KEY)
+Usage: python agent.py SERVER PATH  (the agent key in COUNTERSIGN_KEY; the
+server's receipt key, to check approvals offline, in COUNTERSIGN_PUBLIC_KEY)
 
 ``archive_file`` is a ``@confirm_first`` tool: its first call raises
 ``ConfirmationRequired``; the bridge forwards it, and after the reviewer's
@@ -27,7 +28,13 @@ def archive_file(path: str, keep_days: int = 30) -> str:
 
 def main():
     server, path = sys.argv[1], sys.argv[2]
-    countersign = Countersign(server, os.environ["COUNTERSIGN_KEY"], role="udspy-agent", device="udspy-host")
+    countersign = Countersign(
+        server,
+        os.environ["COUNTERSIGN_KEY"],
+        role="udspy-agent",
+        device="udspy-host",
+        public_key=os.environ.get("COUNTERSIGN_PUBLIC_KEY"),
+    )
     try:
         print(json.dumps({"result": archive_file(path)}))
         return
@@ -35,7 +42,11 @@ def main():
         outcome = countersign.decide(paused, session_id="udspy-session", run_id="run-1", risk_tier="R3")
     if outcome["outcome"] == "APPROVED":
         args = json.loads(outcome["approved_call"])["args"]
-        countersign.redeem(outcome, "archive_file", args)
+        try:
+            countersign.redeem(outcome, "archive_file", args)
+        except RuntimeError as refused:
+            print(json.dumps({"status": "refused", "error": str(refused), "ran": RAN}))
+            return
     try:
         result = archive_file(path)
         print(json.dumps({"status": outcome.get("kind"), "result": result, "ran": RAN}))

@@ -5,11 +5,17 @@ the call to Countersign (``POST /api/v1/tool-calls``), waits for a reviewer's
 decision (``GET /api/v1/reviews/{id}/outcome?wait=...``) and answers udspy with
 ``respond_to_confirmation``: approved, edited (the reviewer's arguments),
 feedback, or rejected. Before the approved call runs, ``redeem`` spends its
-single-use token for exactly the arguments about to run.
+single-use token for exactly the arguments about to run; given the server's
+public key (``countersign keys signing-key``), it first checks the approval's
+signed receipt offline, and refuses one signed by another key, or for another
+token or call, without spending the token.
 
-Standard library only; works with any server that speaks Countersign's API.
+Standard library only (checking receipts: ``cryptography`` and ``rfc8785``);
+works with any server that speaks Countersign's API.
 """
 
+import base64
+import hashlib
 import json
 import time
 import urllib.error
@@ -21,11 +27,12 @@ from udspy.confirmation import ConfirmationRequired, respond_to_confirmation
 class Countersign:
     """A Countersign server and the agent key to use."""
 
-    def __init__(self, server, key, role="udspy-agent", device=None):
+    def __init__(self, server, key, role="udspy-agent", device=None, public_key=None):
         self.server = server.rstrip("/")
         self.key = key
         self.role = role
         self.device = device
+        self.public_key = public_key
 
     def _call(self, method, path, body=None):
         request = urllib.request.Request(
@@ -89,9 +96,39 @@ class Countersign:
 
     def redeem(self, outcome, name, args):
         """Spends the approval's token for the call about to run; raises when refused."""
-        body = {"tokenId": outcome["token"]["tokenId"], "toolCall": {"name": name, "args": args}}
+        call = {"name": name, "args": args}
+        if self.public_key:
+            problem = receipt_problem(outcome, self.public_key, call)
+            if problem:
+                raise RuntimeError(f"{problem}; the call did not run")
+        body = {"tokenId": outcome["token"]["tokenId"], "toolCall": call}
         if self.device:
             body["clientDeviceId"] = self.device
         status, reply = self._call("POST", f"/reviews/{outcome['confirm_id']}/redeem", body)
         if status != 200:
             raise RuntimeError(f"the token was refused ({status} {reply['error']['code']}): {reply['error']['message']}")
+
+
+def receipt_problem(outcome, public_key, call):
+    """What is wrong with an approval's signed receipt (None: it is sound): the
+    Ed25519 signature over its RFC 8785 canonical body, by ``public_key``, for
+    this approval's token and exactly this call."""
+    import rfc8785
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    receipt = outcome.get("receipt")
+    if not isinstance(receipt, dict) or not isinstance(receipt.get("body"), dict):
+        return "the approval carries no signed receipt"
+    body = receipt["body"]
+    try:
+        key = Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key, validate=True))
+        key.verify(base64.b64decode(receipt.get("signature", ""), validate=True), rfc8785.dumps(body))
+    except (InvalidSignature, ValueError):
+        return "the approval's receipt was not signed by the trusted key"
+    token = body.get("token") or {}
+    if body.get("status") != "approved" or token.get("token_id") != (outcome.get("token") or {}).get("tokenId"):
+        return "the approval's receipt is not for this token"
+    if token.get("tool_call_hash") != hashlib.sha256(rfc8785.dumps(call)).hexdigest():
+        return "the approval's receipt is for another call"
+    return None

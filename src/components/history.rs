@@ -3,11 +3,13 @@
 use crate::time;
 use countersign_domain::model::{Confirm, Event};
 use countersign_domain::text::reveal;
+use countersign_domain::Decider;
 use leptos::prelude::*;
 
-/// Every decision, oldest first.
+/// Every decision, oldest first, with who made it when a server recorded
+/// the key (`deciders`).
 #[component]
-pub fn DecisionTimeline(confirm: Confirm) -> impl IntoView {
+pub fn DecisionTimeline(confirm: Confirm, deciders: Vec<Decider>) -> impl IntoView {
     let decisions = confirm.decisions().to_vec();
     let now = crate::browser::now();
     if decisions.is_empty() {
@@ -15,16 +17,23 @@ pub fn DecisionTimeline(confirm: Confirm) -> impl IntoView {
     }
     view! {
         <ol class="timeline" aria-label="Decision history">
-            {decisions.into_iter().map(|d| view! {
+            {decisions.into_iter().map(|d| {
+                let who = deciders
+                    .iter()
+                    .find(|k| k.decision_id == d.decision_id)
+                    .map(|k| format!(" ({})", reveal::label(k.owner.as_deref().unwrap_or(&k.key_id))));
+                view! {
                 <li class=format!("timeline-item decision-{}", d.status.as_str())>
                     <p class="timeline-head">
                         <strong>{d.status.as_str()}</strong>
                         " by " <span class="role">{reveal::label(&d.decided_by_role)}</span>
+                        {who}
                         " · "
                         <time datetime=d.decided_at.to_string() title=time::exact(&d.decided_at)>{time::ago(&d.decided_at, now)}</time>
                     </p>
                     {d.reason.clone().map(|r| view! { <p class="timeline-reason">{reveal::prose(&r)}</p> })}
                 </li>
+                }
             }).collect_view()}
         </ol>
     }

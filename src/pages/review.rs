@@ -263,7 +263,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
 
                     <section aria-labelledby="history-title" class="card">
                         <h2 id="history-title">"Decision history"</h2>
-                        <DecisionTimeline confirm=confirm.clone() />
+                        <DecisionTimeline confirm=confirm.clone() deciders=review.deciders.clone() />
                         <h3>"Events"</h3>
                         <EventList events />
                     </section>

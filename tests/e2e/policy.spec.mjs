@@ -105,6 +105,8 @@ test("two reviewers meet a 2-of-3 quorum with a required role; the rule's refusa
   await approveAs(carol, "release_manager");
   await expect(carol.getByRole("status").filter({ hasText: /approved by release_manager/ })).toBeVisible();
   await expect(standing(carol)).toHaveText("2 of 2 approvals — approved by `bob` as security_officer, `carol` as release_manager");
+  await expect(carol.locator(".timeline")).toContainText("approved by security_officer (bob)");
+  await expect(carol.locator(".timeline")).toContainText("approved by release_manager (carol)");
   // Bob's page hears of it live.
   await expect(bob.getByRole("heading", { name: "Decided" })).toBeVisible();
   await shoot(carol, "policy-quorum-met");

@@ -5,6 +5,7 @@
 import { expect, test } from "@playwright/test";
 import { api, arriveLate, binary, newPlanReview, shoot, startServer, wcagViolations } from "./support.mjs";
 import { spawn, spawnSync } from "node:child_process";
+import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -269,13 +270,15 @@ test("a decision made while the server is down is queued and delivered exactly o
   expect((await api(server, key, "GET", `/reviews/${ROTATION}`)).body.review.confirm.decisions).toHaveLength(1);
 });
 
-test("a udspy agent's confirmation is decided in the browser: approved, edited, rejected", async ({ page }) => {
+test("a udspy agent's confirmation is decided in the browser: approved, edited, rejected, and a forged receipt refused", async ({ page }) => {
   const python = process.env.UDSPY_PYTHON ?? ".venv-udspy/bin/python";
   await connect(page);
   await page.goto(`${server.url}/?type=other`);
-  const run = (path) => {
+  // The agent checks each approval's receipt offline with the server's key.
+  const trusted = (await api(server, server.agent, "GET", "/signing-key")).body.public_key;
+  const run = (path, publicKey = trusted) => {
     const agent = spawn(python, ["examples/udspy/agent.py", server.url, path], {
-      env: { ...process.env, COUNTERSIGN_KEY: server.agent, PYTHONPATH: "examples/udspy" },
+      env: { ...process.env, COUNTERSIGN_KEY: server.agent, COUNTERSIGN_PUBLIC_KEY: publicKey, PYTHONPATH: "examples/udspy" },
     });
     let stdout = "", stderr = "";
     agent.stdout.on("data", (d) => (stdout += d));
@@ -317,6 +320,17 @@ test("a udspy agent's confirmation is decided in the browser: approved, edited, 
   await page.getByRole("button", { name: "Deny" }).click();
   expect(await result(rejected)).toMatchObject({ status: "rejected", reason: "Keep it online until the audit", ran: [] });
   await shoot(page, "udspy-rejected");
+
+  // Trusting another key, the agent refuses the approval and spends nothing.
+  const other = generateKeyPairSync("ed25519").publicKey.export({ format: "der", type: "spki" }).subarray(-32).toString("base64");
+  const forged = run("/data/report-d.txt", other);
+  await open(/report-d\.txt/);
+  await page.getByRole("button", { name: "Approve once" }).click();
+  const refused = await result(forged);
+  expect(refused).toMatchObject({ status: "refused", ran: [] });
+  expect(refused.error).toContain("the approval's receipt was not signed by the trusted key");
+  const stored = await api(server, server.reviewer, "GET", "/reviews?status=approved&q=report-d");
+  expect(stored.body.items[0].confirm.events.map((e) => e.event_type)).not.toContain("token.redeemed");
 });
 
 test("a standing approval is listed with its use, revoked in the browser, and the agent's next call is asked again", async ({ page }) => {

@@ -178,8 +178,14 @@ impl Policy {
     /// fallback (one approval; self-approval as the tier's default when the
     /// policy has rules, allowed when it has none, as without a policy).
     pub fn rule_for(&self, review: &Review) -> Cow<'_, Rule> {
-        let subject = Subject::of(review);
-        match self.rules.iter().find(|rule| rule.matches(&subject)) {
+        // (Reading the subject parses a tool call: not needed without rules.)
+        let matched = if self.rules.is_empty() {
+            None
+        } else {
+            let subject = Subject::of(review);
+            self.rules.iter().find(|rule| rule.matches(&subject))
+        };
+        match matched {
             Some(rule) => Cow::Borrowed(rule),
             None => Cow::Owned(Rule {
                 self_approval: self.rules.is_empty().then_some(SelfApproval::Allow),
