@@ -302,3 +302,33 @@ fn a_policy_with_a_mistake_refuses_to_start_naming_file_and_line() {
     assert!(String::from_utf8_lossy(&missing.stderr)
         .contains("policy /nonexistent/policy.toml: cannot be read"));
 }
+
+#[test]
+fn a_rules_expiry_caps_the_agents_and_closes_the_call_as_the_rule_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("expiry.toml");
+    std::fs::write(
+        &file,
+        "[[rule]]\nname = \"quick\"\ntool = \"deploy\"\nexpires_after = \"2s\"\non_expiry = \"rejected\"\n",
+    )
+    .unwrap();
+    let server = Server::start(dir.path(), &["--policy", file.to_str().unwrap()]);
+    let agent = server.client(&server.agent);
+    let mut body = tool_call(json!({}));
+    body["toolCall"]["name"] = json!("deploy");
+    let asked = agent.post("/tool-calls", &body);
+    assert_eq!(asked.status, 201, "{}", asked.text);
+    let request = &asked.body["review"]["target"]["tool_call"]["request"];
+    let at = |field: &str| {
+        chrono::DateTime::parse_from_rfc3339(request[field].as_str().unwrap()).unwrap()
+    };
+    assert_eq!(
+        (at("expiresAt") - at("requestedAt")).num_seconds(),
+        2,
+        "{request}"
+    );
+    let id = asked.body["outcome"]["confirm_id"].as_str().unwrap();
+    let outcome = agent.get(&format!("/reviews/{id}/outcome?wait=10"));
+    assert_eq!(outcome.body["status"], "rejected", "{}", outcome.text);
+    assert_eq!(outcome.body["kind"], "expired", "{}", outcome.text);
+}
