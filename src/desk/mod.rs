@@ -228,9 +228,6 @@ impl Desk {
             drafts: StoredValue::new(Default::default()),
             judging: RwSignal::new(None),
         };
-        if let Some(server) = &server {
-            desk.load_judging(server.clone());
-        }
         match server {
             // The first page comes first; the stream follows from its position.
             Some(server) => desk.follow_after_first_answer(server),

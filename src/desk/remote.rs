@@ -7,8 +7,10 @@ use crate::split::{on_demand, LoadFailed};
 use leptos::prelude::*;
 
 on_demand! {
-    /// Loads the server's reviews and follows its live stream.
+    /// Loads the server's reviews and follows its live stream; reads its
+    /// approval policy.
     in remote fn follow_server(desk: Desk, server: HttpStore) -> () {
+        desk.load_judging(server.clone());
         super::live::connect(desk, server)
     }
 }
