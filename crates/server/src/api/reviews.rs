@@ -16,6 +16,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use countersign_domain::policy::PolicyRefusal;
 use countersign_domain::review::Resubmission;
 use countersign_domain::toolcall::ToolDecideError;
 use countersign_domain::wire::{Answer, Outcome, Refusal, Requesters, ReviewQuery, SummaryPage};
@@ -259,7 +260,13 @@ pub async fn post_decision(
             &mut new_id,
         ) {
             Ok(next) => next,
-            Err(refused @ DecideError::NotPending { .. }) => {
+            // A retry of a decision that was stored: of the last one (the
+            // review is decided now) or of a partial approval (its reviewer
+            // has approved now).
+            Err(
+                refused @ (DecideError::NotPending { .. }
+                | DecideError::Policy(PolicyRefusal::SameReviewer { .. })),
+            ) => {
                 return match state.db.idempotent_result(&caller.0.id, &idem_key).await? {
                     Some(first) => replay(first, &request),
                     None => Err(refusal(refused)),
