@@ -9,6 +9,7 @@ use countersign_domain::wire::ReceiptBody;
 use countersign_domain::{decide_under, DecideError, DecisionInput, Judge, KeyRef, MplpId, Review};
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
+use DecisionStatus::{Approved, Rejected};
 
 fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 25, 12, 0, 0).unwrap()
@@ -81,6 +82,23 @@ fn as_key(
     decide_under(review, &input(status, role), judge, now(), &mut ids())
 }
 
+/// `owner` decides with their own key (`key_<owner>`).
+fn by(
+    owner: &str,
+    status: DecisionStatus,
+    role: &str,
+    review: &Review,
+    policy: &Policy,
+) -> Result<Review, DecideError> {
+    as_key(
+        review,
+        policy,
+        &key(&format!("key_{owner}"), owner),
+        status,
+        role,
+    )
+}
+
 #[test]
 fn rules_match_in_order_by_tool_risk_and_role() {
     let policy = payments();
@@ -104,14 +122,7 @@ fn rules_match_in_order_by_tool_risk_and_role() {
 fn two_approvals_with_a_required_role_keep_the_request_pending_until_met() {
     let policy = payments();
     let review = call("payments.refund", "R4");
-    let once = as_key(
-        &review,
-        &policy,
-        &key("k1", "bob"),
-        DecisionStatus::Approved,
-        "security_officer",
-    )
-    .unwrap();
+    let once = by("bob", Approved, "security_officer", &review, &policy).unwrap();
     assert_eq!(once.confirm.status, ConfirmStatus::Pending);
     assert!(
         once.tool_call().unwrap().outcome.is_none(),
@@ -123,14 +134,7 @@ fn two_approvals_with_a_required_role_keep_the_request_pending_until_met() {
         standing.to_string(),
         "1 of 2 approvals — approved by `bob` as security_officer; needs one more from release_manager"
     );
-    let twice = as_key(
-        &once,
-        &policy,
-        &key("k2", "carol"),
-        DecisionStatus::Approved,
-        "release_manager",
-    )
-    .unwrap();
+    let twice = by("carol", Approved, "release_manager", &once, &policy).unwrap();
     assert_eq!(twice.confirm.status, ConfirmStatus::Approved);
     assert!(twice
         .tool_call()
@@ -154,12 +158,12 @@ fn two_approvals_with_a_required_role_keep_the_request_pending_until_met() {
 #[test]
 fn the_same_reviewer_twice_is_refused_even_with_another_key() {
     let policy = payments();
-    let once = as_key(
+    let once = by(
+        "bob",
+        Approved,
+        "security_officer",
         &call("payments.refund", "R4"),
         &policy,
-        &key("k1", "bob"),
-        DecisionStatus::Approved,
-        "security_officer",
     )
     .unwrap();
     let again = as_key(
@@ -178,22 +182,15 @@ fn the_same_reviewer_twice_is_refused_even_with_another_key() {
 #[test]
 fn a_role_that_would_crowd_out_a_required_one_is_refused() {
     let policy = payments();
-    let once = as_key(
+    let once = by(
+        "bob",
+        Approved,
+        "security_officer",
         &call("payments.refund", "R4"),
         &policy,
-        &key("k1", "bob"),
-        DecisionStatus::Approved,
-        "security_officer",
     )
     .unwrap();
-    let err = as_key(
-        &once,
-        &policy,
-        &key("k2", "carol"),
-        DecisionStatus::Approved,
-        "security_officer",
-    )
-    .unwrap_err();
+    let err = by("carol", Approved, "security_officer", &once, &policy).unwrap_err();
     assert_eq!(
         err.to_string(),
         "rule `payments` still needs an approval from release_manager: approve as release_manager, or leave this approval to someone who can"
@@ -203,13 +200,7 @@ fn a_role_that_would_crowd_out_a_required_one_is_refused() {
 #[test]
 fn the_requesters_owner_may_not_approve_high_risk_calls_by_default() {
     let policy = parse(json!({"rules": [{"name": "ops", "tool": "deploy*"}]}));
-    let high = as_key(
-        &call("deploy", "R3"),
-        &policy,
-        &key("k5", "alice"),
-        DecisionStatus::Approved,
-        "sre",
-    );
+    let high = by("alice", Approved, "sre", &call("deploy", "R3"), &policy);
     assert!(
         matches!(
             high,
@@ -217,35 +208,16 @@ fn the_requesters_owner_may_not_approve_high_risk_calls_by_default() {
         ),
         "{high:?}"
     );
-    let low = as_key(
-        &call("deploy", "R2"),
-        &policy,
-        &key("k5", "alice"),
-        DecisionStatus::Approved,
-        "sre",
-    );
+    let low = by("alice", Approved, "sre", &call("deploy", "R2"), &policy);
     assert_eq!(low.unwrap().confirm.status, ConfirmStatus::Approved);
     let forbid = parse(json!({"rules": [{"name": "strict", "self_approval": "forbid"}]}));
-    let err = as_key(
-        &call("deploy", "R0"),
-        &forbid,
-        &key("k5", "alice"),
-        DecisionStatus::Approved,
-        "sre",
-    )
-    .unwrap_err();
+    let err = by("alice", Approved, "sre", &call("deploy", "R0"), &forbid).unwrap_err();
     assert!(
         err.to_string()
             .contains("rule `strict` forbids approving your own request"),
         "{err}"
     );
-    let rejected = as_key(
-        &call("deploy", "R4"),
-        &forbid,
-        &key("k5", "alice"),
-        DecisionStatus::Rejected,
-        "sre",
-    );
+    let rejected = by("alice", Rejected, "sre", &call("deploy", "R4"), &forbid);
     assert_eq!(
         rejected.unwrap().confirm.status,
         ConfirmStatus::Rejected,
@@ -261,54 +233,26 @@ fn without_a_policy_one_approval_decides_as_before() {
         none.rule_for(&review).self_approval,
         Some(SelfApproval::Allow)
     );
-    let done = as_key(
-        &review,
-        &none,
-        &key("k5", "alice"),
-        DecisionStatus::Approved,
-        "sre",
-    )
-    .unwrap();
+    let done = by("alice", Approved, "sre", &review, &none).unwrap();
     assert_eq!(done.confirm.status, ConfirmStatus::Approved);
 }
 
 #[test]
 fn a_rejection_vetoes_unless_the_rule_says_otherwise() {
     let policy = payments();
-    let vetoed = as_key(
+    let vetoed = by(
+        "bob",
+        Rejected,
+        "x",
         &call("payments.refund", "R4"),
         &policy,
-        &key("k1", "bob"),
-        DecisionStatus::Rejected,
-        "x",
     )
     .unwrap();
     assert_eq!(vetoed.confirm.status, ConfirmStatus::Rejected);
-    let kept = as_key(
-        &call("tickets.close", "R1"),
-        &policy,
-        &key("k1", "bob"),
-        DecisionStatus::Rejected,
-        "x",
-    )
-    .unwrap();
+    let kept = by("bob", Rejected, "x", &call("tickets.close", "R1"), &policy).unwrap();
     assert_eq!(kept.confirm.status, ConfirmStatus::Pending);
-    let one = as_key(
-        &kept,
-        &policy,
-        &key("k2", "carol"),
-        DecisionStatus::Approved,
-        "x",
-    )
-    .unwrap();
-    let two = as_key(
-        &one,
-        &policy,
-        &key("k3", "dave"),
-        DecisionStatus::Approved,
-        "x",
-    )
-    .unwrap();
+    let one = by("carol", Approved, "x", &kept, &policy).unwrap();
+    let two = by("dave", Approved, "x", &one, &policy).unwrap();
     assert_eq!(two.confirm.status, ConfirmStatus::Approved);
 }
 
@@ -420,22 +364,8 @@ fn a_resubmitted_request_starts_a_new_round_of_approvals() {
                 && r.confirm.status == ConfirmStatus::Pending
         })
         .unwrap();
-    let once = as_key(
-        &review,
-        &plans,
-        &key("k1", "bob"),
-        DecisionStatus::Approved,
-        "x",
-    )
-    .unwrap();
-    let vetoed = as_key(
-        &once,
-        &plans,
-        &key("k2", "carol"),
-        DecisionStatus::Rejected,
-        "x",
-    )
-    .unwrap();
+    let once = by("bob", Approved, "x", &review, &plans).unwrap();
+    let vetoed = by("carol", Rejected, "x", &once, &plans).unwrap();
     assert_eq!(vetoed.confirm.status, ConfirmStatus::Rejected);
     let again = countersign_domain::resubmit(
         &vetoed,
@@ -450,27 +380,13 @@ fn a_resubmitted_request_starts_a_new_round_of_approvals() {
     .unwrap();
     let rule = plans.rule_for(&again);
     assert_eq!(Standing::of(&again, &rule).approvals, []);
-    let bob_again = as_key(
-        &again,
-        &plans,
-        &key("k1", "bob"),
-        DecisionStatus::Approved,
-        "x",
-    )
-    .unwrap();
+    let bob_again = by("bob", Approved, "x", &again, &plans).unwrap();
     assert_eq!(
         bob_again.confirm.status,
         ConfirmStatus::Pending,
         "bob's earlier approval does not count twice"
     );
-    let met = as_key(
-        &bob_again,
-        &plans,
-        &key("k3", "dave"),
-        DecisionStatus::Approved,
-        "x",
-    )
-    .unwrap();
+    let met = by("dave", Approved, "x", &bob_again, &plans).unwrap();
     assert_eq!(met.confirm.status, ConfirmStatus::Approved);
     assert_eq!(
         ReceiptBody::of(&met).unwrap().unwrap().decisions.len(),
