@@ -148,6 +148,14 @@ name = "everything else"
     }
 
     #[test]
+    fn the_example_policy_in_the_repository_is_valid() {
+        let text = include_str!("../../../examples/policy.toml");
+        let policy = parse("examples/policy.toml", text).unwrap();
+        let names: Vec<&str> = policy.rules.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["payments", "production deploys", "plans"]);
+    }
+
+    #[test]
     fn a_missing_file_is_named() {
         let message = super::load(std::path::Path::new("/nonexistent/policy.toml")).unwrap_err();
         assert!(
