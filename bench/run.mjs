@@ -13,9 +13,11 @@
 // Writes BENCHMARKS.md and bench/layout-time.svg. Runs offline and stops every
 // process it starts.
 //
-// Usage: node bench/run.mjs [--quick]
+// Usage: node bench/run.mjs [--quick] [--built]
 //   --quick: smallest sizes, one or two runs, nothing written (the test command
 //   runs it so the benchmarks cannot rot); the tables go to standard output.
+//   --built: dist/ was just built by scripts/build-app.sh (the test command
+//   builds it before its browser tests): it is measured as it is.
 import { execFileSync, spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, totalmem, tmpdir } from "node:os";
@@ -27,6 +29,7 @@ import { layoutPlot } from "./plot.mjs";
 import { crateShares } from "./wasm-names.mjs";
 
 const quick = process.argv.includes("--quick");
+const built = process.argv.includes("--built");
 const root = new URL("..", import.meta.url).pathname;
 process.chdir(root);
 process.env.PATH = `${root}node_modules/.bin:${process.env.PATH}`;
@@ -65,8 +68,8 @@ const table = (header, rows) => {
 };
 
 // ---------------------------------------------------------------- builds
-console.log("== building: release app, bench wasm, Leptos floor");
-sh("scripts/build-app.sh", [], { stdio: ["ignore", "ignore", "inherit"] });
+console.log(`== building: ${built ? "" : "release app, "}bench wasm, Leptos floor`);
+if (!built) sh("scripts/build-app.sh", [], { stdio: ["ignore", "ignore", "inherit"] });
 sh("cargo", ["build", "-q", "-p", "countersign-bench", "--target", "wasm32-unknown-unknown", "--profile", "wasm-release"]);
 const page = "target/bench-page";
 rmSync(page, { recursive: true, force: true });

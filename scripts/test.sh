@@ -56,4 +56,5 @@ step "fuzzing, bounded (scripts/fuzz.sh: 10 s per target, seeded from the fixtur
 scripts/fuzz.sh 10
 
 step "benchmarks, smoke run (bench/run.mjs --quick: smallest sizes, so the benchmarks cannot rot)"
-node bench/run.mjs --quick
+# dist/ is the release build the browser tests just ran.
+node bench/run.mjs --quick --built
