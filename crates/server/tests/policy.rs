@@ -338,3 +338,36 @@ fn a_rules_expiry_caps_the_agents_and_closes_the_call_as_the_rule_says() {
     assert_eq!(outcome.body["status"], "rejected", "{}", outcome.text);
     assert_eq!(outcome.body["kind"], "expired", "{}", outcome.text);
 }
+
+#[test]
+fn a_review_stored_before_requesters_were_recorded_still_keeps_its_owner_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), None);
+    let t = team(&server);
+    let id = ask(&t.agent, "payments.refund", "R4");
+    // As a review stored by an earlier version reads: no `requester` in its document.
+    sqlx::any::install_default_drivers();
+    let url = format!("sqlite://{}", dir.path().join("countersign.db").display());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+        sqlx::query("UPDATE reviews SET doc = json_remove(doc, '$.requester') WHERE id = $1")
+            .bind(&id)
+            .execute(&pool)
+            .await
+            .unwrap();
+    });
+    let stored = t.bob.get(&format!("/reviews/{id}"));
+    assert!(
+        stored.body["review"].get("requester").is_none(),
+        "{}",
+        stored.text
+    );
+    let own = approve(&t.alice, &id, "release_manager", "legacy");
+    assert_eq!(own.status, 403, "{}", own.text);
+    assert!(
+        own.text.contains("forbids approving your own request"),
+        "{}",
+        own.text
+    );
+}

@@ -242,11 +242,16 @@ pub async fn post_decision(
     // key taken and nothing is written.
     // Compare-and-swap: when another decision lands between read and write, read again.
     for _ in 0..5 {
-        let stored = state
+        let mut stored = state
             .db
             .review(&id)
             .await?
             .ok_or_else(|| ApiError::not_found(&format!("review {id}")))?;
+        if stored.review.requester.is_none() {
+            // Stored before reviews recorded their agent key: the table still
+            // says which key created it, so its owner is kept from approving.
+            stored.review.requester = Some(state.db.key_ref(&stored.created_by).await?);
+        }
         let rule = state.changes.policy().rule_for(&stored.review);
         let judge = Judge {
             rule: &rule,

@@ -21,7 +21,8 @@ pub enum KeyKind {
 }
 
 impl KeyKind {
-    fn as_str(self) -> &'static str {
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
         match self {
             KeyKind::Agent => "agent",
             KeyKind::Reviewer => "reviewer",
@@ -192,6 +193,20 @@ impl Db {
         .execute(self.pool())
         .await?;
         Ok(done.rows_affected())
+    }
+
+    /// Who a key belongs to (revoked or not), as requests record it: its
+    /// owner, or none when it has no owner or no such key exists.
+    pub async fn key_ref(&self, id: &str) -> Result<KeyRef, DbError> {
+        let owner: Option<Option<String>> =
+            sqlx::query_scalar("SELECT owner FROM api_keys WHERE id = $1")
+                .bind(id)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(KeyRef {
+            key_id: id.to_owned(),
+            owner: owner.flatten(),
+        })
     }
 
     /// The live key whose secret has this [`hash`], if any: read by a query
