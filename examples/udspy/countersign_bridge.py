@@ -113,9 +113,12 @@ def receipt_problem(outcome, public_key, call):
     """What is wrong with an approval's signed receipt (None: it is sound): the
     Ed25519 signature over its RFC 8785 canonical body, by ``public_key``, for
     this approval's token and exactly this call."""
-    import rfc8785
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    try:
+        import rfc8785
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    except ImportError as missing:
+        return f"receipts cannot be checked here ({missing}): install cryptography and rfc8785"
 
     receipt = outcome.get("receipt")
     if not isinstance(receipt, dict) or not isinstance(receipt.get("body"), dict):
@@ -124,11 +127,15 @@ def receipt_problem(outcome, public_key, call):
     try:
         key = Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key, validate=True))
         key.verify(base64.b64decode(receipt.get("signature", ""), validate=True), rfc8785.dumps(body))
-    except (InvalidSignature, ValueError):
+    except (InvalidSignature, ValueError, TypeError):
         return "the approval's receipt was not signed by the trusted key"
-    token = body.get("token") or {}
+    token = body.get("token") if isinstance(body.get("token"), dict) else {}
     if body.get("status") != "approved" or token.get("token_id") != (outcome.get("token") or {}).get("tokenId"):
         return "the approval's receipt is not for this token"
-    if token.get("tool_call_hash") != hashlib.sha256(rfc8785.dumps(call)).hexdigest():
+    try:
+        asked = hashlib.sha256(rfc8785.dumps(call)).hexdigest()
+    except (ValueError, TypeError):
+        return "the call about to run has no canonical form"
+    if token.get("tool_call_hash") != asked:
         return "the approval's receipt is for another call"
     return None
