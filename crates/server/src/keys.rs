@@ -68,15 +68,11 @@ pub async fn run(database: &str, command: KeysCommand, out: &mut impl Write) -> 
                 writeln!(out, "no keys yet: add one with `countersign keys add`").map_err(io)?;
             }
             for key in keys {
-                let kind = serde_json::to_value(key.kind)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default();
                 writeln!(
                     out,
                     "{}\t{}\t{}\t{}\trate {}\tcreated {}\t{}\towner {}",
                     key.id,
-                    kind,
+                    key.kind.as_str(),
                     if key.roles.is_empty() {
                         "-".to_owned()
                     } else {

@@ -11,7 +11,6 @@ mod reviews;
 mod tool_calls;
 
 use crate::changes::Changes;
-use crate::db::keys::KeyKind;
 use crate::db::{Db, DbError};
 use crate::feed::Feed;
 use crate::limits::Limits;
@@ -144,11 +143,7 @@ async fn me(caller: auth::Caller) -> axum::Json<Me> {
     let key = caller.0;
     axum::Json(Me {
         key: key.key_ref(),
-        kind: match key.kind {
-            KeyKind::Agent => "agent",
-            KeyKind::Reviewer => "reviewer",
-        }
-        .to_owned(),
+        kind: key.kind.as_str().to_owned(),
         roles: key.roles,
     })
 }
