@@ -245,5 +245,6 @@ fn build_review(confirm: &Value, plan: Option<&Value>) -> Result<Review, Vec<Iss
         target,
         deciders: Vec::new(),
         requester: None,
+        escalate_at: None,
     })
 }

@@ -9,7 +9,7 @@ use super::fetch::fetch_text;
 use countersign_domain::policy::Policy;
 use countersign_domain::wire::{
     ChangePage, Detail, ErrorBody, GrantList, GrantRecord, Me, Refusal, Requesters, ReviewQuery,
-    SummaryPage,
+    SummaryPage, WebhookList,
 };
 use countersign_domain::{DecisionInput, Review};
 use serde::de::DeserializeOwned;
@@ -154,6 +154,11 @@ impl HttpStore {
     /// The approval policy the server checks decisions against.
     pub async fn policy(&self) -> Result<Policy, HttpError> {
         self.call_as("GET", "/policy", None, None).await
+    }
+
+    /// The server's webhooks and how their latest deliveries went.
+    pub async fn webhooks(&self) -> Result<WebhookList, HttpError> {
+        self.call_as("GET", "/webhooks", None, None).await
     }
 
     /// The key this store calls with, its owner and roles.

@@ -17,6 +17,62 @@ use countersign_domain::{DecideError, DecisionInput, MplpId};
 use leptos::html;
 use leptos::prelude::*;
 
+/// The role to sign as: chosen from the roles the reviewer's key holds when
+/// the server has said which, else typed (local storage has no keys).
+#[component]
+fn RoleField(
+    id: MplpId,
+    role: RwSignal<String>,
+    role_error: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let desk = expect_context::<Desk>();
+    let roles = Memo::new(move |_| desk.signing_roles());
+    // A remembered role the key does not hold gives way to one it does.
+    Effect::new(move |_| {
+        if let Some(first) = roles.get().and_then(|held| {
+            let current = role.get_untracked();
+            (!held.contains(&current)).then(|| held[0].clone())
+        }) {
+            role.set(first);
+        }
+    });
+    let chosen = move |value: String| {
+        desk.edit_draft(id, |d| d.role = Some(value.clone()));
+        role.set(value);
+    };
+    view! {
+        <div class="field">
+            <label for="decided-by-role">"Decide as role"</label>
+            {move || match roles.get() {
+                Some(held) => view! {
+                    <select
+                        id="decided-by-role"
+                        on:change=move |ev| chosen(event_target_value(&ev))
+                        aria-describedby="role-error"
+                    >
+                        {held.into_iter().map(|r| {
+                            let selected = r == role.get_untracked();
+                            view! { <option value=r.clone() selected=selected>{r.clone()}</option> }
+                        }).collect_view()}
+                    </select>
+                }.into_any(),
+                None => view! {
+                    <input
+                        id="decided-by-role"
+                        type="text"
+                        autocomplete="off"
+                        prop:value=move || role.get()
+                        on:input=move |ev| chosen(event_target_value(&ev))
+                        aria-invalid=move || role_error.with(Option::is_some).to_string()
+                        aria-describedby="role-error"
+                    />
+                }.into_any(),
+            }}
+            <p id="role-error" class="field-error" role="alert">{move || role_error.get()}</p>
+        </div>
+    }
+}
+
 /// Which decisions the form offers, and what their buttons say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Offer {
@@ -206,23 +262,7 @@ pub fn DecisionForm(
     view! {
         <form class="decision" aria-labelledby="decision-title" on:submit=|ev| ev.prevent_default()>
             <h2 id="decision-title">"Your decision"</h2>
-            <div class="field">
-                <label for="decided-by-role">"Decide as role"</label>
-                <input
-                    id="decided-by-role"
-                    type="text"
-                    autocomplete="off"
-                    prop:value=move || role.get()
-                    on:input=move |ev| {
-                        let typed = event_target_value(&ev);
-                        desk.edit_draft(id, |d| d.role = Some(typed.clone()));
-                        role.set(typed);
-                    }
-                    aria-invalid=move || role_error.with(Option::is_some).to_string()
-                    aria-describedby="role-error"
-                />
-                <p id="role-error" class="field-error" role="alert">{move || role_error.get()}</p>
-            </div>
+            <RoleField id role role_error />
             <div class="field">
                 <label for="reason">{if is_tool { "Reason or feedback " } else { "Reason " }} <span class="subtle">{reason_hint}</span></label>
                 <textarea
@@ -265,7 +305,7 @@ pub fn DecisionForm(
                 "Saving your decision…"
             })}</p>
             <p class="notice" role="status" hidden=move || held.with(Option::is_none)>{move || held.get()}</p>
-            <div class="actions">
+            <div class="actions decision-actions">
                 {offer.approves().then(|| view! {
                     <button
                         id="approve"

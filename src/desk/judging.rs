@@ -49,6 +49,15 @@ impl Desk {
         })
     }
 
+    /// The roles this reviewer's key may sign as, once the server said
+    /// (reactive): the decision form offers these instead of a text field.
+    pub fn signing_roles(&self) -> Option<Vec<String>> {
+        self.judging
+            .get()
+            .map(|judging| judging.me.roles.clone())
+            .filter(|roles| !roles.is_empty())
+    }
+
     /// The domain's decision, under the server's rule for `review` once the
     /// policy is known.
     pub(super) fn judge(

@@ -25,7 +25,7 @@ use crate::backend::{
 };
 use crate::browser;
 use crate::settings::Settings;
-use countersign_domain::wire::{GrantList, GrantRecord, StatusCounts};
+use countersign_domain::wire::{GrantList, GrantRecord, StatusCounts, WebhookList};
 use countersign_domain::{DecideError, DecisionInput, MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -253,6 +253,11 @@ impl Desk {
         self.backend.with_value(Backend::remote)
     }
 
+    /// Whether reviews come from a Countersign server.
+    pub fn is_served(&self) -> bool {
+        self.server().is_some()
+    }
+
     /// The address of the server reviews come from, if any.
     pub fn remote_url(&self) -> Option<String> {
         self.backend.with_value(|b| b.url().map(str::to_owned))
@@ -263,6 +268,13 @@ impl Desk {
     pub async fn grants(&self) -> Option<Result<GrantList, HttpError>> {
         let server = self.server()?;
         Some(server.grants().await)
+    }
+
+    /// The server's webhooks and their latest deliveries, when the backend
+    /// is a Countersign server.
+    pub async fn webhooks(&self) -> Option<Result<WebhookList, HttpError>> {
+        let server = self.server()?;
+        Some(server.webhooks().await)
     }
 
     /// Revokes a standing approval on the server; answered only once the

@@ -284,7 +284,9 @@ impl Desk {
     pub(super) fn apply_summary(&self, kind: ChangeKind, summary: ReviewSummary) {
         let before = self.known_status(summary.id).or(match kind {
             ChangeKind::Created => None,
-            ChangeKind::Decided => Some(ConfirmStatus::Pending),
+            ChangeKind::Decided | ChangeKind::Expired | ChangeKind::Escalated => {
+                Some(ConfirmStatus::Pending)
+            }
             ChangeKind::Resubmitted => Some(ConfirmStatus::Rejected),
             ChangeKind::Redeemed => Some(summary.status),
         });

@@ -423,6 +423,9 @@ fn ReviewRow(
                 <span class="review-main">
                     <span class="tag">{summary.kind.clone()}</span>
                     <span class="review-title">{reveal::prose(&summary.title)}</span>
+                    {(summary.escalated && summary.status == ConfirmStatus::Pending).then(|| view! {
+                        <span class="badge badge-escalated" title="Nobody decided it within the time its approval policy allows">"Escalated"</span>
+                    })}
                     {queued.then(|| view! {
                         <span class="badge badge-queued" title="Your decision is kept on this device until the server is reachable">"Queued"</span>
                     })}

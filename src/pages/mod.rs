@@ -1,5 +1,6 @@
 //! One module per screen.
 
+mod deliveries;
 pub mod grants;
 pub mod import;
 pub mod inbox;

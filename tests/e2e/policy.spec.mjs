@@ -4,7 +4,7 @@
 // what the rule refuses (the same person twice, a required role crowded out)
 // is refused in the browser before anything is sent.
 import { expect, test } from "@playwright/test";
-import { api, binary, shoot, startServer } from "./support.mjs";
+import { api, binary, chooseRole, shoot, startServer } from "./support.mjs";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -63,7 +63,7 @@ async function reviewer(browser, key) {
 }
 
 async function approveAs(page, role) {
-  await page.getByLabel("Decide as role").fill(role);
+  await chooseRole(page, role);
   await page.getByRole("button", { name: "Approve once" }).click();
 }
 

@@ -458,3 +458,27 @@ test("an import that waits for the stored reviews to be read is kept when the re
   await expect(rows(page).filter({ hasText: "late_import_call" }), "imported once the reviews were read").toHaveCount(1);
   await expect(rows(page)).toHaveCount(8);
 });
+
+test("on a phone what is asked comes before the buttons, which stay on screen once it is read", async ({ page }) => {
+  await page.setViewportSize({ width: 375, height: 800 });
+  const WIRE_CALL = "/reviews/c0ffee00-0000-4000-8000-000000002002";
+  for (const [path, asked] of [[MIGRATION, "#plan-title"], [WIRE_CALL, ".tool-call"]]) {
+    await page.goto(path);
+    const approve = page.getByRole("button", { name: /^Approve/ }).first();
+    await expect(approve).toBeVisible();
+    const what = page.locator(asked).first();
+    // Page order: what is asked precedes the decision buttons.
+    const before = await what.evaluate(
+      (node, button) => Boolean(node.compareDocumentPosition(button) & Node.DOCUMENT_POSITION_FOLLOWING),
+      await approve.elementHandle(),
+    );
+    expect(before, `${path}: ${asked} comes before Approve`).toBe(true);
+    // Having read it (scrolled past it), the buttons are on screen without scrolling back.
+    await what.scrollIntoViewIfNeeded();
+    await page.mouse.wheel(0, 600);
+    const box = await approve.boundingBox();
+    expect(box.y, `${path}: Approve is above the bottom edge`).toBeLessThan(800 - box.height + 1);
+    expect(box.y, `${path}: Approve is below the top edge`).toBeGreaterThanOrEqual(0);
+    await shoot(page, path === MIGRATION ? "phone-plan-decision-bar" : "phone-call-decision-bar");
+  }
+});

@@ -183,3 +183,10 @@ export async function interruptedThread(server, kase, graph = "agent") {
   expect(run.__interrupt__?.length, `${graph} ${kase} interrupts`).toBeGreaterThan(0);
   return thread.thread_id;
 }
+
+/** Signs as `role`, picked from the roles the server says the key holds. */
+export async function chooseRole(page, role) {
+  const picker = page.locator("select#decided-by-role");
+  await expect(picker).toBeVisible();
+  await picker.selectOption(role);
+}

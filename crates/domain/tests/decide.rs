@@ -35,6 +35,7 @@ fn submitted_review() -> Review {
         target: Some(Target::Plan(plan)),
         deciders: Vec::new(),
         requester: None,
+        escalate_at: None,
     }
 }
 

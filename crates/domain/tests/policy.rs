@@ -394,3 +394,51 @@ fn a_resubmitted_request_starts_a_new_round_of_approvals() {
         "only this round's decisions"
     );
 }
+
+fn escalating() -> Policy {
+    parse(json!({"rules": [
+        {"name": "payments", "tool": "payments.*", "escalate_after": "15m", "expires_after": "1h"},
+    ]}))
+}
+
+#[test]
+fn a_review_escalates_once_at_its_rules_time() {
+    let policy = escalating();
+    let mut review = call("payments.refund", "R2");
+    policy.schedule_escalation(&mut review, now());
+    let due = now() + chrono::TimeDelta::minutes(15);
+    assert_eq!(review.escalation_due().map(|t| t.to_utc()), Some(due));
+    let early = due - chrono::TimeDelta::seconds(1);
+    assert!(countersign_domain::escalate_if_due(&review, early, &mut ids()).is_none());
+    let escalated = countersign_domain::escalate_if_due(&review, due, &mut ids()).unwrap();
+    assert!(escalated.escalated());
+    assert_eq!(escalated.confirm.status, ConfirmStatus::Pending);
+    assert!(
+        escalated.validate().is_empty(),
+        "{:?}",
+        escalated.validate()
+    );
+    assert!(countersign_domain::wire::ReviewSummary::of(&escalated).escalated);
+    let later = due + chrono::TimeDelta::hours(1);
+    assert!(countersign_domain::escalate_if_due(&escalated, later, &mut ids()).is_none());
+}
+
+#[test]
+fn only_a_rule_with_a_delay_escalates_and_a_decision_stops_it() {
+    let policy = escalating();
+    let mut other = call("tickets.create", "R2");
+    policy.schedule_escalation(&mut other, now());
+    assert_eq!(other.escalation_due(), None);
+    let mut review = call("payments.refund", "R2");
+    policy.schedule_escalation(&mut review, now());
+    let input = DecisionInput {
+        status: Approved,
+        decided_by_role: "reviewer".into(),
+        reason: None,
+        tool_call: None,
+    };
+    let decided = countersign_domain::decide(&review, &input, now(), &mut ids()).unwrap();
+    assert_eq!(decided.escalation_due(), None);
+    let later = now() + chrono::TimeDelta::days(1);
+    assert!(countersign_domain::escalate_if_due(&decided, later, &mut ids()).is_none());
+}

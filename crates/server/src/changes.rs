@@ -1,14 +1,15 @@
 //! Changes to stored reviews, apart from HTTP: each is stored with its feed
 //! entry and then announced to this instance's feed reader (which fans it out
-//! to event streams and long polls), in this one place; fresh ids for decisions and events; and the
-//! sweeper that closes pending tool calls past their expiry as denied.
+//! to event streams and long polls), in this one place; fresh ids for
+//! decisions and events; and the sweeper that closes pending tool calls past
+//! their expiry as denied and escalates reviews left waiting too long.
 
 use crate::db::reviews::{ChangeError, ChangeKind, IdempotentResult, Stored};
 use crate::db::{Db, DbError};
 use crate::feed::Feed;
 use countersign_domain::policy::Policy;
 use countersign_domain::toolcall::expire_if_due;
-use countersign_domain::{MplpId, Review};
+use countersign_domain::{escalate_if_due, MplpId, Review};
 use std::sync::Arc;
 
 /// Stores changes and wakes this instance's feed reader (other instances
@@ -121,39 +122,67 @@ impl Changes {
     }
 
     /// Closes one stored review if it is a pending tool call past its expiry
-    /// (denied by default: cancelled, or rejected if its rule says so).
-    /// Returns whether it did; a decision that landed meanwhile stands.
-    pub async fn close_if_expired(&self, stored: &Stored) -> Result<bool, DbError> {
+    /// at `now` (denied by default: cancelled, or rejected if its rule says
+    /// so). Returns whether it did; a decision that landed meanwhile stands.
+    pub async fn close_if_expired(
+        &self,
+        stored: &Stored,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<bool, DbError> {
         let closing = self.policy.rule_for(&stored.review).expiry_decision();
-        match expire_if_due(&stored.review, closing, chrono::Utc::now(), &mut new_id) {
+        match expire_if_due(&stored.review, closing, now, &mut new_id) {
             Some(next) => {
-                self.replace(stored.version, &next, ChangeKind::Decided)
+                self.replace(stored.version, &next, ChangeKind::Expired)
                     .await
             }
             None => Ok(false),
         }
     }
 
-    /// Closes every pending tool call past its expiry, so waiting agents learn
-    /// why at once. Returns how many it closed.
-    pub async fn expire_due(&self) -> Result<usize, DbError> {
+    /// Closes every pending tool call past its expiry at `now`, so waiting
+    /// agents learn why at once. Returns how many it closed.
+    pub async fn expire_due(&self, now: chrono::DateTime<chrono::Utc>) -> Result<usize, DbError> {
         let mut closed = 0;
-        for id in self.db.expired_pending(chrono::Utc::now()).await? {
+        for id in self.db.expired_pending(now).await? {
             if let Some(stored) = self.db.review(&id).await? {
-                closed += usize::from(self.close_if_expired(&stored).await?);
+                closed += usize::from(self.close_if_expired(&stored, now).await?);
             }
         }
         Ok(closed)
     }
+
+    /// Escalates every pending review whose escalation time has come by
+    /// `now`, once each. Returns how many it escalated.
+    pub async fn escalate_due(&self, now: chrono::DateTime<chrono::Utc>) -> Result<usize, DbError> {
+        let mut escalated = 0;
+        for id in self.db.escalations_due(now).await? {
+            let Some(stored) = self.db.review(&id).await? else {
+                continue;
+            };
+            if let Some(next) = escalate_if_due(&stored.review, now, &mut new_id) {
+                // A decision that landed meanwhile stands: nothing to escalate then.
+                let done = self
+                    .replace(stored.version, &next, ChangeKind::Escalated)
+                    .await?;
+                escalated += usize::from(done);
+            }
+        }
+        Ok(escalated)
+    }
 }
 
-/// Closes expired tool-call requests once a second, for as long as the server runs.
-pub async fn expire_tool_calls(changes: Changes) {
+/// Once a second, for as long as the server runs: closes expired tool-call
+/// requests and escalates reviews left waiting past their policy's delay.
+pub async fn sweep(changes: Changes) {
     let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
     loop {
         tick.tick().await;
-        if let Err(e) = changes.expire_due().await {
+        let now = chrono::Utc::now();
+        if let Err(e) = changes.expire_due(now).await {
             eprintln!("countersign: closing expired tool calls failed: {e}");
+        }
+        if let Err(e) = changes.escalate_due(now).await {
+            eprintln!("countersign: escalating waiting reviews failed: {e}");
         }
     }
 }

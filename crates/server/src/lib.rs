@@ -8,6 +8,7 @@
 //! - [`limits`]: per-key request rates.
 //! - [`serve`]: the server with the built app, CORS and the demo data.
 //! - [`signing`]: the server's Ed25519 key and the receipts it signs, checked offline.
+//! - [`webhooks`]: signed, durable deliveries of review events to other systems.
 //! - [`keys`], [`agent`], [`hook`], [`mcp_gate`], [`validate`], [`audit`]: the other commands.
 
 pub mod agent;
@@ -25,6 +26,7 @@ pub mod policy;
 pub mod serve;
 pub mod signing;
 pub mod validate;
+pub mod webhooks;
 
 /// Output format of `validate`.
 #[derive(Clone, Copy, clap::ValueEnum)]

@@ -1,6 +1,8 @@
 //! `countersign`: the Countersign server and its command-line tools.
 
 use clap::{Args, Parser, Subcommand};
+use countersign_domain::wire::WebhookFormat;
+use countersign_server::webhooks::{self, Webhook};
 use countersign_server::{
     agent, audit, db, hook, keys, mcp_gate, serve, signing, validate, Format,
 };
@@ -79,6 +81,32 @@ enum Command {
         /// strictly: any mistake refuses to start.
         #[arg(long, value_name = "FILE", env = "COUNTERSIGN_POLICY")]
         policy: Option<PathBuf>,
+        /// An address told of every review created, decided, expired or
+        /// escalated, by a signed POST (repeatable).
+        #[arg(
+            long = "webhook",
+            value_name = "URL",
+            env = "COUNTERSIGN_WEBHOOK",
+            value_delimiter = ','
+        )]
+        webhooks: Vec<String>,
+        /// The body every --webhook receives: json, or a Slack incoming-webhook message.
+        #[arg(
+            long,
+            value_enum,
+            default_value = "json",
+            env = "COUNTERSIGN_WEBHOOK_FORMAT"
+        )]
+        webhook_format: WebhookFormatArg,
+        /// The address reviewers open the desk at, for the links webhooks
+        /// send (default: the listening address).
+        #[arg(long, value_name = "URL", env = "COUNTERSIGN_PUBLIC_URL")]
+        public_url: Option<String>,
+    },
+    /// Show each webhook's signing secret and how its deliveries stand.
+    Webhooks {
+        #[command(flatten)]
+        database: DatabaseArgs,
     },
     /// Manage API keys (agent keys submit reviews; reviewer keys decide them).
     Keys {
@@ -117,6 +145,15 @@ enum Command {
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },
+}
+
+/// `--webhook-format`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum WebhookFormatArg {
+    /// The event as JSON.
+    Json,
+    /// A Slack incoming-webhook message.
+    Slack,
 }
 
 #[derive(Subcommand)]
@@ -413,7 +450,14 @@ fn main() -> ExitCode {
             agent_rate,
             reviewer_rate,
             policy,
+            webhooks,
+            webhook_format,
+            public_url,
         } => finish((|| {
+            let format = match webhook_format {
+                WebhookFormatArg::Json => WebhookFormat::Json,
+                WebhookFormatArg::Slack => WebhookFormat::Slack,
+            };
             let options = serve::ServeOptions {
                 listen,
                 database: database.address()?,
@@ -427,11 +471,20 @@ fn main() -> ExitCode {
                 },
                 signing_key: database.signing_key(),
                 policy,
+                webhooks: webhooks
+                    .into_iter()
+                    .map(|url| Webhook { url, format })
+                    .collect(),
+                public_url,
             };
             runtime()?.block_on(serve::run(options))
         })()),
         Command::Verify { file, public_key } => signing::verify_file(&file, &public_key),
         Command::Audit { database, command } => run_audit(&database, command),
+        Command::Webhooks { database } => finish((|| {
+            let address = database.address()?;
+            runtime()?.block_on(webhooks::print(&address, &mut std::io::stdout()))
+        })()),
         Command::Keys { database, command } => finish((|| {
             let command = match command {
                 KeysCli::Add {

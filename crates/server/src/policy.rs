@@ -41,7 +41,7 @@ pub fn parse(name: &str, text: &str) -> Result<Policy, String> {
         ));
     }
     let spans: Spans = toml::from_str(text).map_err(|e| format!("{name}: {e}"))?;
-    let mut problems: Vec<String> = policy
+    let problems: Vec<String> = policy
         .problems()
         .into_iter()
         .map(|problem| {
@@ -54,20 +54,6 @@ pub fn parse(name: &str, text: &str) -> Result<Policy, String> {
             format!("{name}:{}: {problem}", line_of(offset))
         })
         .collect();
-    for (index, rule) in policy.rules.iter().enumerate() {
-        if rule.escalate_after.is_some() {
-            let offset = spans
-                .rules
-                .get(index)
-                .and_then(|r| r.get_ref().get("escalate_after"))
-                .map_or(0, |f| f.span().start);
-            problems.push(format!(
-                "{name}:{}: rule {} `escalate_after`: escalation needs reviewer notifications, which this server does not send yet; remove it",
-                line_of(offset),
-                index + 1
-            ));
-        }
-    }
     if problems.is_empty() {
         Ok(policy)
     } else {
@@ -135,7 +121,7 @@ name = "everything else"
                 "policy.toml:3: `soon` is not a delay",
             ),
             (
-                "[[rule]]\nname = \"a\"\nescalate_after = \"5m\"\n",
+                "[[rule]]\nname = \"a\"\nescalate_after = \"5m\"\nexpires_after = \"5m\"\n",
                 "policy.toml:3: rule 1 `escalate_after`",
             ),
             ("[rules]\n", "policy.toml:1:"),

@@ -5,6 +5,7 @@ use crate::api::{self, AppState};
 use crate::db::keys::KeyKind;
 use crate::db::Db;
 use crate::signing::Signer;
+use crate::webhooks::Webhooks;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method, StatusCode};
@@ -38,6 +39,11 @@ pub struct ServeOptions {
     pub signing_key: PathBuf,
     /// The approval policy file (TOML); none: one approval for everything.
     pub policy: Option<PathBuf>,
+    /// Endpoints told of every review created, decided, expired or escalated.
+    pub webhooks: Vec<crate::webhooks::Webhook>,
+    /// The address reviewers open the desk at, for links sent out (default:
+    /// the listening address).
+    pub public_url: Option<String>,
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
@@ -58,15 +64,28 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     if let Some(path) = &options.policy {
         announce_policy(&db, path, &policy).await?;
     }
+    let listener = tokio::net::TcpListener::bind(options.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let desk = options
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{address}"));
+    let webhooks = Webhooks::open(db.clone(), options.webhooks, &desk).await?;
     let state = AppState::new(
         db,
         crate::limits::Limits::new(options.rates),
         signer,
         policy,
+        webhooks.clone(),
     )
     .await
     .map_err(|e| e.to_string())?;
-    tokio::spawn(crate::changes::expire_tool_calls(state.changes.clone()));
+    tokio::spawn(crate::changes::sweep(state.changes.clone()));
+    if !webhooks.is_empty() {
+        tokio::spawn(webhooks.run());
+    }
     let mut app = api::router(state, options.max_body);
     let mut policy = None;
     if let Some(dir) = &options.app_dir {
@@ -89,10 +108,6 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     if !options.cors_origins.is_empty() {
         app = app.layer(cors(&options.cors_origins)?);
     }
-    let listener = tokio::net::TcpListener::bind(options.listen)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
-    let address = listener.local_addr().map_err(|e| e.to_string())?;
     // The first line is for programs (tests, scripts): the address, nothing else.
     println!("countersign: listening on http://{address}");
     if options.app_dir.is_some() {

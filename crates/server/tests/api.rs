@@ -141,6 +141,13 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
     assert_eq!(agent.get("/me").body["kind"], "agent");
     assert_eq!(anonymous.get("/me").status, 401);
     assert_eq!(anonymous.get("/policy").status, 401);
+    assert_eq!(
+        reviewer.get("/webhooks").body,
+        json!({"webhooks": [], "deliveries": []}),
+        "no webhook configured"
+    );
+    assert_eq!(agent.get("/webhooks").status, 403);
+    assert_eq!(anonymous.get("/webhooks").status, 401);
 
     // create: 201, 200 (retry), 409, 422, 400, 413, 415, 401, 403
     let created = agent.post("/reviews", &review(1, 3, false));

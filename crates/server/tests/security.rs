@@ -22,11 +22,12 @@ const CALLERS: [&str; 6] = [
 
 /// Every endpoint and the status each caller gets; the owner is the agent that
 /// created the review, the role is the one the decision signs as.
-const TABLE: [(&str, [u16; 6]); 20] = [
+const TABLE: [(&str, [u16; 6]); 21] = [
     ("GET /health", [200, 200, 200, 200, 200, 200]),
     ("GET /signing-key", [200, 200, 200, 200, 200, 200]),
     ("GET /policy", [401, 401, 200, 200, 200, 200]),
     ("GET /me", [401, 401, 200, 200, 200, 200]),
+    ("GET /webhooks", [401, 401, 403, 403, 200, 200]),
     ("GET /openapi.json", [200, 200, 200, 200, 200, 200]),
     ("POST /reviews", [401, 401, 201, 201, 403, 403]),
     ("GET /reviews", [401, 401, 403, 403, 200, 200]),
@@ -129,6 +130,7 @@ fn call(
         "GET /health" => caller.get("/health").status,
         "GET /policy" => caller.get("/policy").status,
         "GET /me" => caller.get("/me").status,
+        "GET /webhooks" => caller.get("/webhooks").status,
         "GET /openapi.json" => caller.get("/openapi.json").status,
         "POST /reviews" => caller.post("/reviews", &review(n32, 2, false)).status,
         "GET /reviews" => caller.get("/reviews").status,

@@ -19,7 +19,7 @@ pub use quorum::{Approval, PolicyRefusal, Standing};
 
 use crate::model::DecisionStatus;
 use crate::toolcall::RiskTier;
-use crate::{Review, Target};
+use crate::{Review, Target, Timestamp};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::fmt;
@@ -174,6 +174,13 @@ impl<'a> Subject<'a> {
 }
 
 impl Policy {
+    /// Fixes when `review`, asked at `now`, is escalated if still pending:
+    /// its rule's `escalate_after` from now, or never.
+    pub fn schedule_escalation(&self, review: &mut Review, now: chrono::DateTime<chrono::Utc>) {
+        let delay = self.rule_for(review).escalate_after;
+        review.escalate_at = delay.map(|d| Timestamp::from_utc(now + d.duration()));
+    }
+
     /// The rule that governs `review`: the first that matches, else the
     /// fallback (one approval; self-approval as the tier's default when the
     /// policy has rules, allowed when it has none, as without a policy).

@@ -2,11 +2,13 @@
 //! operations on it that the browser and the server share.
 
 mod decide;
+mod escalate;
 mod learning;
 mod resubmit;
 
 pub(crate) use decide::event;
 pub use decide::{decide, decide_under, DecideError, DecisionInput, Judge};
+pub use escalate::{escalate_if_due, ESCALATED};
 pub use learning::{
     learning_sample, FeedbackLabel, LearningSample, SampleInput, SampleMeta, SampleOutput,
 };
@@ -16,7 +18,7 @@ use crate::issue::{Issue, IssueCode, Pointer};
 use crate::model::{Confirm, Context, Decision, Plan, TargetType, Trace};
 use crate::toolcall::ToolCallReview;
 use crate::validate::validate_bundle;
-use crate::MplpId;
+use crate::{MplpId, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -94,6 +96,10 @@ pub struct Review {
     /// its owner from approving.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requester: Option<KeyRef>,
+    /// When the server escalates it if nobody has decided it by then (the
+    /// policy rule's `escalate_after`, fixed when it was asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalate_at: Option<Timestamp>,
 }
 
 /// An API key and the person or team it belongs to.

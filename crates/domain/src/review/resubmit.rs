@@ -87,6 +87,8 @@ pub fn resubmit(
         next.confirm.reason = Some(reason);
     }
     next.confirm.status = ConfirmStatus::Pending;
+    // A new round waits anew: the server sets its escalation time again.
+    next.escalate_at = None;
     let resubmitted = event(
         ids.next_id(),
         "confirm.resubmitted".to_owned(),

@@ -32,6 +32,7 @@ pub fn new_tool_call_review(
         })),
         deciders: Vec::new(),
         requester: None,
+        escalate_at: None,
     })
 }
 

@@ -10,8 +10,12 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub enum ChangeKind {
     /// An agent created it.
     Created,
-    /// A reviewer decided it (or it expired, denied by default).
+    /// A reviewer decided it.
     Decided,
+    /// Nobody decided it in time: closed, denied by default.
+    Expired,
+    /// Nobody decided it within its policy's escalation delay (still pending).
+    Escalated,
     /// Its requester re-opened it after a rejection.
     Resubmitted,
     /// Its agent redeemed the approval token (tool calls).
@@ -20,9 +24,11 @@ pub enum ChangeKind {
 
 impl ChangeKind {
     /// Every kind.
-    pub const ALL: [ChangeKind; 4] = [
+    pub const ALL: [ChangeKind; 6] = [
         ChangeKind::Created,
         ChangeKind::Decided,
+        ChangeKind::Expired,
+        ChangeKind::Escalated,
         ChangeKind::Resubmitted,
         ChangeKind::Redeemed,
     ];
@@ -32,6 +38,8 @@ impl ChangeKind {
         match self {
             ChangeKind::Created => "review.created",
             ChangeKind::Decided => "review.decided",
+            ChangeKind::Expired => "review.expired",
+            ChangeKind::Escalated => "review.escalated",
             ChangeKind::Resubmitted => "review.resubmitted",
             ChangeKind::Redeemed => "review.redeemed",
         }
@@ -53,7 +61,8 @@ impl<'de> Deserialize<'de> for ChangeKind {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         crate::parsed_text::deserialize_parsed(deserializer, "a change's name", |name| {
             ChangeKind::parse(name).ok_or_else(|| {
-                format!("`{name}` is not a change: one of review.created, review.decided, review.resubmitted, review.redeemed")
+                let names: Vec<&str> = ChangeKind::ALL.iter().map(|k| k.as_str()).collect();
+                format!("`{name}` is not a change: one of {}", names.join(", "))
             })
         })
     }

@@ -9,6 +9,7 @@ mod outcome;
 mod page;
 mod receipt;
 mod summary;
+mod webhook;
 
 pub use error::{Detail, ErrorBody, ErrorReport, Refusal};
 pub use event::{Change, ChangeKind, ChangePage};
@@ -21,3 +22,4 @@ pub use receipt::{
     RECEIPT_VERSION,
 };
 pub use summary::ReviewSummary;
+pub use webhook::{Delivery, DeliveryState, WebhookFormat, WebhookList, WebhookStatus};

@@ -34,6 +34,9 @@ pub struct ReviewSummary {
     /// A tool call's exact name and session (similar calls are grouped by them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<(String, String)>,
+    /// Nobody decided it within its policy's escalation delay.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub escalated: bool,
 }
 
 impl ReviewSummary {
@@ -54,6 +57,7 @@ impl ReviewSummary {
             },
             steps: review.plan().map(|p| p.steps.len()),
             call: ReviewSummary::call_of(review),
+            escalated: review.escalated(),
         }
     }
 
@@ -62,7 +66,7 @@ impl ReviewSummary {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         (self.id, self.status.as_str(), self.target_type.as_str()).hash(&mut hasher);
         (&self.by, self.at.as_str(), self.decisions, &self.title).hash(&mut hasher);
-        (&self.kind, self.steps, &self.call).hash(&mut hasher);
+        (&self.kind, self.steps, &self.call, self.escalated).hash(&mut hasher);
         hasher.finish()
     }
 

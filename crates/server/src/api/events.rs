@@ -1,7 +1,7 @@
 //! The change feed. `GET /api/v1/events` (reviewer, by key or by a
 //! single-use ticket from `POST /api/v1/events/tickets`): Server-Sent Events,
-//! one per change (`review.created`, `review.decided`, `review.resubmitted`,
-//! `review.redeemed`) carrying the review and its list row as they now stand,
+//! one per change (`review.created`, `review.decided`, `review.expired`,
+//! `review.escalated`, `review.resubmitted`, `review.redeemed`) carrying the review and its list row as they now stand,
 //! with the feed position as the event id so a client resumes with
 //! `Last-Event-ID` (or `?after=`); keep-alive comments every 15 s.
 //! `GET /api/v1/changes?after=` (reviewer): the same changes as one JSON

@@ -15,13 +15,14 @@ use crate::db::{Db, DbError};
 use crate::feed::Feed;
 use crate::limits::Limits;
 use crate::signing::Signer;
+use crate::webhooks::Webhooks;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
 use countersign_domain::policy::Policy;
-use countersign_domain::wire::{Answer, Me, Outcome};
+use countersign_domain::wire::{Answer, Me, Outcome, WebhookList};
 use countersign_domain::Review;
 use error::ApiError;
 use std::sync::Arc;
@@ -43,6 +44,8 @@ pub struct AppState {
     pub limits: Limits,
     /// Signs the receipts of decisions.
     pub signer: Signer,
+    /// Where events are sent, and how each delivery went.
+    pub webhooks: Webhooks,
 }
 
 impl AppState {
@@ -52,6 +55,7 @@ impl AppState {
         limits: Limits,
         signer: Signer,
         policy: Policy,
+        webhooks: Webhooks,
     ) -> Result<AppState, DbError> {
         let feed = Feed::start(db.clone()).await?;
         Ok(AppState {
@@ -59,6 +63,7 @@ impl AppState {
             feed,
             limits,
             signer,
+            webhooks,
             db,
         })
     }
@@ -101,6 +106,7 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/signing-key", get(signing_key))
         .route("/policy", get(policy))
         .route("/me", get(me))
+        .route("/webhooks", get(webhooks))
         .route("/openapi.json", get(openapi))
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
@@ -146,6 +152,16 @@ async fn me(caller: auth::Caller) -> axum::Json<Me> {
         kind: key.kind.as_str().to_owned(),
         roles: key.roles,
     })
+}
+
+/// `GET /api/v1/webhooks` (reviewer): each webhook's deliveries by state
+/// and the latest deliveries, with the last error of each.
+async fn webhooks(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    caller: auth::Caller,
+) -> Result<axum::Json<WebhookList>, ApiError> {
+    caller.require(crate::db::keys::KeyKind::Reviewer)?;
+    Ok(axum::Json(state.webhooks.list().await?))
 }
 
 async fn openapi() -> impl IntoResponse {

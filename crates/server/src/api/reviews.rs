@@ -37,6 +37,10 @@ pub async fn create(
     caller.require(KeyKind::Agent)?;
     let mut review = input::new_review(&body)?;
     review.requester = Some(caller.0.key_ref());
+    state
+        .changes
+        .policy()
+        .schedule_escalation(&mut review, chrono::Utc::now());
     match state.changes.create(&review, &caller.0.id).await? {
         None => Ok((StatusCode::CREATED, Json(state.answer(review)?))),
         Some(existing) if existing.review == review || same_request(&existing.review, &review) => {
@@ -195,7 +199,11 @@ pub async fn outcome(
     let mut live = state.feed.subscribe().live;
     loop {
         let stored = caller.review(&state, &id).await?;
-        if state.changes.close_if_expired(&stored).await? {
+        if state
+            .changes
+            .close_if_expired(&stored, chrono::Utc::now())
+            .await?
+        {
             continue; // closed now, without waiting for the next sweep
         }
         let outcome = state.outcome(&stored.review)?;
@@ -435,13 +443,10 @@ pub async fn resubmit_review(
         revised_plan: input.plan,
         reason: input.reason,
     };
-    let next = resubmit(
-        &stored.review,
-        resubmission,
-        chrono::Utc::now(),
-        &mut new_id,
-    )
-    .map_err(|e| ApiError::new(StatusCode::CONFLICT, "cannot_resubmit", e.to_string()))?;
+    let now = chrono::Utc::now();
+    let mut next = resubmit(&stored.review, resubmission, now, &mut new_id)
+        .map_err(|e| ApiError::new(StatusCode::CONFLICT, "cannot_resubmit", e.to_string()))?;
+    state.changes.policy().schedule_escalation(&mut next, now);
     let problems = next.validate();
     if !problems.is_empty() {
         return Err(ApiError::invalid(

@@ -74,6 +74,7 @@ pub async fn submit(
         .map_err(|issues| refuse(issues.iter().map(Detail::from).collect()))?;
     review.requester = Some(caller.0.key_ref());
     let rule = state.changes.policy().rule_for(&review).into_owned();
+    state.changes.policy().schedule_escalation(&mut review, now);
     if let (Some(delay), Some(Target::ToolCall(call))) = (rule.expires_after, &mut review.target) {
         let cap = now + delay.duration();
         if call.request.expires_at.to_utc() > cap {

@@ -8,6 +8,7 @@ pub mod grants;
 pub mod keys;
 pub mod reviews;
 mod rounds;
+pub mod webhooks;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor};

@@ -143,6 +143,7 @@ struct Columns {
     doc: String,
     summary: String,
     expires_at: Option<String>,
+    escalate_at: Option<String>,
     approval_id: Option<String>,
 }
 
@@ -193,6 +194,7 @@ impl Columns {
             doc,
             summary: serde_json::to_string(&ReviewSummary::of(review)).unwrap_or_default(),
             expires_at: request.map(|r| stored_time(r.expires_at.to_utc())),
+            escalate_at: review.escalation_due().map(|at| stored_time(at.to_utc())),
             approval_id: request.map(|r| r.approval_id.to_string()),
         }
     }
@@ -289,6 +291,23 @@ impl Db {
     ) -> Result<Vec<String>, DbError> {
         let rows = sqlx::query(
             "SELECT id FROM reviews WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= $1 LIMIT 500",
+        )
+        .bind(stored_time(now))
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|row| row.try_get::<String, _>(0))
+            .collect::<Result<_, _>>()?)
+    }
+
+    /// Pending reviews whose escalation time has come (at most 500).
+    pub async fn escalations_due(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<String>, DbError> {
+        let rows = sqlx::query(
+            "SELECT id FROM reviews WHERE escalate_at IS NOT NULL AND escalate_at <= $1 LIMIT 500",
         )
         .bind(stored_time(now))
         .fetch_all(self.pool())
@@ -725,8 +744,8 @@ async fn insert_row(
     now: &str,
 ) -> Result<bool, sqlx::Error> {
     let inserted = sqlx::query(
-        "INSERT INTO reviews (id, status, target_type, requester, requested_at, search, doc, version, created_by, updated_at, expires_at, approval_id, summary)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING",
+        "INSERT INTO reviews (id, status, target_type, requester, requested_at, search, doc, version, created_by, updated_at, expires_at, approval_id, summary, escalate_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING",
     )
     .bind(&row.id)
     .bind(&row.status)
@@ -740,6 +759,7 @@ async fn insert_row(
     .bind(&row.expires_at)
     .bind(&row.approval_id)
     .bind(&row.summary)
+    .bind(&row.escalate_at)
     .execute(&mut **tx)
     .await?
     .rows_affected();
@@ -867,11 +887,12 @@ async fn update_reviews(
     if going.is_empty() {
         return Ok(());
     }
-    const COLUMNS: usize = 7;
+    const COLUMNS: usize = 8;
     let sql = format!(
-        "WITH v (id, version, status, target_type, search, doc, summary) AS (VALUES {})
+        "WITH v (id, version, status, target_type, search, doc, summary, escalate_at) AS (VALUES {})
          UPDATE reviews SET status = v.status, target_type = v.target_type, search = v.search,
-           doc = v.doc, summary = v.summary, version = reviews.version + 1, updated_at = ${}
+           doc = v.doc, summary = v.summary, escalate_at = v.escalate_at,
+           version = reviews.version + 1, updated_at = ${}
          FROM v WHERE reviews.id = v.id AND reviews.version = v.version
          RETURNING reviews.id",
         placeholders(going.len(), COLUMNS),
@@ -887,7 +908,8 @@ async fn update_reviews(
             .bind(&row.target_type)
             .bind(&row.search)
             .bind(&row.doc)
-            .bind(&row.summary);
+            .bind(&row.summary)
+            .bind(&row.escalate_at);
     }
     let updated: std::collections::HashSet<String> = update
         .bind(now)

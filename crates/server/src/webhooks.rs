@@ -1,0 +1,444 @@
+//! `serve --webhook URL`: tells other systems when a review is created,
+//! decided, expired or escalated. Deliveries are durable (see
+//! [`crate::db::webhooks`]), sent by one worker per instance, retried with
+//! exponential backoff and jitter for up to a day, and signed the Standard
+//! Webhooks way: `webhook-signature: v1,<base64 HMAC-SHA256 of
+//! "{webhook-id}.{webhook-timestamp}.{body}">` with the webhook's secret.
+
+use crate::db::reviews::Change;
+use crate::db::webhooks::{Claimed, Queued};
+use crate::db::{Db, DbError};
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use countersign_domain::wire::{ChangeKind, WebhookFormat, WebhookList, WebhookStatus};
+use hmac::{Hmac, Mac};
+use serde_json::json;
+use sha2::Sha256;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The changes webhooks are told of.
+const SENT: [ChangeKind; 4] = [
+    ChangeKind::Created,
+    ChangeKind::Decided,
+    ChangeKind::Expired,
+    ChangeKind::Escalated,
+];
+/// Feed entries turned into deliveries per query.
+const PAGE: i64 = 200;
+/// Deliveries sent at once by one instance.
+const IN_FLIGHT: i64 = 16;
+/// How long a receiver may take to answer.
+const TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a delivery is retried before it is given up.
+const GIVE_UP_AFTER: chrono::TimeDelta = chrono::TimeDelta::hours(24);
+/// The longest wait between two attempts.
+const MAX_BACKOFF_SECONDS: u64 = 3600;
+
+/// One endpoint to tell.
+#[derive(Debug, Clone)]
+pub struct Webhook {
+    /// Where to POST.
+    pub url: String,
+    /// The body it understands.
+    pub format: WebhookFormat,
+}
+
+/// The configured webhooks and what their bodies link to.
+#[derive(Clone)]
+pub struct Webhooks {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    db: Db,
+    hooks: Vec<(Webhook, Vec<u8>)>,
+    desk: String,
+    client: ureq::Agent,
+}
+
+impl Webhooks {
+    /// Reads (or makes, printing it once) each webhook's secret. `desk` is
+    /// the address the desk is opened at, for links in the bodies.
+    pub async fn open(db: Db, hooks: Vec<Webhook>, desk: &str) -> Result<Webhooks, String> {
+        let mut keyed = Vec::new();
+        for hook in hooks {
+            if !(hook.url.starts_with("http://") || hook.url.starts_with("https://")) {
+                return Err(format!(
+                    "--webhook {}: not an http:// or https:// address",
+                    hook.url
+                ));
+            }
+            let fresh = format!("whsec_{}", STANDARD.encode(random_bytes::<32>()));
+            let (secret, made) = db
+                .webhook_secret(&hook.url, &fresh)
+                .await
+                .map_err(|e| e.to_string())?;
+            if made {
+                eprintln!(
+                    "countersign: webhook {} signs with the secret {secret} (shown once; `countersign webhooks` shows it again)",
+                    shown(&hook.url)
+                );
+            }
+            let key = secret_key(&secret).ok_or_else(|| {
+                format!(
+                    "the stored secret of webhook {} is damaged",
+                    shown(&hook.url)
+                )
+            })?;
+            keyed.push((hook, key));
+        }
+        let client = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .timeout_global(Some(TIMEOUT))
+            .build()
+            .into();
+        Ok(Webhooks {
+            shared: Arc::new(Shared {
+                db,
+                hooks: keyed,
+                desk: desk.trim_end_matches('/').to_owned(),
+                client,
+            }),
+        })
+    }
+
+    /// Whether any webhook is configured.
+    pub fn is_empty(&self) -> bool {
+        self.shared.hooks.is_empty()
+    }
+
+    /// The webhooks and their latest deliveries.
+    pub async fn list(&self) -> Result<WebhookList, DbError> {
+        let db = &self.shared.db;
+        let mut webhooks = Vec::new();
+        for (hook, _) in &self.shared.hooks {
+            let [pending, sent, failed] = db.delivery_counts(&hook.url).await?;
+            webhooks.push(WebhookStatus {
+                url: shown(&hook.url),
+                format: hook.format,
+                pending,
+                sent,
+                failed,
+            });
+        }
+        let deliveries = db.recent_deliveries(&self.urls(), 50, shown).await?;
+        Ok(WebhookList {
+            webhooks,
+            deliveries,
+        })
+    }
+
+    fn urls(&self) -> Vec<String> {
+        self.shared
+            .hooks
+            .iter()
+            .map(|(h, _)| h.url.clone())
+            .collect()
+    }
+
+    /// Queues and sends deliveries once a second, for as long as the server runs.
+    pub async fn run(self) {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tick.tick().await;
+            if let Err(e) = self.queue_new().await {
+                eprintln!("countersign: queueing webhook deliveries failed (trying again): {e}");
+            }
+            // A full batch means more may be due: send on until none is.
+            loop {
+                match self.send_due().await {
+                    Ok(sent) if sent == IN_FLIGHT as usize => continue,
+                    Ok(_) => break,
+                    Err(e) => {
+                        eprintln!(
+                            "countersign: sending webhook deliveries failed (trying again): {e}"
+                        );
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Turns the changes stored since each webhook's place into deliveries.
+    pub async fn queue_new(&self) -> Result<(), DbError> {
+        let db = &self.shared.db;
+        for (hook, _) in &self.shared.hooks {
+            loop {
+                let from = db.webhook_position(&hook.url).await?;
+                let changes = db.changes_after(from, PAGE).await?;
+                let Some(to) = changes.last().map(|c| c.seq) else {
+                    break;
+                };
+                let queued: Vec<Queued> = changes
+                    .into_iter()
+                    .filter(|c| SENT.contains(&c.kind))
+                    .map(|change| {
+                        let id = format!("msg_{}", crate::changes::new_id());
+                        let body = body(hook.format, &id, &change, &self.shared.desk);
+                        Queued { id, change, body }
+                    })
+                    .collect();
+                // Another instance may have queued them first: then read again.
+                db.queue_deliveries(&hook.url, (from, to), &queued).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends the deliveries that are due, several at once, and records how
+    /// each went. Returns how many it tried.
+    pub async fn send_due(&self) -> Result<usize, DbError> {
+        let now = chrono::Utc::now();
+        // A claim lasts longer than an attempt can: an instance that dies
+        // mid-attempt leaves its claims to be taken again after it.
+        let lease = now + chrono::TimeDelta::from_std(TIMEOUT * 3).unwrap_or_default();
+        let claimed = self
+            .shared
+            .db
+            .claim_deliveries(&self.urls(), now, lease, IN_FLIGHT)
+            .await?;
+        let tried = claimed.len();
+        let attempts = claimed.into_iter().map(|delivery| {
+            let shared = self.shared.clone();
+            async move {
+                let sent = tokio::task::spawn_blocking({
+                    let shared = shared.clone();
+                    let delivery = delivery.clone();
+                    move || shared.send(&delivery)
+                })
+                .await
+                .unwrap_or_else(|e| Err(format!("the sending task failed: {e}")));
+                let result = match &sent {
+                    Ok(()) => Ok(()),
+                    Err(error) => Err((error.as_str(), retry_at(&delivery))),
+                };
+                shared.db.delivery_attempted(&delivery.id, result).await
+            }
+        });
+        for result in futures_util::future::join_all(attempts).await {
+            result?;
+        }
+        Ok(tried)
+    }
+}
+
+impl Shared {
+    /// One attempt: signed POST, 2xx or the reason it failed.
+    fn send(&self, delivery: &Claimed) -> Result<(), String> {
+        let key = self
+            .hooks
+            .iter()
+            .find(|(h, _)| h.url == delivery.url)
+            .map(|(_, key)| key)
+            .ok_or("the webhook is no longer configured")?;
+        let timestamp = chrono::Utc::now().timestamp().to_string();
+        let signature = sign(key, &delivery.id, &timestamp, &delivery.body);
+        let answer = self
+            .client
+            .post(&delivery.url)
+            .header("content-type", "application/json")
+            .header(
+                "user-agent",
+                concat!("countersign/", env!("CARGO_PKG_VERSION")),
+            )
+            .header("webhook-id", &delivery.id)
+            .header("webhook-timestamp", &timestamp)
+            .header("webhook-signature", &signature)
+            .send(delivery.body.as_bytes());
+        let mut response = answer.map_err(|e| format!("cannot reach the receiver: {e}"))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(2048)
+            .read_to_string()
+            .unwrap_or_default();
+        let text: String = text.chars().take(200).collect();
+        Err(format!("the receiver answered {status}: {}", text.trim()))
+    }
+}
+
+/// `countersign webhooks`: each webhook's full address, secret and
+/// deliveries by state (for the operator who configures the receiver).
+pub async fn print(database: &str, out: &mut impl std::io::Write) -> Result<(), String> {
+    let db = Db::open(database).await.map_err(|e| e.to_string())?;
+    let hooks = db.webhook_secrets().await.map_err(|e| e.to_string())?;
+    if hooks.is_empty() {
+        eprintln!("no webhook has been configured (serve --webhook URL)");
+    }
+    for (url, secret) in hooks {
+        let [pending, sent, failed] = db.delivery_counts(&url).await.map_err(|e| e.to_string())?;
+        writeln!(
+            out,
+            "{url}\n  secret {secret}\n  deliveries: {sent} sent, {pending} pending, {failed} failed"
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// When to try a failed delivery again: 1 s after the first attempt, then
+/// twice as long each time up to an hour, each wait jittered by ±50 % so
+/// many retries do not arrive together; none once a day has passed.
+fn retry_at(delivery: &Claimed) -> Option<chrono::DateTime<chrono::Utc>> {
+    let now = chrono::Utc::now();
+    let exponent = u32::try_from(delivery.attempts.clamp(0, 12)).unwrap_or(12);
+    let base = (1u64 << exponent).min(MAX_BACKOFF_SECONDS) * 1000;
+    let jitter = u64::from(u32::from_le_bytes(random_bytes::<4>())) % (base + 1);
+    let wait = chrono::TimeDelta::milliseconds(i64::try_from(base / 2 + jitter).ok()?);
+    let created = chrono::DateTime::parse_from_rfc3339(&delivery.created_at).ok()?;
+    let next = now + wait;
+    (next < created.to_utc() + GIVE_UP_AFTER).then_some(next)
+}
+
+/// `v1,<base64 HMAC-SHA256(key, "{id}.{timestamp}.{body}")>`.
+pub fn sign(key: &[u8], id: &str, timestamp: &str, body: &str) -> String {
+    // HMAC takes a key of any length.
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC accepts every key length");
+    mac.update(format!("{id}.{timestamp}.").as_bytes());
+    mac.update(body.as_bytes());
+    format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes()))
+}
+
+/// The key bytes of a `whsec_<base64>` secret.
+pub fn secret_key(secret: &str) -> Option<Vec<u8>> {
+    STANDARD.decode(secret.strip_prefix("whsec_")?).ok()
+}
+
+/// An address as shown in lists and logs: scheme and host only (a Slack
+/// webhook's path is its credential).
+pub fn shown(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    let hidden = if rest.len() > authority.len() {
+        "/…"
+    } else {
+        ""
+    };
+    format!("{scheme}://{host}{hidden}")
+}
+
+/// The body a webhook receives for a change.
+fn body(format: WebhookFormat, id: &str, change: &Change, desk: &str) -> String {
+    let summary = &change.summary;
+    let link = format!("{desk}/reviews/{}", change.confirm_id);
+    let waited = chrono::DateTime::parse_from_rfc3339(&change.at)
+        .map(|at| (at.to_utc() - summary.at.to_utc()).num_seconds().max(0))
+        .unwrap_or(0);
+    match format {
+        WebhookFormat::Json => json!({
+            "id": id,
+            "type": change.kind.as_str(),
+            "seq": change.seq,
+            "at": change.at,
+            "status": change.status,
+            "waited_seconds": waited,
+            "link": link,
+            "review": summary,
+        })
+        .to_string(),
+        WebhookFormat::Slack => {
+            let what = match change.kind {
+                ChangeKind::Created => "New request waiting for approval".to_owned(),
+                ChangeKind::Decided => format!("Decided: {}", change.status),
+                ChangeKind::Expired => "Expired with no decision: denied".to_owned(),
+                ChangeKind::Escalated => "Escalated: still waiting for a decision".to_owned(),
+                other => other.as_str().to_owned(),
+            };
+            let title = slack_text(&summary.title);
+            let context = format!(
+                "{} · asked by {} · waited {}",
+                slack_text(&summary.kind),
+                slack_text(&summary.by),
+                waited_text(waited)
+            );
+            json!({
+                "text": format!("{what}: {}", summary.title),
+                "blocks": [
+                    {"type": "section", "text": {"type": "mrkdwn", "text": format!("*{what}*\n<{link}|{title}>")}},
+                    {"type": "context", "elements": [{"type": "mrkdwn", "text": context}]},
+                ],
+            })
+            .to_string()
+        }
+    }
+}
+
+/// Text as Slack's mrkdwn needs it (`&`, `<` and `>` escaped).
+fn slack_text(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// `45 s`, `12 min`, `3 h 5 min`.
+fn waited_text(seconds: i64) -> String {
+    match seconds {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min", s / 60),
+        s => format!("{} h {} min", s / 3600, s % 3600 / 60),
+    }
+}
+
+fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    // A machine without randomness cannot run the server at all (keys need it too).
+    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signature_matches_the_standard_webhooks_test_vector() {
+        // The example of the Standard Webhooks specification.
+        let key = secret_key("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").unwrap();
+        let signature = sign(
+            &key,
+            "msg_p5jXN8AQM9LWM0D4loKWxJek",
+            "1614265330",
+            r#"{"test": 2432232314}"#,
+        );
+        assert_eq!(signature, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+    }
+
+    #[test]
+    fn a_shown_address_hides_the_path_and_credentials() {
+        assert_eq!(
+            shown("https://hooks.slack.com/services/T0/B0/XYZ"),
+            "https://hooks.slack.com/…"
+        );
+        assert_eq!(
+            shown("http://user:pw@127.0.0.1:9000"),
+            "http://127.0.0.1:9000"
+        );
+    }
+
+    #[test]
+    fn retries_back_off_and_stop_after_a_day() {
+        let now = chrono::Utc::now();
+        let claimed = |attempts, age: chrono::TimeDelta| Claimed {
+            id: "msg".into(),
+            url: "http://x".into(),
+            body: "{}".into(),
+            attempts,
+            created_at: (now - age).to_rfc3339(),
+        };
+        let first = retry_at(&claimed(0, chrono::TimeDelta::zero())).unwrap() - now;
+        assert!(first <= chrono::TimeDelta::milliseconds(1600), "{first}");
+        let tenth = retry_at(&claimed(10, chrono::TimeDelta::zero())).unwrap() - now;
+        assert!(tenth >= chrono::TimeDelta::seconds(500), "{tenth}");
+        let late = retry_at(&claimed(30, chrono::TimeDelta::hours(1)));
+        assert!(late.unwrap() - now <= chrono::TimeDelta::seconds(5400));
+        assert_eq!(retry_at(&claimed(3, chrono::TimeDelta::hours(24))), None);
+    }
+}
