@@ -47,6 +47,11 @@ fn Shell() -> impl IntoView {
     let route = Memo::new(move |_| location.path.with(|p| Route::parse(p)));
     let current = move |r: Route| move || (route.get() == r).then_some("page");
     let pending = Memo::new(move |_| desk.pending_count());
+    // The installed app's badge follows the pending count, once opted in.
+    Effect::new(move |_| {
+        let shown = desk.settings().with(|s| s.notify).then(|| pending.get());
+        crate::notify::show_badge(shown.unwrap_or(0));
+    });
     view! {
         <a class="skip-link" href="#main">"Skip to content"</a>
         <header class="topbar">
@@ -77,6 +82,7 @@ fn Shell() -> impl IntoView {
                 Route::Import => view! { <OnDemand load=on_demand::import_screen /> }.into_any(),
                 Route::Settings => view! { <OnDemand load=on_demand::settings_screen /> }.into_any(),
                 Route::Grants => view! { <OnDemand load=on_demand::grants_screen /> }.into_any(),
+                Route::Pair => view! { <OnDemand load=on_demand::pair_screen /> }.into_any(),
                 Route::NotFound => view! {
                     <section class="not-found">
                         <h1>"Page not found"</h1>

@@ -9,6 +9,7 @@ mod desk;
 mod download;
 mod exchange;
 mod keyboard;
+mod notify;
 mod pages;
 mod router;
 mod settings;

@@ -20,6 +20,8 @@ pub enum Route {
     Settings,
     /// `/grants`
     Grants,
+    /// `/pair` (the pairing code is in the fragment)
+    Pair,
     /// Anything else.
     NotFound,
 }
@@ -33,6 +35,7 @@ impl Route {
             "/import" => Route::Import,
             "/settings" => Route::Settings,
             "/grants" => Route::Grants,
+            "/pair" => Route::Pair,
             _ => match trimmed.strip_prefix("/reviews/") {
                 Some(id) if !id.is_empty() && !id.contains('/') => Route::Review(decode(id)),
                 _ => Route::NotFound,

@@ -41,6 +41,8 @@ pub struct Settings {
     pub reviewer_role: String,
     /// Colour scheme.
     pub theme: Theme,
+    /// Desktop notifications and the app badge, opted into in Settings.
+    pub notify: bool,
 }
 
 impl Default for Settings {
@@ -48,6 +50,7 @@ impl Default for Settings {
         Settings {
             reviewer_role: "reviewer".to_owned(),
             theme: Theme::System,
+            notify: false,
         }
     }
 }

@@ -8,8 +8,8 @@ use super::connection::Connection;
 use super::fetch::fetch_text;
 use countersign_domain::policy::Policy;
 use countersign_domain::wire::{
-    ChangePage, Detail, ErrorBody, GrantList, GrantRecord, Me, Refusal, Requesters, ReviewQuery,
-    SummaryPage, WebhookList,
+    ChangePage, Detail, Device, DeviceList, ErrorBody, GrantList, GrantRecord, Me, Paired, Pairing,
+    PairingRequest, Refusal, Requesters, ReviewQuery, SummaryPage, WebhookList,
 };
 use countersign_domain::{DecisionInput, Review};
 use serde::de::DeserializeOwned;
@@ -92,7 +92,11 @@ impl HttpStore {
     ) -> Result<T, HttpError> {
         let url = format!("{}/api/v1{path}", self.connection.base());
         let bearer = format!("Bearer {}", self.connection.key);
-        let mut headers = vec![("Authorization", bearer.as_str())];
+        // A device being paired has no key yet: its code is its credential.
+        let mut headers = Vec::new();
+        if !self.connection.key.is_empty() {
+            headers.push(("Authorization", bearer.as_str()));
+        }
         if let Some(key) = idempotency_key {
             headers.push(("Idempotency-Key", key));
         }
@@ -154,6 +158,31 @@ impl HttpStore {
     /// The approval policy the server checks decisions against.
     pub async fn policy(&self) -> Result<Policy, HttpError> {
         self.call_as("GET", "/policy", None, None).await
+    }
+
+    /// A one-time code that pairs another device with this key.
+    pub async fn pairing(&self) -> Result<Pairing, HttpError> {
+        self.call_as("POST", "/pairings", Some(&json!({})), None)
+            .await
+    }
+
+    /// Trades a pairing code for this device's own key (a store without a
+    /// key sends none).
+    pub async fn redeem_pairing(&self, request: &PairingRequest) -> Result<Paired, HttpError> {
+        let body = serde_json::to_value(request).map_err(|e| HttpError::Garbled(e.to_string()))?;
+        self.call_as("POST", "/pairings/redeem", Some(&body), None)
+            .await
+    }
+
+    /// The devices paired from this key or its owner.
+    pub async fn devices(&self) -> Result<DeviceList, HttpError> {
+        self.call_as("GET", "/devices", None, None).await
+    }
+
+    /// Revokes a paired device: its next request is refused.
+    pub async fn revoke_device(&self, key_id: &str) -> Result<Device, HttpError> {
+        let path = format!("/devices/{}/revoke", encode(key_id));
+        self.call_as("POST", &path, Some(&json!({})), None).await
     }
 
     /// The server's webhooks and how their latest deliveries went.

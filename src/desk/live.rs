@@ -118,7 +118,7 @@ fn attach(desk: Desk, server: HttpStore, source: EventSource, refused: u32) {
         }
         let data = event.data().as_string().unwrap_or_default();
         match serde_json::from_str::<Change>(&data) {
-            Ok(change) => desk.apply_summary(change.kind, change.summary),
+            Ok(change) => desk.announced(change),
             Err(e) => desk.notify(format!("A live update could not be read: {e}")),
         }
     });
@@ -200,7 +200,7 @@ async fn catch_up(desk: Desk, server: HttpStore) {
             desk.link.set(settled_link());
         }
         for change in page.changes {
-            desk.apply_summary(change.kind, change.summary);
+            desk.announced(change);
         }
         after = page.position;
         LAST_SEEN.with(|l| l.set(Some(after)));

@@ -25,7 +25,9 @@ use crate::backend::{
 };
 use crate::browser;
 use crate::settings::Settings;
-use countersign_domain::wire::{GrantList, GrantRecord, StatusCounts, WebhookList};
+use countersign_domain::wire::{
+    Device, DeviceList, GrantList, GrantRecord, Pairing, StatusCounts, WebhookList,
+};
 use countersign_domain::{DecideError, DecisionInput, MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -275,6 +277,31 @@ impl Desk {
     pub async fn webhooks(&self) -> Option<Result<WebhookList, HttpError>> {
         let server = self.server()?;
         Some(server.webhooks().await)
+    }
+
+    /// A one-time code that pairs another device with this reviewer key.
+    pub async fn pairing(&self) -> Result<Pairing, String> {
+        let server = self
+            .server()
+            .ok_or("devices are paired with a Countersign server")?;
+        server.pairing().await.map_err(|e| e.to_string())
+    }
+
+    /// The devices paired from this key (or its owner), when on a server.
+    pub async fn devices(&self) -> Option<Result<DeviceList, HttpError>> {
+        let server = self.server()?;
+        Some(server.devices().await)
+    }
+
+    /// Revokes a paired device; answered once the server has recorded it.
+    pub async fn revoke_device(&self, key_id: &str) -> Result<Device, String> {
+        let server = self
+            .server()
+            .ok_or("devices are paired with a Countersign server")?;
+        server
+            .revoke_device(key_id)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     /// Revokes a standing approval on the server; answered only once the

@@ -8,7 +8,9 @@ use super::listing::{Ask, Listing, PageLink, PAGE_SIZE};
 use super::{Desk, Entry, Link};
 use crate::backend::{HttpError, HttpStore};
 use countersign_domain::model::ConfirmStatus;
-use countersign_domain::wire::{ChangeKind, Order, ReviewQuery, ReviewSummary, SummaryPage};
+use countersign_domain::wire::{
+    Change, ChangeKind, Order, ReviewQuery, ReviewSummary, SummaryPage,
+};
 use countersign_domain::{MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -276,6 +278,17 @@ impl Desk {
         let summary = ReviewSummary::of(&review);
         self.keep_newer(review);
         self.apply_summary(kind, summary);
+    }
+
+    /// A change the server announced: applied, and a new pending request
+    /// told to a reviewer who opted into notifications.
+    pub(super) fn announced(&self, change: Change) {
+        let new =
+            change.kind == ChangeKind::Created && change.summary.status == ConfirmStatus::Pending;
+        if new && self.settings.with_untracked(|s| s.notify) {
+            crate::notify::tell_new(&change.summary);
+        }
+        self.apply_summary(change.kind, change.summary);
     }
 
     /// Applies a change the server announced, given as the review's new row:

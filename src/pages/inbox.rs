@@ -449,7 +449,7 @@ fn ReviewRow(
                     <time datetime=summary.at.to_string() title=time::exact(&summary.at)>
                         {time::ago(&summary.at, now)}
                     </time>
-                    {summary.steps.map(|n| view! { <span>{format!("{n} steps")}</span> })}
+                    {summary.steps.map(|n| view! { <span>{format!("{n} step{}", if n == 1 { "" } else { "s" })}</span> })}
                     <span>{format!("{decisions} decision{}", if decisions == 1 { "" } else { "s" })}</span>
                 </span>
             </a>

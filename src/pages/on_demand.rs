@@ -32,6 +32,13 @@ on_demand! {
     }
 }
 
+on_demand! {
+    /// Pairing this device from a link.
+    in pair fn pair_screen / preload_pair_screen () -> AnyView {
+        view! { <super::pair::PairPage /> }.into_any()
+    }
+}
+
 /// Fetches every screen's code ahead of need, so that opening one is
 /// instant and still works if the network goes away later. A failure here is
 /// silent: opening the screen tries again and says so if it fails.
@@ -41,6 +48,7 @@ pub fn preload_all() {
         let _ = preload_import_screen().await;
         let _ = preload_settings_screen().await;
         let _ = preload_grants_screen().await;
+        let _ = preload_pair_screen().await;
     });
 }
 

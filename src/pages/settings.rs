@@ -161,7 +161,8 @@ pub fn SettingsPage() -> impl IntoView {
                     view! { <button type="button" class="button-quiet" on:click=reset>"Reset demo data"</button> }.into_any()
                 }}
             </div>
-            {desk.is_served().then(|| view! { <super::deliveries::WebhookDeliveries /> })}
+            <super::notifications::NotificationChoice />
+            {desk.is_served().then(|| view! { <super::devices::Devices /> <super::deliveries::WebhookDeliveries /> })}
             <form class="card" aria-labelledby="server-title" on:submit=move |ev| { ev.prevent_default(); connect(); }>
                 <h2 id="server-title">{if connected { "Change server" } else { "Connect to a server" }}</h2>
                 <p class="subtle">"Review the requests agents send to a shared server. Your key is kept for this tab only unless you ask to remember it."</p>

@@ -460,9 +460,9 @@ test("an import that waits for the stored reviews to be read is kept when the re
 });
 
 test("on a phone what is asked comes before the buttons, which stay on screen once it is read", async ({ page }) => {
-  await page.setViewportSize({ width: 375, height: 800 });
   const WIRE_CALL = "/reviews/c0ffee00-0000-4000-8000-000000002002";
   for (const [path, asked] of [[MIGRATION, "#plan-title"], [WIRE_CALL, ".tool-call"]]) {
+    await page.setViewportSize({ width: 375, height: 800 });
     await page.goto(path);
     const approve = page.getByRole("button", { name: /^Approve/ }).first();
     await expect(approve).toBeVisible();
@@ -479,6 +479,8 @@ test("on a phone what is asked comes before the buttons, which stay on screen on
     const box = await approve.boundingBox();
     expect(box.y, `${path}: Approve is above the bottom edge`).toBeLessThan(800 - box.height + 1);
     expect(box.y, `${path}: Approve is below the top edge`).toBeGreaterThanOrEqual(0);
+    const name = path === MIGRATION ? "plan" : "call";
+    await page.screenshot({ path: `tests/e2e/output/screenshots/phone-${name}-decision-bar-screen.png` });
     await shoot(page, path === MIGRATION ? "phone-plan-decision-bar" : "phone-call-decision-bar");
   }
 });

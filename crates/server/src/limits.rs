@@ -249,6 +249,9 @@ mod tests {
             revoked_at: None,
             rate: Some(rate.parse().unwrap()),
             owner: None,
+            paired_from: None,
+            device: None,
+            last_used_at: None,
         };
         let flooding = key("a", "1/min,3");
         assert_eq!(limits.take_known("hash-a"), None);

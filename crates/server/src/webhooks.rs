@@ -260,7 +260,10 @@ impl Shared {
             .read_to_string()
             .unwrap_or_default();
         let text: String = text.chars().take(200).collect();
-        Err(format!("the receiver answered {status}: {}", text.trim()))
+        match text.trim() {
+            "" => Err(format!("the receiver answered {status}")),
+            said => Err(format!("the receiver answered {status}: {said}")),
+        }
     }
 }
 

@@ -574,6 +574,7 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
 
     tool_call_operations(&agent, &reviewer, &anonymous);
     grant_operations(&agent, &reviewer, &anonymous);
+    device_operations(&agent, &reviewer, &anonymous);
     over_the_rate(&server, &contract);
 
     let missing = contract.unexercised_operations();
@@ -674,6 +675,61 @@ fn grant_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked) {
         .get("/grants?revoked=include")
         .text
         .contains(&grant));
+}
+
+/// Pairing a device and revoking it: every documented status.
+fn device_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked) {
+    assert_eq!(anonymous.post("/pairings", &json!({})).status, 401);
+    assert_eq!(agent.post("/pairings", &json!({})).status, 403);
+    let pairing = reviewer.post("/pairings", &json!({}));
+    assert_eq!(pairing.status, 201, "{}", pairing.text);
+    let code = pairing.body["code"].as_str().unwrap().to_owned();
+    let redeem = |body: &Value| anonymous.post("/pairings/redeem", body);
+    let refused = redeem(&json!({"code": code, "device": "phone", "extra": 1}));
+    assert_eq!(
+        (refused.status, refused.paths()),
+        (422, vec!["/extra".to_owned()])
+    );
+    let unnamed = redeem(&json!({"code": code, "device": " "}));
+    assert_eq!(
+        (unnamed.status, unnamed.paths()),
+        (422, vec!["/device".to_owned()])
+    );
+    let malformed = anonymous.send(
+        "POST",
+        "/pairings/redeem",
+        Some(("application/json", b"{\"code\":")),
+        &[],
+    );
+    assert_eq!(malformed.status, 400);
+    let unknown = redeem(&json!({"code": "cs_pair_nothing", "device": "phone"}));
+    assert_eq!((unknown.status, unknown.code()), (404, "pairing_refused"));
+    let paired = redeem(&json!({"code": code, "device": "Sam's phone"}));
+    assert_eq!(paired.status, 201, "{}", paired.text);
+    assert_eq!(
+        paired.body["roles"],
+        json!(["reviewer", "security_officer", "release_manager"])
+    );
+    let again = redeem(&json!({"code": code, "device": "another phone"}));
+    assert_eq!((again.status, again.code()), (410, "pairing_refused"));
+    assert!(again.text.contains("already used"), "{}", again.text);
+
+    let id = paired.body["key_id"].as_str().unwrap().to_owned();
+    let listed = reviewer.get("/devices");
+    assert_eq!(listed.status, 200);
+    assert_eq!(listed.body["devices"][0]["device"], "Sam's phone");
+    assert_eq!(anonymous.get("/devices").status, 401);
+    assert_eq!(agent.get("/devices").status, 403);
+    let revoke = format!("/devices/{id}/revoke");
+    assert_eq!(anonymous.post(&revoke, &json!({})).status, 401);
+    assert_eq!(agent.post(&revoke, &json!({})).status, 403);
+    assert_eq!(
+        reviewer.post("/devices/key_none/revoke", &json!({})).status,
+        404
+    );
+    let revoked = reviewer.post(&revoke, &json!({}));
+    assert_eq!(revoked.status, 200, "{}", revoked.text);
+    assert!(revoked.body["revoked_at"].is_string());
 }
 
 /// A tool-call request with `args` at risk tier `tier`.

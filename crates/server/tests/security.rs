@@ -22,12 +22,18 @@ const CALLERS: [&str; 6] = [
 
 /// Every endpoint and the status each caller gets; the owner is the agent that
 /// created the review, the role is the one the decision signs as.
-const TABLE: [(&str, [u16; 6]); 21] = [
+const TABLE: [(&str, [u16; 6]); 25] = [
     ("GET /health", [200, 200, 200, 200, 200, 200]),
     ("GET /signing-key", [200, 200, 200, 200, 200, 200]),
     ("GET /policy", [401, 401, 200, 200, 200, 200]),
     ("GET /me", [401, 401, 200, 200, 200, 200]),
     ("GET /webhooks", [401, 401, 403, 403, 200, 200]),
+    ("POST /pairings", [401, 401, 403, 403, 201, 201]),
+    // The one-time code is the credential: any caller, even without a key.
+    ("POST /pairings/redeem", [201, 201, 201, 201, 201, 201]),
+    ("GET /devices", [401, 401, 403, 403, 200, 200]),
+    // Only the devices paired from one's own key (or owner) can be revoked.
+    ("POST /devices/{id}/revoke", [401, 401, 403, 403, 404, 200]),
     ("GET /openapi.json", [200, 200, 200, 200, 200, 200]),
     ("POST /reviews", [401, 401, 201, 201, 403, 403]),
     ("GET /reviews", [401, 401, 403, 403, 200, 200]),
@@ -131,6 +137,28 @@ fn call(
         "GET /policy" => caller.get("/policy").status,
         "GET /me" => caller.get("/me").status,
         "GET /webhooks" => caller.get("/webhooks").status,
+        "POST /pairings" => caller.post("/pairings", &json!({})).status,
+        "POST /pairings/redeem" => {
+            let code = reviewer.post("/pairings", &json!({})).body["code"].clone();
+            let paired = caller.post(
+                "/pairings/redeem",
+                &json!({"code": code, "device": format!("phone {n}")}),
+            );
+            paired.status
+        }
+        "GET /devices" => caller.get("/devices").status,
+        "POST /devices/{id}/revoke" => {
+            let code = reviewer.post("/pairings", &json!({})).body["code"].clone();
+            let paired = server.anonymous().post(
+                "/pairings/redeem",
+                &json!({"code": code, "device": format!("phone {n}")}),
+            );
+            assert_eq!(paired.status, 201, "{}", paired.text);
+            let id = paired.body["key_id"].as_str().unwrap().to_owned();
+            caller
+                .post(&format!("/devices/{id}/revoke"), &json!({}))
+                .status
+        }
         "GET /openapi.json" => caller.get("/openapi.json").status,
         "POST /reviews" => caller.post("/reviews", &review(n32, 2, false)).status,
         "GET /reviews" => caller.get("/reviews").status,

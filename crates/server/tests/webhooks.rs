@@ -175,12 +175,12 @@ print(" ".join(str(v) for v in verdicts))
 
 /// The secret `countersign webhooks` prints for the server's only webhook.
 fn secret(server: &Server) -> String {
-    let output = Command::new(binary())
-        .arg("webhooks")
-        .arg("--data")
-        .arg(&server.data)
-        .output()
-        .unwrap();
+    let mut command = Command::new(binary());
+    command.arg("webhooks").arg("--data").arg(&server.data);
+    if let Some(url) = &server.database {
+        command.args(["--database", url]);
+    }
+    let output = command.output().unwrap();
     let text = String::from_utf8(output.stdout).unwrap();
     text.lines()
         .find_map(|line| line.trim().strip_prefix("secret "))
@@ -189,9 +189,13 @@ fn secret(server: &Server) -> String {
 }
 
 fn start(data: &Path, receiver: &Receiver, extra: &[&str]) -> Server {
+    start_on(data, None, receiver, extra)
+}
+
+fn start_on(data: &Path, database: Option<&str>, receiver: &Receiver, extra: &[&str]) -> Server {
     let mut args = vec!["--webhook", receiver.url.as_str()];
     args.extend(extra);
-    Server::start(data, &args)
+    Server::start_on(data, database, &args)
 }
 
 /// Asks for a call; returns its review id.
@@ -213,9 +217,20 @@ fn of_type<'a>(received: &'a [Received], kind: &str) -> Vec<&'a Received> {
 
 #[test]
 fn every_event_arrives_signed_and_a_refused_one_comes_again_with_its_id() {
+    every_event_arrives_signed(None);
+}
+
+#[test]
+fn on_postgresql_every_event_arrives_signed_after_refusals() {
+    if let Some(url) = support::fresh_database("countersign_webhooks") {
+        every_event_arrives_signed(Some(&url));
+    }
+}
+
+fn every_event_arrives_signed(database: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
     let receiver = Receiver::start(3);
-    let server = start(dir.path(), &receiver, &[]);
+    let server = start_on(dir.path(), database, &receiver, &[]);
     let secret = secret(&server);
     let agent = server.client(&server.agent);
     let reviewer = server.client(&server.reviewer);

@@ -1,6 +1,7 @@
 //! The HTTP contract, typed once for the server, the app and `countersign
 //! agent`: each type here is what travels between them.
 
+mod device;
 mod error;
 mod event;
 mod grant;
@@ -11,6 +12,7 @@ mod receipt;
 mod summary;
 mod webhook;
 
+pub use device::{Device, DeviceList, Paired, Pairing, PairingRequest};
 pub use error::{Detail, ErrorBody, ErrorReport, Refusal};
 pub use event::{Change, ChangeKind, ChangePage};
 pub use grant::{GrantList, GrantRecord};

@@ -133,7 +133,17 @@ impl FromRequestParts<AppState> for Caller {
         if let Some(Err(over)) = known {
             return Err(over_rate(over).await);
         }
-        match state.db.key_for_hash(&hashed).await? {
+        let key = state.db.key_for_hash(&hashed).await?;
+        if let Some(device) = key.as_ref().filter(|k| k.paired_from.is_some()) {
+            // A paired device's last use is listed in Settings; noting it never delays the request.
+            let (db, id) = (state.db.clone(), device.id.clone());
+            tokio::spawn(async move {
+                if let Err(e) = db.touch_device(&id).await {
+                    eprintln!("countersign: noting device {id}'s last use failed: {e}");
+                }
+            });
+        }
+        match key {
             Some(key) if known.is_some() => Ok(Caller(key)),
             Some(key) => match state.limits.take(&hashed, &key) {
                 Ok(()) => Ok(Caller(key)),

@@ -2,6 +2,7 @@
 
 mod auth;
 mod body;
+mod devices;
 mod error;
 mod events;
 mod grants;
@@ -107,6 +108,10 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/policy", get(policy))
         .route("/me", get(me))
         .route("/webhooks", get(webhooks))
+        .route("/pairings", post(devices::create))
+        .route("/pairings/redeem", post(devices::redeem))
+        .route("/devices", get(devices::list))
+        .route("/devices/{key_id}/revoke", post(devices::revoke))
         .route("/openapi.json", get(openapi))
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)

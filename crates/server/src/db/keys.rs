@@ -58,6 +58,12 @@ pub struct ApiKey {
     pub rate: Option<Rate>,
     /// The person or team it belongs to, if given.
     pub owner: Option<String>,
+    /// The key that paired this device's key (Settings > Add a device).
+    pub paired_from: Option<String>,
+    /// The name the paired device gave.
+    pub device: Option<String>,
+    /// A paired device's last request (to the minute).
+    pub last_used_at: Option<String>,
 }
 
 impl ApiKey {
@@ -86,7 +92,7 @@ pub struct MintedKey {
     pub secret: String,
 }
 
-fn random_hex(bytes: usize) -> Result<String, DbError> {
+pub(super) fn random_hex(bytes: usize) -> Result<String, DbError> {
     let mut buf = vec![0u8; bytes];
     getrandom::fill(&mut buf).map_err(|e| DbError::Damaged(format!("no randomness: {e}")))?;
     Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
@@ -100,7 +106,7 @@ pub fn hash(secret: &str) -> String {
         .collect()
 }
 
-fn key_of(row: &sqlx::any::AnyRow) -> Result<ApiKey, DbError> {
+pub(super) fn key_of(row: &sqlx::any::AnyRow) -> Result<ApiKey, DbError> {
     let kind: String = row.try_get(1)?;
     let roles: String = row.try_get(2)?;
     let id: String = row.try_get(0)?;
@@ -118,11 +124,15 @@ fn key_of(row: &sqlx::any::AnyRow) -> Result<ApiKey, DbError> {
             .transpose()
             .map_err(|e| DbError::Damaged(format!("key {id}: {e}")))?,
         owner: row.try_get(7)?,
+        paired_from: row.try_get(8)?,
+        device: row.try_get(9)?,
+        last_used_at: row.try_get(10)?,
         id,
     })
 }
 
-const KEY_COLUMNS: &str = "id, kind, roles, label, created_at, revoked_at, rate, owner";
+pub(super) const KEY_COLUMNS: &str =
+    "id, kind, roles, label, created_at, revoked_at, rate, owner, paired_from, device, last_used_at";
 
 impl Db {
     /// Mints and stores a key (with its own request rate, if given).
@@ -145,6 +155,9 @@ impl Db {
             revoked_at: None,
             rate,
             owner: owner.map(str::to_owned),
+            paired_from: None,
+            device: None,
+            last_used_at: None,
         };
         sqlx::query(
             "INSERT INTO api_keys (id, kind, roles, label, hash, created_at, rate, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -287,7 +300,7 @@ pub(super) fn live_keys(pool: sqlx::AnyPool, hashes: Vec<String>) -> ReadFuture<
         let rows = rows_in(&pool, &select, &hashes).await?;
         rows.iter()
             .map(|row| {
-                let hash: String = row.try_get(8).map_err(|e| e.to_string())?;
+                let hash: String = row.try_get(11).map_err(|e| e.to_string())?;
                 Ok((hash, key_of(row).map_err(|e| e.to_string())?))
             })
             .collect()

@@ -4,6 +4,7 @@
 
 pub mod audit;
 mod commit;
+pub mod devices;
 pub mod grants;
 pub mod keys;
 pub mod reviews;

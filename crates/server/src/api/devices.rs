@@ -1,0 +1,127 @@
+//! Pairing devices: `POST /pairings` (reviewer) mints a one-time code valid
+//! for 10 minutes; `POST /pairings/redeem` (no key: the code is the
+//! credential) trades it once for the device's own reviewer key; `GET
+//! /devices` and `POST /devices/{key_id}/revoke` (reviewer) list and revoke
+//! the paired devices.
+
+use super::auth::Caller;
+use super::body::{check_fields, object, JsonBody};
+use super::error::{ApiError, Detail};
+use super::AppState;
+use crate::db::devices::PairingRefused;
+use crate::db::keys::{ApiKey, KeyKind};
+use crate::db::stored_time;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use countersign_domain::wire::{Device, DeviceList, Paired, Pairing, PairingRequest};
+use serde::Deserialize;
+
+/// How long a pairing code works.
+const PAIRING_MINUTES: i64 = 10;
+/// The longest device name kept.
+const DEVICE_NAME_CHARS: usize = 60;
+
+/// `POST /api/v1/pairings` (reviewer): a one-time code that pairs one device.
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<(StatusCode, Json<Pairing>), ApiError> {
+    caller.require(KeyKind::Reviewer)?;
+    let ttl = chrono::Duration::minutes(PAIRING_MINUTES);
+    let (code, expires_at) = state.db.add_pairing_code(&caller.0, ttl).await?;
+    let expires_at = stored_time(expires_at);
+    Ok((StatusCode::CREATED, Json(Pairing { code, expires_at })))
+}
+
+/// `POST /api/v1/pairings/redeem` (no key): the device's own reviewer key.
+pub async fn redeem(
+    State(state): State<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<(StatusCode, Json<Paired>), ApiError> {
+    let refuse = |details| ApiError::invalid("the pairing request was refused", details);
+    let fields = object(&body, "").map_err(|d| refuse(vec![d]))?;
+    let details = check_fields(fields, "", &["code", "device"], &["code", "device"]);
+    if !details.is_empty() {
+        return Err(refuse(details));
+    }
+    let request = PairingRequest::deserialize(&body)
+        .map_err(|e| refuse(vec![Detail::new("", e.to_string())]))?;
+    let device = request.device.trim();
+    if device.is_empty() || device.chars().count() > DEVICE_NAME_CHARS {
+        return Err(refuse(vec![Detail::new(
+            "/device",
+            format!("a name of 1 to {DEVICE_NAME_CHARS} characters, e.g. \"Sam's phone\""),
+        )]));
+    }
+    let minted = match state.db.pair_device(request.code.trim(), device).await? {
+        Ok(minted) => minted,
+        Err(refused) => {
+            let status = match refused {
+                PairingRefused::Unknown => StatusCode::NOT_FOUND,
+                _ => StatusCode::GONE,
+            };
+            return Err(
+                ApiError::new(status, "pairing_refused", refused.to_string())
+                    .with_details(vec![Detail::new("/code", refused.to_string())]),
+            );
+        }
+    };
+    let key = minted.key;
+    Ok((
+        StatusCode::CREATED,
+        Json(Paired {
+            key: minted.secret,
+            key_id: key.id,
+            roles: key.roles,
+            owner: key.owner,
+        }),
+    ))
+}
+
+/// `GET /api/v1/devices` (reviewer): the devices paired from this key (or
+/// from the key that paired it) and its owner's.
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<DeviceList>, ApiError> {
+    caller.require(KeyKind::Reviewer)?;
+    let devices = state.db.devices_of(&caller.0).await?;
+    Ok(Json(DeviceList {
+        devices: devices.iter().map(|d| device(d, &caller.0)).collect(),
+    }))
+}
+
+/// `POST /api/v1/devices/{key_id}/revoke` (reviewer): the device's next
+/// request is refused (401). Only a device the caller sees can be revoked.
+pub async fn revoke(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(key_id): Path<String>,
+) -> Result<Json<Device>, ApiError> {
+    caller.require(KeyKind::Reviewer)?;
+    let seen = state.db.devices_of(&caller.0).await?;
+    let Some(found) = seen.into_iter().find(|d| d.id == key_id) else {
+        return Err(ApiError::not_found(&format!("device {key_id}")));
+    };
+    state.db.revoke_key(&found.id).await?;
+    let revoked = ApiKey {
+        revoked_at: found
+            .revoked_at
+            .clone()
+            .or_else(|| Some(stored_time(chrono::Utc::now()))),
+        ..found
+    };
+    Ok(Json(device(&revoked, &caller.0)))
+}
+
+fn device(key: &ApiKey, caller: &ApiKey) -> Device {
+    Device {
+        key_id: key.id.clone(),
+        device: key.device.clone().unwrap_or_default(),
+        paired_at: key.created_at.clone(),
+        last_used_at: key.last_used_at.clone(),
+        revoked_at: key.revoked_at.clone(),
+        this_device: key.id == caller.id,
+    }
+}

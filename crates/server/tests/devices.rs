@@ -1,0 +1,106 @@
+//! Pairing a phone through the real server: a reviewer key's one-time code
+//! becomes the phone's own key with the same roles and owner; its decisions
+//! record that key; a used or expired code is refused, saying which; a
+//! revoked device's next request is 401.
+
+mod support;
+
+use countersign_server::db::devices::PairingRefused;
+use countersign_server::db::keys::KeyKind;
+use countersign_server::db::Db;
+use serde_json::json;
+use support::{tool_call, Server};
+
+#[test]
+fn a_paired_phone_decides_as_its_own_key_until_it_is_revoked() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let (code, out, err) = server.keys(&[
+        "add", "--kind", "reviewer", "--owner", "sam", "--role", "reviewer",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let desktop = server.client(out.lines().next().unwrap());
+    let pairing = desktop.post("/pairings", &json!({}));
+    assert_eq!(pairing.status, 201, "{}", pairing.text);
+    let paired = server.anonymous().post(
+        "/pairings/redeem",
+        &json!({"code": pairing.body["code"], "device": "Sam's phone"}),
+    );
+    assert_eq!(paired.status, 201, "{}", paired.text);
+    assert_eq!(paired.body["owner"], "sam");
+    assert_eq!(paired.body["roles"], json!(["reviewer"]));
+    let phone_id = paired.body["key_id"].as_str().unwrap().to_owned();
+    let phone = server.client(paired.body["key"].as_str().unwrap());
+
+    let asked = server
+        .client(&server.agent)
+        .post("/tool-calls", &tool_call(json!({"n": 1})));
+    assert_eq!(asked.status, 201, "{}", asked.text);
+    let id = asked.body["outcome"]["confirm_id"].as_str().unwrap();
+    let approve = json!({"status": "approved", "decided_by_role": "reviewer"});
+    let decided = phone.decide(id, "phone-1", &approve);
+    assert_eq!(decided.status, 200, "{}", decided.text);
+    let decider = &decided.body["review"]["deciders"][0];
+    assert_eq!(
+        (decider["key_id"].as_str(), decider["owner"].as_str()),
+        (Some(phone_id.as_str()), Some("sam"))
+    );
+
+    // Listed on both devices, with its last use; the phone knows itself.
+    let seen = phone.get("/devices");
+    assert_eq!(seen.body["devices"][0]["this_device"], true);
+    let listed = desktop.get("/devices");
+    let device = &listed.body["devices"][0];
+    assert_eq!(
+        (device["device"].as_str(), device["this_device"].as_bool()),
+        (Some("Sam's phone"), Some(false))
+    );
+    assert!(device["last_used_at"].is_string(), "{device}");
+
+    let revoked = desktop.post(&format!("/devices/{phone_id}/revoke"), &json!({}));
+    assert_eq!(revoked.status, 200, "{}", revoked.text);
+    let after = phone.get("/devices");
+    assert_eq!((after.status, after.code()), (401, "unauthorized"));
+    assert_eq!(
+        desktop.get("/devices").status,
+        200,
+        "the first device is untouched"
+    );
+}
+
+#[test]
+fn a_used_or_expired_code_is_refused_saying_which() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let url = format!("sqlite://{}", dir.path().join("db.sqlite").display());
+        let db = Db::open(&url).await.unwrap();
+        let key = db
+            .add_key(KeyKind::Reviewer, &["reviewer".into()], "desk", None, None)
+            .await
+            .unwrap()
+            .key;
+        let (code, _) = db
+            .add_pairing_code(&key, chrono::Duration::minutes(10))
+            .await
+            .unwrap();
+        assert!(db.pair_device(&code, "phone").await.unwrap().is_ok());
+        let again = db.pair_device(&code, "phone").await.unwrap().unwrap_err();
+        assert_eq!(again, PairingRefused::Used);
+        assert!(again.to_string().contains("already used"));
+        let (stale, _) = db
+            .add_pairing_code(&key, chrono::Duration::seconds(-1))
+            .await
+            .unwrap();
+        let expired = db.pair_device(&stale, "phone").await.unwrap().unwrap_err();
+        assert!(matches!(expired, PairingRefused::Expired(_)), "{expired:?}");
+        assert!(expired.to_string().contains("expired at"), "{expired}");
+        let (orphan, _) = db
+            .add_pairing_code(&key, chrono::Duration::minutes(10))
+            .await
+            .unwrap();
+        assert!(db.revoke_key(&key.id).await.unwrap());
+        let refused = db.pair_device(&orphan, "phone").await.unwrap().unwrap_err();
+        assert_eq!(refused, PairingRefused::Revoked);
+    });
+}
