@@ -53,6 +53,10 @@ test("once opted in, a request created while the tab is hidden shows one notific
   await context.addInitScript(() => {
     Object.defineProperty(Document.prototype, "hidden", { configurable: true, get: () => window.tabHidden === true });
     Object.defineProperty(Document.prototype, "visibilityState", { configurable: true, get: () => (window.tabHidden ? "hidden" : "visible") });
+    // The badge of an installed app, as the page sets it.
+    window.badges = [];
+    navigator.setAppBadge = (n) => (window.badges.push(n), Promise.resolve());
+    navigator.clearAppBadge = () => (window.badges.push(0), Promise.resolve());
     const Real = window.Notification;
     window.shown = [];
     window.Notification = class extends Real {
@@ -81,11 +85,13 @@ test("once opted in, a request created while the tab is hidden shows one notific
   expect((await api(server, server.agent, "POST", "/reviews", newPlanReview(1))).status).toBe(201);
   await expect(badge).toHaveText(String(pending + 1));
   expect(await page.evaluate(() => window.shown.length)).toBe(0);
+  expect(await page.evaluate(() => window.badges.every((n) => n === 0)), "no badge before opting in").toBe(true);
 
   // Opted in with a click.
   await hide(false);
   await page.getByRole("button", { name: "Turn on notifications" }).click();
   await expect(page.getByRole("status").filter({ hasText: "On: a new request" })).toBeVisible();
+  await expect.poll(() => page.evaluate(() => window.badges.at(-1))).toBe(pending + 1);
   await shoot(page, "settings-notifications");
   // Visible tab: the inbox shows it, no notification.
   expect((await api(server, server.agent, "POST", "/reviews", newPlanReview(2))).status).toBe(201);
@@ -98,6 +104,7 @@ test("once opted in, a request created while the tab is hidden shows one notific
   expect(created.status).toBe(201);
   const id = created.body.review.confirm.confirm_id;
   await expect.poll(() => page.evaluate(() => window.shown.length)).toBe(1);
+  await expect.poll(() => page.evaluate(() => window.badges.at(-1))).toBe(pending + 3);
   const [shown] = await page.evaluate(() => window.shown);
   expect(shown.title).toContain("Delete stale preview environments 3");
   expect(shown.tag).toBe(id);

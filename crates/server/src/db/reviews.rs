@@ -289,26 +289,32 @@ impl Db {
         &self,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<Vec<String>, DbError> {
-        let rows = sqlx::query(
-            "SELECT id FROM reviews WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= $1 LIMIT 500",
+        self.due(
+            "status = 'pending' AND expires_at IS NOT NULL AND expires_at",
+            now,
         )
-        .bind(stored_time(now))
-        .fetch_all(self.pool())
-        .await?;
-        Ok(rows
-            .iter()
-            .map(|row| row.try_get::<String, _>(0))
-            .collect::<Result<_, _>>()?)
+        .await
     }
 
-    /// Pending reviews whose escalation time has come (at most 500).
+    /// Pending reviews whose escalation time has come.
     pub async fn escalations_due(
         &self,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<Vec<String>, DbError> {
-        let rows = sqlx::query(
-            "SELECT id FROM reviews WHERE escalate_at IS NOT NULL AND escalate_at <= $1 LIMIT 500",
-        )
+        self.due("escalate_at IS NOT NULL AND escalate_at", now)
+            .await
+    }
+
+    /// The ids (at most 500) of reviews where `condition <= now` (read
+    /// through the condition's partial index).
+    async fn due(
+        &self,
+        condition: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<String>, DbError> {
+        let rows = sqlx::query(&format!(
+            "SELECT id FROM reviews WHERE {condition} <= $1 LIMIT 500"
+        ))
         .bind(stored_time(now))
         .fetch_all(self.pool())
         .await?;
