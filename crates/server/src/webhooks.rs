@@ -10,6 +10,7 @@ use crate::db::webhooks::{Claimed, Queued};
 use crate::db::{Db, DbError};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
+use countersign_domain::model::ConfirmStatus;
 use countersign_domain::wire::{ChangeKind, WebhookFormat, WebhookList, WebhookStatus};
 use hmac::{Hmac, Mac};
 use serde_json::json;
@@ -350,6 +351,10 @@ fn body(format: WebhookFormat, id: &str, change: &Change, desk: &str) -> String 
         WebhookFormat::Slack => {
             let what = match change.kind {
                 ChangeKind::Created => "New request waiting for approval".to_owned(),
+                // An approval that a quorum still waits on leaves the request pending.
+                ChangeKind::Decided if change.status == ConfirmStatus::Pending => {
+                    "Approved once; more approvals are needed".to_owned()
+                }
                 ChangeKind::Decided => format!("Decided: {}", change.status),
                 ChangeKind::Expired => "Expired with no decision: denied".to_owned(),
                 ChangeKind::Escalated => "Escalated: still waiting for a decision".to_owned(),
@@ -424,6 +429,49 @@ mod tests {
             shown("http://user:pw@127.0.0.1:9000"),
             "http://127.0.0.1:9000"
         );
+    }
+
+    #[test]
+    fn a_slack_message_says_what_happened_with_a_link_and_escaped_text() {
+        let review = countersign_domain::demo::reviews(chrono::Utc::now())
+            .unwrap()
+            .remove(0);
+        let mut summary = countersign_domain::wire::ReviewSummary::of(&review);
+        summary.title = "Drop <prod> & co".into();
+        let change = |status| Change {
+            seq: 7,
+            kind: ChangeKind::Decided,
+            confirm_id: summary.id.to_string(),
+            status,
+            at: crate::db::stored_time(summary.at.to_utc() + chrono::TimeDelta::minutes(12)),
+            summary: summary.clone(),
+        };
+        let slack = |status| -> serde_json::Value {
+            serde_json::from_str(&body(
+                WebhookFormat::Slack,
+                "msg_1",
+                &change(status),
+                "https://desk",
+            ))
+            .unwrap()
+        };
+        let partial = slack(ConfirmStatus::Pending);
+        assert!(partial["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Approved once; more approvals are needed"));
+        let rejected = slack(ConfirmStatus::Rejected);
+        let section = rejected["blocks"][0]["text"]["text"].as_str().unwrap();
+        assert!(section.starts_with("*Decided: rejected*"), "{section}");
+        let link = format!(
+            "<https://desk/reviews/{}|Drop &lt;prod&gt; &amp; co>",
+            summary.id
+        );
+        assert!(section.contains(&link), "{section}");
+        let context = rejected["blocks"][1]["elements"][0]["text"]
+            .as_str()
+            .unwrap();
+        assert!(context.ends_with("waited 12 min"), "{context}");
     }
 
     #[test]
