@@ -66,6 +66,29 @@ fn a_paired_phone_decides_as_its_own_key_until_it_is_revoked() {
         200,
         "the first device is untouched"
     );
+
+    // Revoking the pairing key revokes what it paired, and what those paired.
+    let pair = |by: &support::Client, name: &str| {
+        let code = by.post("/pairings", &json!({})).body["code"].clone();
+        let paired = server
+            .anonymous()
+            .post("/pairings/redeem", &json!({"code": code, "device": name}));
+        assert_eq!(paired.status, 201, "{}", paired.text);
+        server.client(paired.body["key"].as_str().unwrap())
+    };
+    let tablet = pair(&desktop, "tablet");
+    let watch = pair(&tablet, "watch");
+    let desktop_id = out
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap();
+    let (code, _, err) = server.keys(&["revoke", desktop_id]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tablet.get("/devices").status, 401);
+    assert_eq!(watch.get("/devices").status, 401);
 }
 
 #[test]

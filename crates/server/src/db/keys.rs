@@ -185,14 +185,27 @@ impl Db {
         rows.iter().map(key_of).collect()
     }
 
-    /// Revokes a key by id; false when there is no such live key.
+    /// Revokes a key by id, with every device it paired (and theirs): a
+    /// stolen key must not live on as a phone it paired. False when there is
+    /// no such live key.
     pub async fn revoke_key(&self, id: &str) -> Result<bool, DbError> {
+        let now = stored_time(chrono::Utc::now());
         let done =
             sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
-                .bind(stored_time(chrono::Utc::now()))
+                .bind(&now)
                 .bind(id)
                 .execute(self.pool())
                 .await?;
+        sqlx::query(
+            "WITH RECURSIVE paired (id) AS (
+                 SELECT id FROM api_keys WHERE paired_from = $2
+                 UNION SELECT k.id FROM api_keys k JOIN paired p ON k.paired_from = p.id)
+             UPDATE api_keys SET revoked_at = $1 WHERE id IN (SELECT id FROM paired) AND revoked_at IS NULL",
+        )
+        .bind(&now)
+        .bind(id)
+        .execute(self.pool())
+        .await?;
         Ok(done.rows_affected() == 1)
     }
 
