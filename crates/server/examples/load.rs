@@ -150,11 +150,11 @@ fn one_thread_decisions(
     (latencies, failures, started.elapsed())
 }
 
-/// How many reviews each wrk thread may decide.
-const WRK_RANGE: usize = 15_000;
+/// How many reviews the wrk run may decide.
+const WRK_RANGE: usize = 30_000;
 
-/// Runs wrk (2 threads, 64 connections) deciding distinct pending reviews from
-/// `first` on; None when wrk is not installed.
+/// Runs wrk (one thread, 64 connections) deciding distinct pending reviews
+/// from `first` on; None when wrk is not installed.
 fn wrk_decisions(base: &str, key: &str, first: usize, seconds: u64) -> Option<String> {
     let script = std::env::temp_dir().join(format!("countersign-wrk-{}.lua", std::process::id()));
     std::fs::write(
@@ -178,7 +178,7 @@ end
     )
     .ok()?;
     let output = std::process::Command::new("wrk")
-        .args(["-t2", "-c64", &format!("-d{seconds}s"), "--latency", "-s"])
+        .args(["-t1", "-c64", &format!("-d{seconds}s"), "--latency", "-s"])
         .arg(&script)
         .arg(base)
         .output();
@@ -303,16 +303,13 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     if !list_only {
-        decision_runs(&base, &key, port, seconds, quick);
+        // The floor is measured just before and just after the one-thread
+        // decisions: this disk's sync speed drifts by a third within minutes.
+        let floor = || sqlite.then(|| runtime.block_on(bare_insert_floor(&data, seconds)));
+        decision_runs(&base, &key, port, seconds, quick, floor);
         flood(&base, &key, &flooder, port, seconds);
     }
     list_runs(&url, &runtime, &base, &key, pending, list_size);
-    if sqlite && !list_only {
-        let floor = runtime.block_on(bare_insert_floor(&data, seconds));
-        println!(
-            "bare SQLite insert loop (WAL, synchronous=FULL, one transaction per insert): {floor:.0}/s"
-        );
-    }
     let (resident, own) = resident_mb(server.id());
     println!(
         "memory: resident {resident} MB (the server process; {own} MB of it its own, the rest the database file it maps)"
@@ -322,9 +319,17 @@ fn main() {
     let _ = std::fs::remove_dir_all(&data);
 }
 
-/// Decisions: closed loops from threads and from one thread, then open loops
-/// at fixed rates.
-fn decision_runs(base: &str, key: &str, port: u16, seconds: u64, quick: bool) {
+/// Decisions: closed loops from threads and from one thread (with the bare
+/// insert `floor` measured around it, where there is one), then open loops at
+/// fixed rates.
+fn decision_runs(
+    base: &str,
+    key: &str,
+    port: u16,
+    seconds: u64,
+    quick: bool,
+    floor: impl Fn() -> Option<f64>,
+) {
     let (base, key) = (base.to_owned(), key.to_owned());
     let next = Arc::new(AtomicUsize::new(0));
 
@@ -367,11 +372,12 @@ fn decision_runs(base: &str, key: &str, port: u16, seconds: u64, quick: bool) {
     }
 
     // 1b. The same closed loop from wrk (an epoll load generator in C, Debian's
-    //     package), which leaves more of the 2 cores to the server than 64 threads;
+    //     package) on one thread, which leaves more of the 2 cores to the server;
     //     without wrk, from 64 connections of hyper's client on one thread.
+    let before = floor();
     if let Some(line) = wrk_decisions(&base, &key, next.load(Ordering::Relaxed), seconds) {
         println!("{line}");
-        next.fetch_add(WRK_RANGE * 2, Ordering::Relaxed);
+        next.fetch_add(WRK_RANGE, Ordering::Relaxed);
     } else {
         let (latencies, failures, elapsed) = one_thread_decisions(port, &key, &next, 64, seconds);
         summary(
@@ -379,6 +385,12 @@ fn decision_runs(base: &str, key: &str, port: u16, seconds: u64, quick: bool) {
             latencies,
             elapsed,
             failures,
+        );
+    }
+    if let (Some(before), Some(after)) = (before, floor()) {
+        println!(
+            "bare SQLite insert loop (WAL, synchronous=FULL, one transaction per insert): {:.0}/s, the mean of {before:.0}/s just before and {after:.0}/s just after the one-thread decisions",
+            (before + after) / 2.0
         );
     }
 
@@ -620,7 +632,8 @@ fn list(base: &str, key: &str, list_size: usize) {
 /// durable single writes per second this disk allows.
 async fn bare_insert_floor(dir: &std::path::Path, seconds: u64) -> f64 {
     use sqlx::{ConnectOptions, Connection, Executor};
-    let path = dir.join("floor.db");
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let path = dir.join(format!("floor-{}.db", RUNS.fetch_add(1, Ordering::Relaxed)));
     let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
         .filename(&path)
         .create_if_missing(true)
