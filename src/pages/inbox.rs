@@ -165,6 +165,8 @@ pub fn Inbox() -> impl IntoView {
     // The rows on this page, each with its problem count (when over 0),
     // whether a decision on it waits in the outbox, and (LangGraph) its
     // thread's status when the thread is not simply waiting.
+    // The review whose row link has the focus, kept across redraws of its row.
+    let focused = StoredValue::new(None::<MplpId>);
     let rows = move || {
         let visible = visible.get();
         problems.with(|counted| {
@@ -329,7 +331,7 @@ pub fn Inbox() -> impl IntoView {
                 }}
                 <ol class="review-list" aria-label="Reviews">
                     <For each=rows key=|(e, problems, queued, thread)| (e.id(), e.summary().fingerprint(), *problems, *queued, *thread) let:((entry, problems, queued, thread))>
-                        <ReviewRow entry problems queued thread />
+                        <ReviewRow entry problems queued thread focused />
                     </For>
                 </ol>
                 <nav class="pager" aria-label="Pages">
@@ -406,20 +408,51 @@ fn EmptyState(filters: Memo<Filters>, listing: Memo<Listing>) -> impl IntoView {
 
 #[component]
 /// One row, drawn once: a row whose problems, queued state or thread status
-/// changes is drawn again (its `For` key says so).
+/// changes is drawn again (its `For` key says so). A row drawn again while its
+/// link had the focus takes it back, so a reviewer moving with `j`/`k` keeps
+/// their place when a badge arrives.
 fn ReviewRow(
     entry: Arc<Entry>,
     problems: Option<usize>,
     queued: bool,
     thread: Option<ThreadStatus>,
+    focused: StoredValue<Option<MplpId>>,
 ) -> impl IntoView {
     let summary = entry.summary();
     let now = crate::browser::now();
-    let href = format!("/reviews/{}", summary.id);
+    let id = summary.id;
+    let href = format!("/reviews/{id}");
     let decisions = summary.decisions;
+    let link = NodeRef::<leptos::html::A>::new();
+    Effect::new(move |_| {
+        let Some(link) = link.get() else { return };
+        let was_here = focused.with_value(|f| *f == Some(id));
+        let nothing_focused = web_sys::window()
+            .and_then(|w| w.document()?.active_element())
+            .is_none_or(|el| el.tag_name() == "BODY");
+        if was_here && nothing_focused {
+            let _ = link.focus();
+        }
+    });
+    let on_focus_out = move |ev: web_sys::FocusEvent| {
+        // Focus moved to another element: this row no longer holds the place.
+        if ev.related_target().is_some() {
+            focused.update_value(|f| {
+                if *f == Some(id) {
+                    *f = None;
+                }
+            });
+        }
+    };
     view! {
         <li class="review-row">
-            <a class="review-link" href=href>
+            <a
+                class="review-link"
+                href=href
+                node_ref=link
+                on:focus=move |_| focused.set_value(Some(id))
+                on:focusout=on_focus_out
+            >
                 <span class="review-main">
                     <span class="tag">{summary.kind.clone()}</span>
                     <span class="review-title">{reveal::prose(&summary.title)}</span>
