@@ -12,8 +12,9 @@
 # from PyPI, for the MCP gate's tests (a real MCP client and server). With
 # --openai-agents, one (.venv-openai-agents) with the OpenAI Agents SDK, for the
 # bridge's tests.
-# With --fuzz, a nightly toolchain and cargo-fuzz, for scripts/fuzz.sh.
-# Versions: ../shared/TOOLCHAIN.md.
+# With --fuzz, cargo-fuzz, for scripts/fuzz.sh (which runs it on the machine's
+# one toolchain: a fresh machine cannot fetch a nightly one).
+# Every version is pinned below.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -169,8 +170,7 @@ if $want_langgraph; then
 fi
 
 if $want_fuzz; then
-  step "nightly toolchain and cargo-fuzz $CARGO_FUZZ_VERSION, for fuzzing"
-  rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+  step "cargo-fuzz $CARGO_FUZZ_VERSION, for fuzzing"
   if [[ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz $CARGO_FUZZ_VERSION" ]]; then
     cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --force
   else
