@@ -162,11 +162,11 @@ pub fn Inbox() -> impl IntoView {
         });
     });
 
+    // The review whose row link has the focus, kept across redraws of its row.
+    let focused = StoredValue::new(None::<MplpId>);
     // The rows on this page, each with its problem count (when over 0),
     // whether a decision on it waits in the outbox, and (LangGraph) its
     // thread's status when the thread is not simply waiting.
-    // The review whose row link has the focus, kept across redraws of its row.
-    let focused = StoredValue::new(None::<MplpId>);
     let rows = move || {
         let visible = visible.get();
         problems.with(|counted| {
