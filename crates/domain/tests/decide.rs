@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use common::{counter_ids, fixtures, read_json};
 use countersign_domain::model::{Confirm, ConfirmStatus, DecisionStatus, Plan, PlanStatus};
 use countersign_domain::review::{learning_sample, Resubmission};
+use countersign_domain::toolcall::{canonicalize, CallHash};
 use countersign_domain::validate::validate_learning_sample;
 use countersign_domain::{decide, resubmit, DecideError, DecisionInput, IssueCode, Review, Target};
 use serde_json::Value;
@@ -36,6 +37,7 @@ fn submitted_review() -> Review {
         deciders: Vec::new(),
         requester: None,
         escalate_at: None,
+        target_sha256: None,
     }
 }
 
@@ -349,6 +351,36 @@ fn only_the_requester_resubmits_and_only_the_same_plan() {
         reason: None,
     };
     assert!(resubmit(&rejected, revised, now, &mut ids).is_err());
+}
+
+/// The hash a receipt names for a plan: SHA-256 of its canonical JSON.
+fn plan_hash(review: &Review) -> CallHash {
+    let plan = serde_json::to_value(review.plan().unwrap()).unwrap();
+    CallHash::of_canonical(&canonicalize(&plan).unwrap())
+}
+
+#[test]
+fn a_plan_keeps_the_hash_of_what_was_asked_through_decisions_and_resubmissions() {
+    let mut ids = counter_ids();
+    let now = at("2025-12-01T12:05:00Z");
+    let mut asked = submitted_review();
+    asked.fix_target_hash().unwrap();
+    assert_eq!(asked.target_sha256, Some(plan_hash(&asked)));
+    let rejected = decide(&asked, &input("rejected", "dba", Some("no")), now, &mut ids).unwrap();
+    // The rejection moved the plan to draft; the hash is still the one asked.
+    assert_ne!(plan_hash(&rejected), plan_hash(&asked));
+    assert_eq!(rejected.target_sha256, asked.target_sha256);
+
+    let mut revised: Plan = serde_json::from_value(flow05("input/plan.json")).unwrap();
+    revised.title = "A smaller plan".into();
+    let again = Resubmission {
+        by_role: "agent".into(),
+        revised_plan: Some(revised),
+        reason: None,
+    };
+    let reopened = resubmit(&rejected, again, now, &mut ids).unwrap();
+    assert_eq!(reopened.target_sha256, Some(plan_hash(&reopened)));
+    assert_ne!(reopened.target_sha256, asked.target_sha256);
 }
 
 #[test]

@@ -233,9 +233,21 @@ fn main() {
     };
     let key = runtime.block_on(async {
         let db = Db::open(&url).await.unwrap();
+        // Stored as `POST /reviews` stores them: with the agent key that asked.
+        let agent = db
+            .add_key(KeyKind::Agent, &[], "bench agent", None, None)
+            .await
+            .unwrap()
+            .key;
         for chunk in (0..pending).collect::<Vec<_>>().chunks(10_000) {
-            let reviews: Vec<Review> = chunk.iter().map(|&n| review(n)).collect();
-            db.insert_reviews(&reviews, "bench").await.unwrap();
+            let reviews: Vec<Review> = chunk
+                .iter()
+                .map(|&n| Review {
+                    requester: Some(agent.key_ref()),
+                    ..review(n)
+                })
+                .collect();
+            db.insert_reviews(&reviews, &agent.id).await.unwrap();
         }
         let reviewer = db
             .add_key(KeyKind::Reviewer, &["reviewer".into()], "bench", None, None)

@@ -151,30 +151,75 @@ fn a_decision_carries_a_receipt_that_verifies_offline_and_not_once_changed() {
     assert_eq!(verify(&file, &key).status.code(), Some(2));
 }
 
+/// SHA-256 (hex) of a JSON value's RFC 8785 canonical form.
+fn canonical_sha256(value: &Value) -> String {
+    let canonical = serde_json_canonicalizer::to_string(value).unwrap();
+    Sha256::digest(canonical.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 #[test]
-fn a_rejected_plan_has_a_receipt_over_the_hash_of_the_canonical_plan() {
+fn a_plan_receipt_names_the_plan_as_asked_and_after_a_resubmission_the_revised_one() {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path(), &[]);
-    let review = support::review(1, 3, false);
-    let created = server.client(&server.agent).post("/reviews", &review);
-    assert_eq!(created.status, 201, "{}", created.text);
-    let id = support::confirm_id(1);
-    let decided = server.client(&server.reviewer).decide(
-        &id,
-        "reject-1",
-        &json!({"status": "rejected", "decided_by_role": "reviewer", "reason": "too broad"}),
+    let (agent, reviewer) = (
+        server.client(&server.agent),
+        server.client(&server.reviewer),
     );
+    let created = agent.post("/reviews", &support::review(1, 3, false));
+    assert_eq!(created.status, 201, "{}", created.text);
+    let asked = canonical_sha256(&created.body["review"]["target"]["plan"]);
+    assert_eq!(created.body["review"]["target_sha256"], json!(asked));
+    let id = support::confirm_id(1);
+    let reject =
+        json!({"status": "rejected", "decided_by_role": "reviewer", "reason": "too broad"});
+    let decided = reviewer.decide(&id, "reject-1", &reject);
     assert_eq!(decided.status, 200, "{}", decided.text);
     let body = &decided.body["outcome"]["receipt"]["body"];
     assert_eq!(body["status"], json!("rejected"));
     assert_eq!(body["target"]["kind"], json!("plan"));
-    let plan = &decided.body["review"]["target"]["plan"];
-    let canonical = serde_json_canonicalizer::to_string(plan).unwrap();
-    let hash: String = Sha256::digest(canonical.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    assert_eq!(body["target"]["sha256"], json!(hash));
+    // The decision moved the plan to `draft`; the receipt names what was asked.
+    assert_eq!(decided.body["review"]["target"]["plan"]["status"], "draft");
+    assert_eq!(body["target"]["sha256"], json!(asked));
+
+    let mut revised = support::plan(1, 2, false);
+    revised["title"] = json!("Test plan 1, smaller");
+    let reopened = agent.post(
+        &format!("/reviews/{id}/resubmit"),
+        &json!({"by_role": "deploy-agent", "plan": revised}),
+    );
+    assert_eq!(reopened.status, 200, "{}", reopened.text);
+    let asked_again = canonical_sha256(&reopened.body["review"]["target"]["plan"]);
+    assert_ne!(asked_again, asked);
+    let approve = json!({"status": "approved", "decided_by_role": "reviewer"});
+    let approved = reviewer.decide(&id, "approve-1", &approve);
+    assert_eq!(approved.status, 200, "{}", approved.text);
+    let body = &approved.body["outcome"]["receipt"]["body"];
+    assert_eq!(body["status"], json!("approved"));
+    assert_eq!(body["target"]["sha256"], json!(asked_again));
+    // Read again later, it names the same.
+    let outcome = reviewer.get(&format!("/reviews/{id}/outcome"));
+    assert_eq!(outcome.body["receipt"]["body"], *body);
+}
+
+#[test]
+fn a_plan_without_a_canonical_form_is_refused_when_asked_not_when_decided() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let mut review = support::review(2, 2, false);
+    // An integer no IEEE 754 double holds exactly: it has no RFC 8785 form.
+    review["target"]["plan"]["steps"][0]["order_index"] = json!(9_007_199_254_740_993_u64);
+    let refused = server.client(&server.agent).post("/reviews", &review);
+    assert_eq!(refused.status, 422, "{}", refused.text);
+    assert!(
+        refused
+            .paths()
+            .contains(&"/target/plan/steps/0/order_index".to_owned()),
+        "{}",
+        refused.text
+    );
 }
 
 #[test]

@@ -204,6 +204,12 @@ pub fn reviews(now: DateTime<Utc>) -> Result<Vec<Review>, String> {
     for request in &requests {
         reviews.push(crate::json::typed(&request.to_json(now)).map_err(damaged)?);
     }
+    // Stored as a server stores what is asked: with the target's hash.
+    for review in &mut reviews {
+        review
+            .fix_target_hash()
+            .map_err(|e| format!("the demo plans have no canonical form: {e}"))?;
+    }
     // The audit plan was approved yesterday.
     let mut ids = sequential_ids(0x1000);
     let decided_at = now - Duration::minutes(60 * 24);

@@ -42,7 +42,12 @@ pub fn numbered(n: usize) -> Result<Review, String> {
             })).collect::<Vec<_>>(),
         }},
     });
-    serde_json::from_value(value).map_err(|e| format!("numbered review {n}: {e}"))
+    let mut review: Review =
+        serde_json::from_value(value).map_err(|e| format!("numbered review {n}: {e}"))?;
+    review
+        .fix_target_hash()
+        .map_err(|e| format!("numbered review {n}: {e}"))?;
+    Ok(review)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ pub use resubmit::{resubmit, Resubmission, ResubmitError};
 
 use crate::issue::{Issue, IssueCode, Pointer};
 use crate::model::{Confirm, Context, Decision, Plan, TargetType, Trace};
-use crate::toolcall::ToolCallReview;
+use crate::toolcall::{canonicalize, CallHash, CanonicalError, ToolCallReview};
 use crate::validate::validate_bundle;
 use crate::{MplpId, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -100,6 +100,13 @@ pub struct Review {
     /// policy rule's `escalate_after`, fixed when it was asked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalate_at: Option<Timestamp>,
+    /// SHA-256 of the target's RFC 8785 canonical JSON as it was asked, set by
+    /// [`Review::fix_target_hash`] when the request is stored and when it is
+    /// resubmitted: what a receipt names (a decision then moves a plan's status,
+    /// which is not what was asked). Absent for tool calls, whose receipts name
+    /// their `toolCallHash`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_sha256: Option<CallHash>,
 }
 
 /// An API key and the person or team it belongs to.
@@ -137,6 +144,21 @@ pub struct Decider {
 }
 
 impl Review {
+    /// Records the hash of the target as it is now (see
+    /// [`Review::target_sha256`]): called when the request is asked or asked again.
+    /// On error the hash is absent, never a stale one.
+    pub fn fix_target_hash(&mut self) -> Result<(), CanonicalError> {
+        self.target_sha256 = None;
+        if let Some(target) = self
+            .target
+            .as_ref()
+            .filter(|t| !matches!(t, Target::ToolCall(_)))
+        {
+            self.target_sha256 = Some(CallHash::of_canonical(&canonicalize(&target.to_value())?));
+        }
+        Ok(())
+    }
+
     /// Records that `key` made the confirm's latest decision, under `rule`.
     pub fn attribute_last_decision(&mut self, key: &KeyRef, rule: Option<&str>) {
         if let Some(decision) = self.confirm.last_decision() {

@@ -3,6 +3,7 @@
 use super::decide::event;
 use super::{Review, Target};
 use crate::model::{ConfirmStatus, Plan, PlanStatus};
+use crate::toolcall::CanonicalError;
 use crate::{IdSource, MplpId, Timestamp};
 use chrono::{DateTime, Utc};
 use serde_json::json;
@@ -40,6 +41,9 @@ pub enum ResubmitError {
         /// The plan given.
         found: MplpId,
     },
+    /// The plan has no canonical JSON, so no receipt could name it by hash.
+    #[error("the plan has no canonical form for its receipt's hash: {0}")]
+    Unhashable(CanonicalError),
 }
 
 /// Re-opens a rejected review as pending (`rejected -> pending`); its plan, or the
@@ -79,6 +83,7 @@ pub fn resubmit(
             plan.status = PlanStatus::Proposed;
         }
     }
+    next.fix_target_hash().map_err(ResubmitError::Unhashable)?;
     if let Some(reason) = input
         .reason
         .map(|r| r.trim().to_owned())

@@ -33,6 +33,7 @@ pub fn new_tool_call_review(
         deciders: Vec::new(),
         requester: None,
         escalate_at: None,
+        target_sha256: None,
     })
 }
 

@@ -51,8 +51,10 @@ pub struct ReceiptTarget {
     pub kind: String,
     /// The object's id (the confirm's `target_id`).
     pub id: MplpId,
-    /// SHA-256 (hex) of the object's canonical JSON; for a tool call its
-    /// `toolCallHash` as asked. Absent when the server does not hold the object.
+    /// SHA-256 (hex) of the object's canonical JSON as asked (a plan before
+    /// the decision moved its status; [`Review::target_sha256`]); for a tool
+    /// call its `toolCallHash` as asked. Absent when the server does not hold
+    /// the object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<CallHash>,
 }
@@ -109,7 +111,8 @@ pub struct Receipt {
 impl ReceiptBody {
     /// What a decided review states (its current round's decisions, the rule
     /// its last decision was checked against); `None` while it is pending.
-    /// Cost: one canonical serialization of the target.
+    /// Cost: none beyond copying, unless the review was stored before it kept
+    /// its target's hash: then one canonical serialization of the target.
     pub fn of(review: &Review) -> Result<Option<ReceiptBody>, CanonicalError> {
         let confirm = &review.confirm;
         let Some(last) = confirm.last_decision() else {
@@ -121,6 +124,7 @@ impl ReceiptBody {
         let tool = review.tool_call();
         let sha256 = match (&review.target, tool) {
             (_, Some(call)) => Some(call.request.tool_call_hash.clone()),
+            (Some(_), None) if review.target_sha256.is_some() => review.target_sha256.clone(),
             (Some(target), None) => {
                 Some(CallHash::of_canonical(&canonicalize(&target.to_value())?))
             }

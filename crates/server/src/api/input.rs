@@ -64,7 +64,7 @@ pub fn new_review(value: &Value) -> Result<Review, ApiError> {
     if !details.is_empty() {
         return Err(refuse(details));
     }
-    let review =
+    let mut review =
         Review::deserialize(value).map_err(|e| refuse(vec![Detail::new("", e.to_string())]))?;
     let issues = review.validate();
     if !issues.is_empty() {
@@ -84,6 +84,15 @@ pub fn new_review(value: &Value) -> Result<Review, ApiError> {
             "/confirm/decisions",
             "a new request cannot carry decisions: reviewers add them",
         ));
+    }
+    if let Err(e) = review.fix_target_hash() {
+        // The target is the last document read (after the confirm).
+        let target = documents
+            .last()
+            .map(|(path, _)| path.as_str())
+            .filter(|path| path.starts_with("/target"))
+            .unwrap_or("/target");
+        details.push(Detail::new(format!("{target}{}", e.path()), e.to_string()));
     }
     if details.is_empty() {
         Ok(review)

@@ -17,7 +17,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use countersign_domain::policy::PolicyRefusal;
-use countersign_domain::review::Resubmission;
+use countersign_domain::review::{Resubmission, ResubmitError};
 use countersign_domain::toolcall::ToolDecideError;
 use countersign_domain::wire::{Answer, Outcome, Refusal, Requesters, ReviewQuery, SummaryPage};
 use countersign_domain::{decide_under, resubmit, DecideError, Judge, Review};
@@ -444,8 +444,17 @@ pub async fn resubmit_review(
         reason: input.reason,
     };
     let now = chrono::Utc::now();
-    let mut next = resubmit(&stored.review, resubmission, now, &mut new_id)
-        .map_err(|e| ApiError::new(StatusCode::CONFLICT, "cannot_resubmit", e.to_string()))?;
+    let mut next =
+        resubmit(&stored.review, resubmission, now, &mut new_id).map_err(|e| match e {
+            ResubmitError::Unhashable(problem) => ApiError::invalid(
+                "the revised plan was refused",
+                vec![Detail::new(
+                    format!("/plan{}", problem.path()),
+                    problem.to_string(),
+                )],
+            ),
+            refused => ApiError::new(StatusCode::CONFLICT, "cannot_resubmit", refused.to_string()),
+        })?;
     state.changes.policy().schedule_escalation(&mut next, now);
     let problems = next.validate();
     if !problems.is_empty() {
