@@ -56,6 +56,17 @@ async fn called_back(schedule: impl Fn(&web_sys::Window, &js_sys::Function) -> b
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
 
+/// `text` in lower case, folded by the browser's `toLowerCase` (the same
+/// Unicode mapping as Rust's `to_lowercase`) so the first load does not carry
+/// Rust's case tables; ASCII text is folded here without crossing into JS.
+pub fn lowercase(text: &str) -> String {
+    if text.is_ascii() {
+        text.to_ascii_lowercase()
+    } else {
+        js_sys::JsString::from(text).to_lower_case().into()
+    }
+}
+
 /// Records a performance mark (read by the benchmarks; harmless otherwise).
 pub fn mark(name: &str) {
     if let Some(performance) = web_sys::window().and_then(|w| w.performance()) {

@@ -246,5 +246,6 @@ fn build_review(confirm: &Value, plan: Option<&Value>) -> Result<Review, Vec<Iss
         deciders: Vec::new(),
         requester: None,
         escalate_at: None,
+        target_sha256: None,
     })
 }

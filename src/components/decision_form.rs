@@ -244,11 +244,14 @@ pub fn DecisionForm(
         _ if !is_tool => "(required to reject; Ctrl+Enter rejects)".to_owned(),
         (Some(deny), Some(feedback)) => format!(
             "(required to {} or {}; the agent sees it)",
-            deny.to_lowercase(),
-            feedback.to_lowercase()
+            deny.to_ascii_lowercase(),
+            feedback.to_ascii_lowercase()
         ),
         (Some(one), None) | (None, Some(one)) => {
-            format!("(required to {}; the agent sees it)", one.to_lowercase())
+            format!(
+                "(required to {}; the agent sees it)",
+                one.to_ascii_lowercase()
+            )
         }
         (None, None) => "(kept in the history)".to_owned(),
     };

@@ -78,7 +78,7 @@ pub fn ToolCallPanel(
         <section class="card tool-call" aria-labelledby="call-title">
             <h2 id="call-title">"Tool call " <code>{reveal::label(&name)}</code></h2>
             <p class="tool-risk">
-                <span class=format!("risk risk-{}", tier.to_lowercase())>{format!("Risk {tier}")}</span>
+                <span class=format!("risk risk-{}", tier.to_ascii_lowercase())>{format!("Risk {tier}")}</span>
                 " "
                 {request.risk_reasons.join("; ")}
             </p>

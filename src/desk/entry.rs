@@ -1,6 +1,7 @@
 //! One review as the desk holds it: what the inbox lists of it (its summary)
 //! and, once read from storage, the review itself.
 
+use crate::browser;
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::wire::ReviewSummary;
 use countersign_domain::{MplpId, Review, Timestamp};
@@ -68,26 +69,27 @@ impl Entry {
         self.haystack.get_or_init(|| {
             let Some(review) = self.review() else {
                 let summary = self.summary();
-                return [summary.title.as_str(), &summary.by, &summary.id.to_string()]
-                    .join(" ")
-                    .to_lowercase();
+                return browser::lowercase(
+                    &[summary.title.as_str(), &summary.by, &summary.id.to_string()].join(" "),
+                );
             };
-            [
-                review.plan().map(|p| p.title.as_str()).unwrap_or_default(),
-                review
-                    .plan()
-                    .map(|p| p.objective.as_str())
-                    .unwrap_or_default(),
-                review.confirm.reason.as_deref().unwrap_or_default(),
-                review
-                    .tool_call()
-                    .map(|c| c.request.tool_call_canonical.as_str())
-                    .unwrap_or_default(),
-                review.confirm.requested_by_role.as_str(),
-                &review.confirm.confirm_id.to_string(),
-            ]
-            .join(" ")
-            .to_lowercase()
+            browser::lowercase(
+                &[
+                    review.plan().map(|p| p.title.as_str()).unwrap_or_default(),
+                    review
+                        .plan()
+                        .map(|p| p.objective.as_str())
+                        .unwrap_or_default(),
+                    review.confirm.reason.as_deref().unwrap_or_default(),
+                    review
+                        .tool_call()
+                        .map(|c| c.request.tool_call_canonical.as_str())
+                        .unwrap_or_default(),
+                    review.confirm.requested_by_role.as_str(),
+                    &review.confirm.confirm_id.to_string(),
+                ]
+                .join(" "),
+            )
         })
     }
 

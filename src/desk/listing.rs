@@ -5,6 +5,7 @@
 //! (`served.rs`), so the desk never holds more than what is on screen.
 
 use super::{Desk, Entry};
+use crate::browser;
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::wire::{Order, ReviewQuery, StatusCounts};
 use leptos::prelude::*;
@@ -71,7 +72,7 @@ pub struct Listing {
 /// The page of `entries` (every review, oldest request first) for `ask`.
 pub fn in_memory(entries: &[Arc<Entry>], ask: &Ask) -> Listing {
     let query = &ask.query;
-    let needle = query.text.trim().to_lowercase();
+    let needle = browser::lowercase(query.text.trim());
     let mut counts = StatusCounts::default();
     let mut requesters: Vec<&str> = Vec::new();
     let mut found: Vec<&Arc<Entry>> = Vec::new();
@@ -202,5 +203,34 @@ mod tests {
             .rows
             .iter()
             .all(|e| e.haystack().contains("database migration")));
+    }
+
+    #[wasm_bindgen_test]
+    fn a_search_in_memory_folds_accented_capitals_as_the_server_does() {
+        for text in ["ÉTÉ À PARIS", "Straße ÅNGSTRÖM", "ΣΟΦΊΑ", "plain ASCII", ""] {
+            assert_eq!(crate::browser::lowercase(text), text.to_lowercase());
+        }
+        let mut entries = entries();
+        let at = entries
+            .iter()
+            .position(|e| e.review().and_then(|r| r.plan()).is_some())
+            .unwrap();
+        let mut review = entries[at].review().unwrap().clone();
+        if let Some(countersign_domain::Target::Plan(plan)) = &mut review.target {
+            plan.title = "Déployer l'ÉTÉ à Zürich".into();
+        }
+        let id = review.confirm.confirm_id;
+        entries[at] = Arc::new(Entry::new(review));
+        for needle in ["l'été", "ZÜRICH"] {
+            let found = in_memory(
+                &entries,
+                &ask(ReviewQuery {
+                    text: needle.into(),
+                    ..ReviewQuery::default()
+                }),
+            );
+            let ids: Vec<_> = found.rows.iter().map(|e| e.id()).collect();
+            assert_eq!(ids, [id], "{needle}");
+        }
     }
 }
