@@ -154,8 +154,9 @@ fn one_thread_decisions(
 const WRK_RANGE: usize = 30_000;
 
 /// Runs wrk (one thread, 64 connections) deciding distinct pending reviews
-/// from `first` on; None when wrk is not installed.
-fn wrk_decisions(base: &str, key: &str, first: usize, seconds: u64) -> Option<String> {
+/// from `first` on: its summary line and how many requests it made; None when
+/// wrk is not installed.
+fn wrk_decisions(base: &str, key: &str, first: usize, seconds: u64) -> Option<(String, u64)> {
     let script = std::env::temp_dir().join(format!("countersign-wrk-{}.lua", std::process::id()));
     std::fs::write(
         &script,
@@ -192,7 +193,12 @@ end
             .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
             .unwrap_or_default()
     };
-    Some(format!(
+    let requests = text
+        .lines()
+        .find(|l| l.contains("requests in"))
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    let line = format!(
         "decisions, wrk 64 connections, closed loop: {}; latency {}, {}; {}",
         field("Requests/sec"),
         field("50%"),
@@ -202,7 +208,29 @@ end
         } else {
             "all 200".into()
         }
-    ))
+    );
+    Some((line, requests))
+}
+
+/// CPU time (user and system) a process has used so far, in seconds (Linux).
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name (which may hold spaces), from the 3rd:
+    // utime and stime are the 14th and 15th, in clock ticks.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    let per_second = std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .parse::<f64>()
+                .ok()
+        })
+        .unwrap_or(100.0);
+    Some(ticks / per_second)
 }
 
 fn main() {
@@ -318,7 +346,7 @@ fn main() {
         // The floor is measured just before and just after the one-thread
         // decisions: this disk's sync speed drifts by a third within minutes.
         let floor = || sqlite.then(|| runtime.block_on(bare_insert_floor(&data, seconds)));
-        decision_runs(&base, &key, port, seconds, quick, floor);
+        decision_runs(server.id(), &base, &key, port, seconds, quick, floor);
         flood(&base, &key, &flooder, port, seconds);
     }
     list_runs(&url, &runtime, &base, &key, pending, list_size);
@@ -331,10 +359,12 @@ fn main() {
     let _ = std::fs::remove_dir_all(&data);
 }
 
-/// Decisions: closed loops from threads and from one thread (with the bare
-/// insert `floor` measured around it, where there is one), then open loops at
-/// fixed rates.
+/// Decisions against the `server` process: closed loops from threads and
+/// from one thread (with the bare insert `floor` measured around it, where
+/// there is one, and the server's CPU per decision), then open loops at fixed
+/// rates.
 fn decision_runs(
+    server: u32,
     base: &str,
     key: &str,
     port: u16,
@@ -387,16 +417,30 @@ fn decision_runs(
     //     package) on one thread, which leaves more of the 2 cores to the server;
     //     without wrk, from 64 connections of hyper's client on one thread.
     let before = floor();
-    if let Some(line) = wrk_decisions(&base, &key, next.load(Ordering::Relaxed), seconds) {
+    let cpu_before = cpu_seconds(server);
+    let decided = if let Some((line, requests)) =
+        wrk_decisions(&base, &key, next.load(Ordering::Relaxed), seconds)
+    {
         println!("{line}");
         next.fetch_add(WRK_RANGE, Ordering::Relaxed);
+        requests
     } else {
         let (latencies, failures, elapsed) = one_thread_decisions(port, &key, &next, 64, seconds);
+        let decided = latencies.len() as u64;
         summary(
             "decisions, 64 connections on one thread (hyper), closed loop",
             latencies,
             elapsed,
             failures,
+        );
+        decided
+    };
+    // What a decision costs the server, steadier than decisions/s on a
+    // machine whose other work and disk speed vary.
+    if let (Some(start), Some(end)) = (cpu_before, cpu_seconds(server)) {
+        println!(
+            "server CPU per decision, one-thread run: {:.0} µs (user and system, {decided} decisions)",
+            (end - start) * 1e6 / decided.max(1) as f64
         );
     }
     if let (Some(before), Some(after)) = (before, floor()) {
@@ -672,7 +716,6 @@ async fn bare_insert_floor(dir: &std::path::Path, seconds: u64) -> f64 {
     rate
 }
 
-/// This process's resident memory in MB (Linux), 0 elsewhere.
 /// A process's resident memory in MB: all of it, and its own (heap and
 /// stacks, without the database file's pages it maps).
 fn resident_mb(pid: u32) -> (u64, u64) {
