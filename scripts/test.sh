@@ -13,6 +13,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh --browser --postgres --udspy --mcp --openai-agents --langgraph --fuzz
 export PATH="$PWD/node_modules/.bin:$PATH"
+# One full run reuses nothing incremental builds keep, and they cost gigabytes of disk.
+export CARGO_INCREMENTAL=0
 
 # A throwaway PostgreSQL for the server's PostgreSQL tests, stopped on exit.
 pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/countersign-pg.XXXXXX")
