@@ -163,16 +163,17 @@ pub struct Desk {
     thread_states:
         RwSignal<std::collections::HashMap<MplpId, countersign_domain::langgraph::ThreadStatus>>,
     drafts: StoredValue<Vec<(MplpId, drafts::Draft)>>,
-    /// Whether the stored reviews are still being read (the inbox index, if
-    /// any, stands in for them meanwhile).
+    /// Whether the stored reviews are still being read (the inbox index, or
+    /// on a first visit the demo's summaries, stand in for them meanwhile).
     reading: RwSignal<bool>,
     /// A Countersign server's approval policy and this reviewer's key.
     judging: RwSignal<Option<Arc<judging::Judging>>>,
 }
 
 impl Desk {
-    /// Opens local storage, seeds the demo data on first start, lists the
-    /// reviews from the inbox index if there is one, and reads the stored
+    /// Opens local storage, seeds the demo data on first start (listing its
+    /// rows meanwhile), lists the reviews from the inbox index if there is
+    /// one, and reads the stored
     /// reviews right after the first frame; or, when a server connection is
     /// saved, starts loading from the server.
     pub fn load() -> Self {
@@ -202,6 +203,15 @@ impl Desk {
             .filter(|_| reading)
             .and_then(LocalStore::index_text)
             .and_then(|index| reading::listed_entries(&index));
+        // A first visit lists the demo's rows at once, from their summaries
+        // (in the first load), while the demo's own code is fetched to store them.
+        let first_page = if needs_demo {
+            countersign_domain::demo::summaries(browser::now())
+                .ok()
+                .map(reading::listed)
+        } else {
+            listed.clone()
+        };
         browser::mark("countersign:loaded");
         let server = backend.server().cloned();
         let queued = server
@@ -210,7 +220,7 @@ impl Desk {
             .unwrap_or_default();
         let desk = Desk {
             outbox: RwSignal::new(queued),
-            entries: RwSignal::new(listed.clone().unwrap_or_default()),
+            entries: RwSignal::new(first_page.unwrap_or_default()),
             counts: RwSignal::new(StatusCounts::default()),
             served_page: RwSignal::new(Default::default()),
             unfound: RwSignal::new(Vec::new()),

@@ -52,12 +52,17 @@ on_demand! {
 #[inline(never)]
 pub(super) fn listed_entries(index: &str) -> Option<Vec<Arc<Entry>>> {
     let summaries: Vec<ReviewSummary> = serde_json::from_str(index).ok()?;
+    Some(listed(summaries))
+}
+
+/// Entries standing for reviews not read yet, in the inbox's order.
+pub(super) fn listed(summaries: Vec<ReviewSummary>) -> Vec<Arc<Entry>> {
     let mut entries: Vec<Arc<Entry>> = summaries
         .into_iter()
         .map(|s| Arc::new(Entry::listed(s)))
         .collect();
     sort(&mut entries);
-    Some(entries)
+    entries
 }
 
 impl Desk {

@@ -52,6 +52,30 @@ test("the inbox lists the demo reviews, oldest first, with counts and filters", 
   await shoot(page, "inbox");
 });
 
+test("a first visit lists the demo's rows before the demo's code arrives", async ({ page }) => {
+  // The demo's code is held back; its rows come from summaries in the first load.
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  const demo = /\/split_demo-[0-9a-f]+\.wasm$/;
+  await page.route(demo, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.goto("/");
+  await expect(rows(page)).toHaveCount(7);
+  await expect(rows(page).nth(0)).toContainText("Database Migration Plan");
+  await expect(rows(page).nth(2)).toContainText("Rotate production database credentials");
+  await expect(page.getByRole("group", { name: "Status" }).getByRole("button", { name: /Approved/ })).toContainText("1");
+  expect(await reviewKeys(page), "nothing is stored before the demo's code arrives").toBe(0);
+  await shoot(page, "inbox-first-visit");
+  release();
+  // Once it arrives the reviews are stored and read: the rows stay, and gain their problems.
+  await expect(rows(page).nth(1)).toContainText("1 problem");
+  expect(await reviewKeys(page)).toBe(8);
+  await page.getByRole("link", { name: /Ship billing v2/ }).click();
+  await expect(page.getByRole("heading", { level: 1, name: "Ship billing v2 to production" })).toBeVisible();
+});
+
 test("a plan review shows every step, the problems, the history and the raw JSON", async ({ page }) => {
   await page.goto(ROTATION);
   await expect(page.getByRole("heading", { level: 1, name: "Rotate production database credentials" })).toBeVisible();

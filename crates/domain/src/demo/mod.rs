@@ -9,6 +9,7 @@ pub use numbered::{numbered, numbered_id};
 
 use crate::model::DecisionStatus;
 use crate::toolcall::{new_tool_call_review, ToolCallSubmission};
+use crate::wire::ReviewSummary;
 use crate::{decide, DecisionInput, MplpId, Review, Timestamp};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{json, Value};
@@ -254,5 +255,58 @@ fn sequential_ids(start: u32) -> impl FnMut() -> MplpId {
     move || {
         n += 1;
         MplpId::from_random_bytes((0xc0ffee00_u128 << 96 | n).to_be_bytes())
+    }
+}
+
+/// When the stored demo summaries were taken (see [`summaries`]).
+const SUMMARIES_TAKEN_AT: &str = "2026-01-01T00:00:00Z";
+
+/// The demo's inbox rows as [`reviews`] at [`SUMMARIES_TAKEN_AT`] gives them.
+const SUMMARIES: &str = include_str!("summaries.json");
+
+/// The demo requests that keep their own time (from the MPLP fixtures); the
+/// others were asked a while before now.
+const FIXED_TIMES: [&str; 1] = ["550e8400-e29b-41d4-a716-446655440520"];
+
+/// The inbox rows of `reviews(now)`, without building the reviews: a
+/// browser's first visit draws them before the demo's own code arrives.
+pub fn summaries(now: DateTime<Utc>) -> Result<Vec<ReviewSummary>, String> {
+    let mut summaries: Vec<ReviewSummary> = serde_json::from_str(SUMMARIES)
+        .map_err(|e| format!("the demo summaries are damaged: {e}"))?;
+    let taken = Timestamp::parse(SUMMARIES_TAKEN_AT)
+        .map_err(|e| format!("the demo summaries' time is damaged: {e}"))?
+        .to_utc();
+    for summary in &mut summaries {
+        if !FIXED_TIMES.contains(&summary.id.to_string().as_str()) {
+            summary.at = Timestamp::from_utc(summary.at.to_utc() + (now - taken));
+        }
+    }
+    Ok(summaries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of_reviews(now: DateTime<Utc>) -> Vec<ReviewSummary> {
+        reviews(now)
+            .unwrap()
+            .iter()
+            .map(ReviewSummary::of)
+            .collect()
+    }
+
+    #[test]
+    fn the_stored_summaries_are_those_of_the_reviews_at_any_time() {
+        let taken = Timestamp::parse(SUMMARIES_TAKEN_AT).unwrap().to_utc();
+        let expected = of_reviews(taken);
+        assert_eq!(
+            summaries(taken).unwrap(),
+            expected,
+            "src/demo/summaries.json is out of date with the demo reviews; it should be:\n{}",
+            serde_json::to_string(&expected).unwrap()
+        );
+        let later = taken + Duration::days(300) + Duration::seconds(17);
+        assert_eq!(summaries(later).unwrap(), of_reviews(later));
     }
 }
