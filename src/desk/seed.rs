@@ -35,8 +35,8 @@ impl Desk {
     async fn store_and_show_demo(self) {
         let reviews = match demo_reviews().await {
             Ok(Ok(reviews)) => reviews,
-            Ok(Err(e)) => return self.notify(e),
-            Err(e) => return self.notify(describe(e)),
+            Ok(Err(e)) => return self.give_up_demo(e),
+            Err(e) => return self.give_up_demo(describe(e)),
         };
         let Some(store) = self.store.get_value() else {
             return self.show(reviews);
@@ -59,6 +59,13 @@ impl Desk {
             }
             Err(LoadFailed) => self.show(reviews),
         }
+    }
+
+    /// The demo could not be given: the rows listed for it from its summaries
+    /// stand for nothing stored, so they go, and the reviewer is told why.
+    fn give_up_demo(&self, why: String) {
+        self.entries.set(Vec::new());
+        self.notify(why);
     }
 
     /// Replaces every review with fresh demo data.

@@ -76,6 +76,17 @@ test("a first visit lists the demo's rows before the demo's code arrives", async
   await expect(page.getByRole("heading", { level: 1, name: "Ship billing v2 to production" })).toBeVisible();
 });
 
+test("a first visit whose demo cannot be fetched says so and lists no rows", async ({ page }) => {
+  await page.route(/\/split_demo-[0-9a-f]+\.wasm$/, (route) => route.abort("internetdisconnected"));
+  await page.goto("/");
+  await expect(page.getByRole("alert").filter({ hasText: "The demo reviews could not be loaded" })).toBeVisible();
+  await expect(rows(page)).toHaveCount(0);
+  expect(await reviewKeys(page)).toBe(0);
+  // The browser and the split loader log the refused fetch; nothing else may be logged.
+  const refused = page.errors.filter((e) => e.startsWith("TypeError: Failed to fetch") || e.includes("ERR_INTERNET_DISCONNECTED"));
+  page.errors.splice(0, page.errors.length, ...page.errors.filter((e) => !refused.includes(e)));
+});
+
 test("a plan review shows every step, the problems, the history and the raw JSON", async ({ page }) => {
   await page.goto(ROTATION);
   await expect(page.getByRole("heading", { level: 1, name: "Rotate production database credentials" })).toBeVisible();
