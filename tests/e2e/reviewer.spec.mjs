@@ -14,6 +14,8 @@ failOnScriptErrors();
 const rows = (page) => page.getByRole("list", { name: "Reviews" }).getByRole("listitem");
 const reviewKeys = (page) =>
   page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("countersign.v1.review.")).length);
+// A first visit lists the demo's rows before the demo is stored: wait for storage.
+const demoStored = (page) => expect.poll(() => reviewKeys(page), "the demo reviews are stored").toBe(8);
 const storedStatus = (page, id) =>
   page.evaluate((id) => JSON.parse(localStorage.getItem(`countersign.v1.review.${id}`)).confirm.status, id);
 
@@ -254,6 +256,7 @@ test("every screen fits a 375 px phone without sideways scrolling", async ({ pag
 test("a damaged stored review is kept aside and reported; the app still starts", async ({ page }) => {
   await page.goto("/");
   await expect(rows(page)).toHaveCount(7);
+  await demoStored(page);
   await page.evaluate(() => localStorage.setItem("countersign.v1.review.broken", "{ this is not json"));
   await page.reload();
   await expect(page.getByRole("alert").filter({ hasText: "kept aside" })).toContainText("countersign.quarantine.");
@@ -271,6 +274,7 @@ test("a damaged stored review is kept aside and reported; the app still starts",
 test("a review edited in storage to claim an approval is kept aside, never shown as approved", async ({ page }) => {
   await page.goto("/");
   await expect(rows(page)).toHaveCount(7);
+  await demoStored(page);
   const forged = await page.evaluate(() => {
     const key = Object.keys(localStorage).find((k) => {
       const review = k.startsWith("countersign.v1.review.") && JSON.parse(localStorage.getItem(k));
