@@ -173,9 +173,8 @@ pub struct Desk {
 impl Desk {
     /// Opens local storage, seeds the demo data on first start (listing its
     /// rows meanwhile), lists the reviews from the inbox index if there is
-    /// one, and reads the stored
-    /// reviews right after the first frame; or, when a server connection is
-    /// saved, starts loading from the server.
+    /// one, and reads the stored reviews right after the first frame; or,
+    /// when a server connection is saved, starts loading from the server.
     pub fn load() -> Self {
         let mut notices = Vec::new();
         let connection = Connection::load();

@@ -84,6 +84,7 @@ test("a first visit whose demo cannot be fetched says so and lists no rows", asy
   await expect(page.getByRole("alert").filter({ hasText: "The demo reviews could not be loaded" })).toBeVisible();
   await expect(rows(page)).toHaveCount(0);
   expect(await reviewKeys(page)).toBe(0);
+  await shoot(page, "inbox-demo-unavailable");
   // The browser and the split loader log the refused fetch; nothing else may be logged.
   const refused = page.errors.filter((e) => e.startsWith("TypeError: Failed to fetch") || e.includes("ERR_INTERNET_DISCONNECTED"));
   page.errors.splice(0, page.errors.length, ...page.errors.filter((e) => !refused.includes(e)));
