@@ -183,7 +183,7 @@ test("rejecting without a reason shows the error next to the field and saves not
 test("importing a plan with a cycle lists the cycle and stores nothing; a valid one is added", async ({ page }) => {
   // First start stores the demo reviews (their code loads on demand): wait for them.
   await page.goto("/");
-  await expect(rows(page).first()).toBeVisible();
+  await demoStored(page);
   await page.goto("/import");
   const before = await reviewKeys(page);
   const id = (n) => `aaaaaaaa-0000-4000-8000-${String(n).padStart(12, "0")}`;
