@@ -5,11 +5,20 @@ import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 const ON_DEMAND = /^(split_|chunk_).*\.wasm$/;
+const FIRST_PAINT = /^first-paint-/;
 
-/** `{ firstLoad, onDemand }`: file names of dist's html, js, wasm and css. */
+/**
+ * `{ firstLoad, firstPaint, onDemand }`: file names of dist's html, js, wasm
+ * and css. The first paint's module (fetched on a first visit, before the app)
+ * is apart from the first load.
+ */
 export function distFiles(dist) {
   const files = readdirSync(dist)
     .filter((f) => /\.(html|js|wasm|css)$/.test(f) && statSync(join(dist, f)).isFile())
     .sort();
-  return { firstLoad: files.filter((f) => !ON_DEMAND.test(f)), onDemand: files.filter((f) => ON_DEMAND.test(f)) };
+  return {
+    firstLoad: files.filter((f) => !ON_DEMAND.test(f) && !FIRST_PAINT.test(f)),
+    firstPaint: files.filter((f) => FIRST_PAINT.test(f)),
+    onDemand: files.filter((f) => ON_DEMAND.test(f)),
+  };
 }

@@ -8,30 +8,13 @@
 // mixes two builds. On a review's address, the boot script also preloads the
 // review page's chunk while the app itself loads.
 // Usage: node scripts/split-app.mjs <dist-dir> <cargo-wasm>
-import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { minify } from "terser";
+import { hashOf, minified, run, WASM_OPT } from "./wasm-tools.mjs";
 
 const [dist, cargoWasm] = process.argv.slice(2);
 if (!dist || !cargoWasm) throw new Error("usage: node scripts/split-app.mjs <dist-dir> <cargo-wasm>");
-
-// The features rustc 1.88+ emits for wasm32 by default; wasm-opt must accept them.
-// A function with one caller is inlined only when small: V8 optimizes a hot wasm
-// function whole, on another core, while the page loads, and a loop inlined into
-// a large caller (the inbox index's parse into `main`, 20 KB) made it optimize the
-// caller for about 60 ms on this 2-core machine during the first frame.
-const WASM_OPT = [
-  "-Oz", "--one-caller-inline-max-function-size=200", "--strip-debug", "--strip-producers",
-  "--enable-bulk-memory", "--enable-nontrapping-float-to-int", "--enable-sign-ext",
-  "--enable-mutable-globals", "--enable-reference-types", "--enable-multivalue",
-];
-const run = (cmd, args) => execFileSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"] });
-const hashOf = (bytes) => createHash("sha256").update(bytes).digest("hex").slice(0, 16);
-// Export names and the wasm's import names (strings) are kept; locals shrink.
-const minified = async (code) => (await minify(code, { module: true, compress: true, mangle: true })).code;
 
 const js = readdirSync(dist).filter((f) => /^countersign-app-[0-9a-f]+\.js$/.test(f));
 if (js.length !== 1) throw new Error(`${dist}: expected trunk's one countersign-app-<hash>.js, found ${js.length}`);

@@ -67,6 +67,18 @@ pub fn lowercase(text: &str) -> String {
     }
 }
 
+/// Removes a first visit's inbox drawn by the first paint (crates/first-paint)
+/// while this code loaded. Called just before the app draws its own, in the
+/// same task, so no frame shows neither.
+pub fn remove_first_paint() {
+    let drawn = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector(".first-paint").ok().flatten());
+    if let Some(drawn) = drawn {
+        drawn.remove();
+    }
+}
+
 /// Records a performance mark (read by the benchmarks; harmless otherwise).
 pub fn mark(name: &str) {
     if let Some(performance) = web_sys::window().and_then(|w| w.performance()) {

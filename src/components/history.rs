@@ -1,6 +1,5 @@
 //! The decision history as a timeline, and the events.
 
-use crate::time;
 use countersign_domain::model::{Confirm, Event};
 use countersign_domain::text::reveal;
 use countersign_domain::Decider;
@@ -29,7 +28,7 @@ pub fn DecisionTimeline(confirm: Confirm, deciders: Vec<Decider>) -> impl IntoVi
                         " by " <span class="role">{reveal::label(&d.decided_by_role)}</span>
                         {who}
                         " · "
-                        <time datetime=d.decided_at.to_string() title=time::exact(&d.decided_at)>{time::ago(&d.decided_at, now)}</time>
+                        <time datetime=d.decided_at.to_string() title=d.decided_at.exact()>{d.decided_at.ago(now)}</time>
                     </p>
                     {d.reason.clone().map(|r| view! { <p class="timeline-reason">{reveal::prose(&r)}</p> })}
                 </li>
@@ -54,7 +53,7 @@ pub fn EventList(events: Vec<Event>) -> impl IntoView {
                     <tr>
                         <td><code>{e.event_type.to_string()}</code></td>
                         <td>{e.source.clone()}</td>
-                        <td><time datetime=e.timestamp.to_string()>{time::exact(&e.timestamp)}</time></td>
+                        <td><time datetime=e.timestamp.to_string()>{e.timestamp.exact()}</time></td>
                     </tr>
                 }).collect_view()}
             </tbody>

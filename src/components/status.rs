@@ -6,15 +6,9 @@ use leptos::prelude::*;
 /// A confirm's status as a badge.
 #[component]
 pub fn StatusBadge(status: ConfirmStatus) -> impl IntoView {
-    let icon = match status {
-        ConfirmStatus::Pending => "◷",
-        ConfirmStatus::Approved => "✓",
-        ConfirmStatus::Rejected => "✕",
-        ConfirmStatus::Cancelled => "⊘",
-    };
     view! {
         <span class=format!("status status-{}", status.as_str())>
-            <span aria-hidden="true">{icon}</span>
+            <span aria-hidden="true">{status.symbol()}</span>
             " " {status.as_str()}
         </span>
     }

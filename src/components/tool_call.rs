@@ -5,7 +5,6 @@
 //! outcome with its token.
 
 use crate::components::markdown::Markdown;
-use crate::time;
 use countersign_domain::text::reveal;
 use countersign_domain::toolcall::{
     check_summary, ApprovalRequest, CallHash, OutcomeKind, SummaryCheck, ToolCallReview,
@@ -85,8 +84,8 @@ pub fn ToolCallPanel(
             {(pending && !interrupt).then(|| view! {
                 <p class="countdown" role="timer" aria-live="off">
                     {move || match left.get() {
-                        s if s > 0 => format!("Expires in {} (at {}): after that it is denied by default.", duration(s), time::exact(&request.expires_at)),
-                        _ => format!("Expired at {}: it can no longer be approved.", time::exact(&request.expires_at)),
+                        s if s > 0 => format!("Expires in {} (at {}): after that it is denied by default.", duration(s), request.expires_at.exact()),
+                        _ => format!("Expired at {}: it can no longer be approved.", request.expires_at.exact()),
                     }}
                 </p>
             })}
@@ -199,9 +198,9 @@ fn OutcomeView(outcome: ToolOutcome, interrupt: bool) -> impl IntoView {
             <dl class="fields token" aria-label="Approval token">
                 <dt>"Token"</dt><dd><code>{t.token_id.to_string()}</code></dd>
                 <dt>"For the call with hash"</dt><dd><code>{t.tool_call_hash.to_string()}</code></dd>
-                <dt>"Expires"</dt><dd>{time::exact(&t.expires_at)}</dd>
+                <dt>"Expires"</dt><dd>{t.expires_at.exact()}</dd>
                 <dt>"Use"</dt><dd>{match &t.used_at {
-                    Some(at) => format!("used at {}", time::exact(at)),
+                    Some(at) => format!("used at {}", at.exact()),
                     None => "single use, not used yet".to_owned(),
                 }}</dd>
             </dl>

@@ -122,7 +122,7 @@ fn describe_conflict(latest: &Review) -> String {
                 "{} by {} at {}{}",
                 d.status,
                 d.decided_by_role,
-                crate::time::exact(&d.decided_at),
+                d.decided_at.exact(),
                 d.reason
                     .as_ref()
                     .map(|r| format!(": “{r}”"))

@@ -4,7 +4,6 @@
 
 use crate::browser;
 use crate::desk::Desk;
-use crate::time::ago;
 use countersign_domain::wire::{Device, Pairing};
 use countersign_domain::Timestamp;
 use leptos::prelude::*;
@@ -74,7 +73,7 @@ fn PairingCode(pairing: Pairing, server: String) -> impl IntoView {
         js_sys::encode_uri_component(&pairing.code)
     );
     let until = Timestamp::parse(&pairing.expires_at)
-        .map(|t| format!("Works once, until {}.", crate::time::exact(&t)))
+        .map(|t| format!("Works once, until {}.", t.exact()))
         .unwrap_or_default();
     let picture = qr_svg(&link);
     view! {
@@ -105,7 +104,7 @@ fn DeviceItem(device: Device, reload: impl Fn() + Copy + Send + Sync + 'static) 
     let when = |text: &Option<String>| {
         text.as_deref()
             .and_then(|t| Timestamp::parse(t).ok())
-            .map(|t| ago(&t, now))
+            .map(|t| t.ago(now))
     };
     let used =
         when(&device.last_used_at).map_or("never used".to_owned(), |a| format!("last used {a}"));

@@ -4,7 +4,6 @@
 
 use crate::browser;
 use crate::desk::Desk;
-use crate::time::{ago, exact};
 use countersign_domain::toolcall::Scope;
 use countersign_domain::wire::GrantRecord;
 use countersign_domain::Timestamp;
@@ -122,11 +121,11 @@ fn GrantItem(
     let state = match (&record.revoked_at, &grant.expires_at) {
         (Some(at), _) => format!(
             "Revoked {} by {}",
-            stamp(at).map_or(at.clone(), |t| ago(&t, now)),
+            stamp(at).map_or(at.clone(), |t| t.ago(now)),
             record.revoked_by.clone().unwrap_or_default()
         ),
-        (None, Some(end)) if !live => format!("Ended {}", ago(end, now)),
-        (None, Some(end)) => format!("Until {}", exact(end)),
+        (None, Some(end)) if !live => format!("Ended {}", end.ago(now)),
+        (None, Some(end)) => format!("Until {}", end.exact()),
         (None, None) => "Until revoked".to_owned(),
     };
     let label = format!(
@@ -139,7 +138,7 @@ fn GrantItem(
             <p class="grant-tool"><code>{grant.tool_name.clone()}</code>" with "{covers}</p>
             <p class="subtle">{reach}" · up to "{grant.max_risk.to_string()}</p>
             <p>"Granted by "<strong>{grant.granted_by_role.clone()}</strong>" "
-                <time title=exact(&grant.granted_at)>{ago(&grant.granted_at, now)}</time>
+                <time title=grant.granted_at.exact()>{grant.granted_at.ago(now)}</time>
                 " · "{uses}" · "{state}
             </p>
             {live.then(|| view! {

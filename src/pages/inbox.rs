@@ -6,7 +6,6 @@ use crate::components::status::StatusBadge;
 use crate::desk::{Ask, Desk, Entry, Link, Listing, PageLink};
 use crate::router::use_location;
 use crate::split::on_demand;
-use crate::time;
 use countersign_domain::langgraph::ThreadStatus;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::text::reveal;
@@ -479,8 +478,8 @@ fn ReviewRow(
                 <span class="review-meta">
                     <StatusBadge status=summary.status />
                     <span>"by " <strong>{reveal::label(&summary.by)}</strong></span>
-                    <time datetime=summary.at.to_string() title=time::exact(&summary.at)>
-                        {time::ago(&summary.at, now)}
+                    <time datetime=summary.at.to_string() title=summary.at.exact()>
+                        {summary.at.ago(now)}
                     </time>
                     {summary.steps.map(|n| view! { <span>{format!("{n} step{}", if n == 1 { "" } else { "s" })}</span> })}
                     <span>{format!("{decisions} decision{}", if decisions == 1 { "" } else { "s" })}</span>

@@ -10,7 +10,6 @@ use crate::components::tool_call::{RedeemForm, ToolCallPanel};
 use crate::desk::{Desk, Entry, Link, Unfound};
 use crate::download::download;
 use crate::exchange;
-use crate::time;
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::policy::Rule;
 use countersign_domain::text::reveal;
@@ -217,8 +216,8 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
                     <StatusBadge status=confirm.status />
                     <span class="tag">{entry.kind_label().to_owned()}</span>
                     <span>"asked by " <strong>{reveal::label(&confirm.requested_by_role)}</strong></span>
-                    <time datetime=confirm.requested_at.to_string() title=time::exact(&confirm.requested_at)>
-                        {time::ago(&confirm.requested_at, now)}
+                    <time datetime=confirm.requested_at.to_string() title=confirm.requested_at.exact()>
+                        {confirm.requested_at.ago(now)}
                     </time>
                 </p>
                 {confirm.reason.clone().map(|text| view! {
@@ -308,7 +307,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
                                 <h2>"Decided"</h2>
                                 <p>
                                     <StatusBadge status=confirm.status />
-                                    {last.map(|d| format!(" by {} · {}", reveal::label(&d.decided_by_role), time::exact(&d.decided_at)))}
+                                    {last.map(|d| format!(" by {} · {}", reveal::label(&d.decided_by_role), d.decided_at.exact()))}
                                 </p>
                                 {(confirm.status == ConfirmStatus::Rejected && review.tool_call().is_none()).then(|| view! {
                                     <p class="subtle">"The requester can resubmit a revised request; it will appear as pending again."</p>
@@ -323,7 +322,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
                             <dt>"Confirm id"</dt><dd><code>{confirm.confirm_id.to_string()}</code></dd>
                             <dt>"Target"</dt><dd>{confirm.target_type.as_str()} " " <code>{confirm.target_id.to_string()}</code></dd>
                             <dt>"Requested by"</dt><dd>{reveal::label(&confirm.requested_by_role)}</dd>
-                            <dt>"Requested at"</dt><dd>{time::exact(&confirm.requested_at)}</dd>
+                            <dt>"Requested at"</dt><dd>{confirm.requested_at.exact()}</dd>
                             <dt>"Protocol"</dt><dd>{format!("MPLP {} (schema {})", confirm.meta.protocol_version, confirm.meta.schema_version)}</dd>
                         </dl>
                         <h3>"Trace"</h3>

@@ -1,7 +1,7 @@
 //! RFC 3339 timestamps with an offset, kept exactly as written.
 
 use crate::parsed_text::deserialize_parsed;
-use chrono::{DateTime, FixedOffset, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, FixedOffset, SecondsFormat, Timelike, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::cmp::Ordering;
 use std::fmt;
@@ -50,6 +50,40 @@ impl Timestamp {
     /// The text as written.
     pub fn as_str(&self) -> &str {
         &self.text
+    }
+
+    /// How long before `now` it was, in words: "3 hours ago".
+    pub fn ago(&self, now: DateTime<Utc>) -> String {
+        let seconds = (now - self.to_utc()).num_seconds();
+        if seconds < 0 {
+            return "in the future".to_owned();
+        }
+        let (value, unit) = match seconds {
+            0..=44 => return "just now".to_owned(),
+            45..=5_399 => ((seconds + 30) / 60, "minute"),
+            5_400..=129_599 => ((seconds + 1_800) / 3_600, "hour"),
+            129_600..=3_887_999 => ((seconds + 43_200) / 86_400, "day"),
+            3_888_000..=47_303_999 => ((seconds + 1_296_000) / 2_592_000, "month"),
+            _ => ((seconds + 15_768_000) / 31_536_000, "year"),
+        };
+        let value = value.max(1);
+        format!("{value} {unit}{} ago", if value == 1 { "" } else { "s" })
+    }
+
+    /// The exact time in UTC, to the second: `2026-11-22 20:57:30 UTC`.
+    /// (Written from the date's parts: chrono's `format` brings a whole
+    /// strftime interpreter into the wasm for this one pattern.)
+    pub fn exact(&self) -> String {
+        let t = self.to_utc();
+        format!(
+            "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
+            t.year(),
+            t.month(),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second()
+        )
     }
 }
 
@@ -118,6 +152,30 @@ mod tests {
         ] {
             assert!(Timestamp::parse(s).is_err(), "{s}");
         }
+    }
+
+    #[test]
+    fn exact_is_utc_to_the_second() {
+        let at = Timestamp::parse("2026-11-22T21:57:30.589+01:00").unwrap();
+        assert_eq!(at.exact(), "2026-11-22 20:57:30 UTC");
+    }
+
+    #[test]
+    fn ago_rounds_to_the_nearest_unit() {
+        let at = Timestamp::parse("2026-11-22T20:00:00Z").unwrap();
+        assert_eq!(
+            at.ago(at.to_utc() + chrono::Duration::minutes(90)),
+            "2 hours ago"
+        );
+        assert_eq!(
+            at.ago(at.to_utc() + chrono::Duration::minutes(1)),
+            "1 minute ago"
+        );
+        assert_eq!(at.ago(at.to_utc()), "just now");
+        assert_eq!(
+            at.ago(at.to_utc() - chrono::Duration::minutes(1)),
+            "in the future"
+        );
     }
 
     #[test]

@@ -122,6 +122,18 @@ string_enum! {
     }
 }
 
+impl ConfirmStatus {
+    /// The symbol shown before the status's name, so it reads without colour.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ConfirmStatus::Pending => "◷",
+            ConfirmStatus::Approved => "✓",
+            ConfirmStatus::Rejected => "✕",
+            ConfirmStatus::Cancelled => "⊘",
+        }
+    }
+}
+
 impl From<DecisionStatus> for ConfirmStatus {
     fn from(d: DecisionStatus) -> Self {
         match d {

@@ -1,0 +1,266 @@
+//! The inbox's HTML for a list of summaries: the app's shell and its inbox
+//! screen at their defaults (pending reviews, oldest first, first page), with
+//! the same elements, classes and text the app's components draw, so the app
+//! replaces it without anything moving. The browser tests compare the two.
+
+use chrono::{DateTime, Utc};
+use countersign_domain::model::{ConfirmStatus, TargetType};
+use countersign_domain::text::reveal;
+use countersign_domain::wire::ReviewSummary;
+
+/// Rows per page, as in the app's inbox.
+const PAGE_SIZE: usize = 50;
+
+/// HTML being written: text and attribute values are escaped as they go in.
+struct Html(String);
+
+impl Html {
+    fn tag(&mut self, markup: &str) -> &mut Self {
+        self.0.push_str(markup);
+        self
+    }
+
+    fn text(&mut self, text: &str) -> &mut Self {
+        for c in text.chars() {
+            match c {
+                '&' => self.0.push_str("&amp;"),
+                '<' => self.0.push_str("&lt;"),
+                '>' => self.0.push_str("&gt;"),
+                '"' => self.0.push_str("&quot;"),
+                c => self.0.push(c),
+            }
+        }
+        self
+    }
+}
+
+/// The shell and the inbox for `summaries` (every review), as of `now`;
+/// `None` when no review is pending (the app says why the inbox is empty).
+pub fn inbox(summaries: &[ReviewSummary], now: DateTime<Utc>) -> Option<String> {
+    let mut pending: Vec<&ReviewSummary> = summaries
+        .iter()
+        .filter(|s| s.status == ConfirmStatus::Pending)
+        .collect();
+    if pending.is_empty() {
+        return None;
+    }
+    pending.sort_by(|a, b| a.at.cmp(&b.at).then(a.id.cmp(&b.id)));
+    let page = &pending[..pending.len().min(PAGE_SIZE)];
+    let mut html = Html(String::with_capacity(4096 + 800 * page.len()));
+    shell(&mut html, pending.len());
+    html.tag("<main id=\"main\" tabindex=\"-1\"><section class=\"inbox\" aria-labelledby=\"inbox-title\"><div class=\"page-head\"><h1 id=\"inbox-title\">Inbox</h1><p class=\"subtle\">Requests from agents waiting for a human decision.</p></div>");
+    tabs(&mut html, summaries);
+    filters(&mut html, summaries);
+    call_groups(&mut html, page);
+    html.tag("<ol class=\"review-list\" aria-label=\"Reviews\">");
+    for summary in page {
+        row(&mut html, summary, now);
+    }
+    html.tag("</ol>");
+    pager(&mut html, page.len(), pending.len());
+    html.tag("</section></main>");
+    Some(html.0)
+}
+
+/// The skip link, the header with its navigation and the notices region.
+fn shell(html: &mut Html, pending: usize) {
+    html.tag("<a class=\"skip-link\" href=\"#main\">Skip to content</a><header class=\"topbar\"><a class=\"brand\" href=\"/\"><span class=\"brand-mark\" aria-hidden=\"true\">✓</span>Countersign</a><nav aria-label=\"Main\"><a href=\"/\" aria-current=\"page\">Inbox <span class=\"count\" aria-label=\"")
+        .tag(&format!("{pending} pending\">{pending}</span></a>"))
+        .tag("<a href=\"/grants\">Grants</a><a href=\"/import\">Import</a><a href=\"/settings\">Settings</a></nav><button class=\"help-button\" type=\"button\" aria-label=\"Keyboard shortcuts\" aria-keyshortcuts=\"?\">?</button></header><div class=\"notices\" role=\"region\" aria-label=\"Notices\"></div>");
+}
+
+/// The status tabs with their counts, Pending pressed.
+fn tabs(html: &mut Html, summaries: &[ReviewSummary]) {
+    let count = |status| summaries.iter().filter(|s| s.status == status).count();
+    html.tag("<div class=\"tabs\" role=\"group\" aria-label=\"Status\">");
+    for (label, status) in [
+        ("Pending", Some(ConfirmStatus::Pending)),
+        ("Approved", Some(ConfirmStatus::Approved)),
+        ("Rejected", Some(ConfirmStatus::Rejected)),
+        ("Cancelled", Some(ConfirmStatus::Cancelled)),
+        ("All", None),
+    ] {
+        let n = status.map_or(summaries.len(), count);
+        let pressed = status == Some(ConfirmStatus::Pending);
+        html.tag(&format!("<button class=\"tab\" type=\"button\" aria-pressed=\"{pressed}\">{label}<span class=\"count\">{n}</span></button>"));
+    }
+    html.tag("</div>");
+}
+
+/// The search box and the type, requester and order pickers, all at "any".
+fn filters(html: &mut Html, summaries: &[ReviewSummary]) {
+    html.tag("<div class=\"filters\"><label class=\"search\"><span class=\"visually-hidden\">Search reviews</span><input id=\"search\" type=\"search\" placeholder=\"Search title, reason, requester…  ( / )\"></label><label>Type <select><option value=\"\">Any</option>");
+    for t in TargetType::ALL {
+        html.tag(&format!("<option value=\"{0}\">{0}</option>", t.as_str()));
+    }
+    html.tag("</select></label><label>Requester <select><option value=\"\">Anyone</option>");
+    let mut requesters: Vec<&str> = summaries.iter().map(|s| s.by.as_str()).collect();
+    requesters.sort_unstable();
+    requesters.dedup();
+    for role in requesters {
+        html.tag("<option value=\"")
+            .text(role)
+            .tag("\">")
+            .text(role)
+            .tag("</option>");
+    }
+    html.tag("</select></label><label>Order <select><option value=\"oldest\">Oldest first</option><option value=\"newest\">Newest first</option></select></label></div>");
+}
+
+/// Pending calls of the same tool in the same session, two or more, each
+/// group in the order of its oldest call.
+fn call_groups(html: &mut Html, page: &[&ReviewSummary]) {
+    let mut groups: Vec<(&str, &str, Vec<&ReviewSummary>)> = Vec::new();
+    for summary in page {
+        let Some((name, session)) = &summary.call else {
+            continue;
+        };
+        match groups
+            .iter_mut()
+            .find(|(n, s, _)| n == name && s == session)
+        {
+            Some((_, _, members)) => members.push(summary),
+            None => groups.push((name, session, vec![summary])),
+        }
+    }
+    groups.retain(|(_, _, members)| members.len() > 1);
+    if groups.is_empty() {
+        return;
+    }
+    html.tag("<ul class=\"call-groups\" aria-label=\"Similar pending calls\">");
+    for (name, session, members) in groups {
+        let n = members.len();
+        html.tag("<li class=\"call-group card\" aria-label=\"")
+            .text(&format!("{n} similar calls: {name} in session {session}"))
+            .tag(&format!("\"><p><strong>{n} × <code>"))
+            .text(name)
+            .tag("</code></strong> in session ")
+            .text(session)
+            .tag("</p><ul class=\"plain-list\">");
+        for member in members {
+            html.tag(&format!("<li><a href=\"/reviews/{}\">", member.id))
+                .text(&member.title)
+                .tag("</a></li>");
+        }
+        let id = format!("group-reason-{name}-{session}");
+        html.tag(&format!("</ul><div class=\"actions\"><button class=\"button-approve\" type=\"button\">Approve each once ({n})</button><label class=\"visually-hidden\" for=\""))
+            .text(&id)
+            .tag("\">Reason to deny the group</label><input id=\"")
+            .text(&id)
+            .tag(&format!("\" type=\"text\" placeholder=\"Reason to deny\"><button class=\"button-reject\" type=\"button\">Deny each ({n})</button></div><p class=\"subtle\" role=\"status\"></p></li>"));
+    }
+    html.tag("</ul>");
+}
+
+/// One review's row.
+fn row(html: &mut Html, summary: &ReviewSummary, now: DateTime<Utc>) {
+    html.tag(&format!("<li class=\"review-row\"><a class=\"review-link\" href=\"/reviews/{}\"><span class=\"review-main\"><span class=\"tag\">", summary.id))
+        .text(&summary.kind)
+        .tag("</span><span class=\"review-title\">")
+        .text(&reveal::prose(&summary.title))
+        .tag("</span>");
+    if summary.escalated {
+        html.tag("<span class=\"badge badge-escalated\" title=\"Nobody decided it within the time its approval policy allows\">Escalated</span>");
+    }
+    let status = summary.status;
+    html.tag(&format!("</span><span class=\"review-meta\"><span class=\"status status-{0}\"><span aria-hidden=\"true\">{1}</span> {0}</span><span>by <strong>", status.as_str(), status.symbol()))
+        .text(&reveal::label(&summary.by))
+        .tag("</strong></span><time datetime=\"")
+        .text(summary.at.as_str())
+        .tag(&format!("\" title=\"{}\">{}</time>", summary.at.exact(), summary.at.ago(now)));
+    if let Some(n) = summary.steps {
+        html.tag(&format!("<span>{}</span>", counted(n, "step")));
+    }
+    html.tag(&format!(
+        "<span>{}</span></span></a></li>",
+        counted(summary.decisions, "decision")
+    ));
+}
+
+/// Where this page stands, and the page buttons (the first page of `total`).
+fn pager(html: &mut Html, shown: usize, total: usize) {
+    let next = if shown < total { "" } else { " disabled=\"\"" };
+    html.tag(&format!("<nav class=\"pager\" aria-label=\"Pages\"><span>1–{shown} of {total}</span><button type=\"button\" disabled=\"\">Previous</button><button type=\"button\"{next}>Next</button></nav>"));
+}
+
+/// `1 step`, `3 steps`.
+fn counted(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use countersign_domain::Timestamp;
+
+    fn summary(id: u32, status: ConfirmStatus, at: &str) -> ReviewSummary {
+        ReviewSummary {
+            id: format!("aaaaaaaa-0000-4000-8000-{id:012}").parse().unwrap(),
+            status,
+            target_type: TargetType::Plan,
+            by: "agent".to_owned(),
+            at: Timestamp::parse(at).unwrap(),
+            decisions: 0,
+            title: format!("Plan {id}"),
+            kind: "plan".to_owned(),
+            steps: Some(1),
+            call: None,
+            escalated: false,
+        }
+    }
+
+    fn now() -> DateTime<Utc> {
+        Timestamp::parse("2026-11-26T12:00:00Z").unwrap().to_utc()
+    }
+
+    #[test]
+    fn pending_rows_are_listed_oldest_first_with_counts_per_status() {
+        let all = [
+            summary(1, ConfirmStatus::Pending, "2026-11-26T11:00:00Z"),
+            summary(2, ConfirmStatus::Approved, "2026-11-26T10:00:00Z"),
+            summary(3, ConfirmStatus::Pending, "2026-11-26T09:00:00Z"),
+        ];
+        let html = inbox(&all, now()).unwrap();
+        let first = html.find("Plan 3").unwrap();
+        assert!(first < html.find("Plan 1").unwrap(), "oldest first");
+        assert!(!html.contains("Plan 2"), "only pending rows");
+        assert!(html.contains("Pending<span class=\"count\">2</span>"));
+        assert!(html.contains("Approved<span class=\"count\">1</span>"));
+        assert!(html.contains("All<span class=\"count\">3</span>"));
+        assert!(html.contains("<span>1 step</span><span>0 decisions</span>"));
+        assert!(html.contains("title=\"2026-11-26 09:00:00 UTC\">3 hours ago</time>"));
+        assert!(html.contains("<span>1–2 of 2</span>"));
+    }
+
+    #[test]
+    fn text_from_the_agent_cannot_become_markup_or_hide_its_order() {
+        let mut hostile = summary(1, ConfirmStatus::Pending, "2026-11-26T11:00:00Z");
+        hostile.title = "<img src=x onerror=alert(1)> \u{202E}evil".to_owned();
+        hostile.by = "agent\"><script>".to_owned();
+        let html = inbox(&[hostile], now()).unwrap();
+        assert!(html.contains("&lt;img src=x onerror=alert(1)&gt; [U+202E]evil"));
+        assert!(html.contains("<option value=\"agent&quot;&gt;&lt;script&gt;\">"));
+        assert!(!html.contains("<img") && !html.contains("<script"));
+    }
+
+    #[test]
+    fn similar_pending_calls_are_grouped_only_two_or_more() {
+        let call = |id, name: &str| ReviewSummary {
+            call: Some((name.to_owned(), "s1".to_owned())),
+            ..summary(id, ConfirmStatus::Pending, "2026-11-26T11:00:00Z")
+        };
+        let html = inbox(
+            &[call(1, "send"), call(2, "send"), call(3, "delete")],
+            now(),
+        )
+        .unwrap();
+        assert!(html.contains("aria-label=\"2 similar calls: send in session s1\""));
+        assert!(!html.contains("similar calls: delete"));
+    }
+
+    #[test]
+    fn an_inbox_without_pending_reviews_is_left_to_the_app() {
+        let approved = summary(1, ConfirmStatus::Approved, "2026-11-26T11:00:00Z");
+        assert_eq!(inbox(&[approved], now()), None);
+    }
+}

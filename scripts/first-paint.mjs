@@ -1,0 +1,77 @@
+// Adds the first paint (crates/first-paint) to the release build and makes the
+// boot script choose: on a first visit to the inbox (no demo stored yet, no
+// server connection saved) it loads the first paint's small module, which
+// draws the demo's rows, and only then the app; on any other visit it loads
+// the app at once. The app's preloads move from index.html into the boot
+// script for that reason (a preload in the page is fetched on every visit).
+// Runs after split-app.mjs (the app's files are final) and before
+// harden-dist.mjs (which moves the boot script into its own file).
+// Usage: node scripts/first-paint.mjs <dist-dir> <cargo-wasm of countersign-first-paint>
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { hashOf, integrityOf, minified, run, WASM_OPT } from "./wasm-tools.mjs";
+
+const [dist, cargoWasm] = process.argv.slice(2);
+if (!dist || !cargoWasm) throw new Error("usage: node scripts/first-paint.mjs <dist-dir> <cargo-wasm>");
+
+const work = mkdtempSync(join(tmpdir(), "countersign-first-paint-"));
+let paint;
+try {
+  run("wasm-bindgen", ["--target", "web", "--no-typescript", "--out-dir", work, "--out-name", "first-paint", cargoWasm]);
+  const optimized = join(work, "optimized.wasm");
+  run("wasm-opt", [...WASM_OPT, join(work, "first-paint_bg.wasm"), "-o", optimized]);
+  const wasm = readFileSync(optimized);
+  const glue = await minified(readFileSync(join(work, "first-paint.js"), "utf8"));
+  paint = { glue: `first-paint-${hashOf(glue)}.js`, wasm: `first-paint-${hashOf(wasm)}_bg.wasm` };
+  writeFileSync(join(dist, paint.glue), glue);
+  writeFileSync(join(dist, paint.wasm), wasm);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+const indexPath = join(dist, "index.html");
+let html = readFileSync(indexPath, "utf8");
+// The app's preloads (its glue, the split loader, its wasm) leave the page.
+const preloads = [...html.matchAll(/<link rel="(modulepreload|preload)" href="\/([^"]+)"[^>]*>\n?/g)];
+const hrefs = preloads.map(([, , href]) => href);
+const [appGlue, loader, appWasm] = [/^countersign-app-[0-9a-f]+\.js$/, /^split-loader-[0-9a-f]+\.js$/, /^countersign-app-[0-9a-f]+_bg\.wasm$/]
+  .map((pattern) => hrefs.find((href) => pattern.test(href)));
+if (!appGlue || !loader || !appWasm || preloads.length !== 3) {
+  throw new Error(`${indexPath}: expected the preloads of the app's glue, loader and wasm, found ${hrefs.join(", ") || "none"}`);
+}
+for (const [tag] of preloads) html = html.replace(tag, "");
+
+const start = `import init, * as bindings from '/${appGlue}';\nconst wasm = await init({ module_or_path: '/${appWasm}' });`;
+if (!html.includes(start)) throw new Error(`${indexPath}: the boot script does not start the app as trunk writes it`);
+const file = (name) => ({ href: `/${name}`, integrity: integrityOf(readFileSync(join(dist, name))) });
+const app = { glue: file(appGlue), loader: file(loader), wasm: file(appWasm) };
+const firstPaint = { glue: file(paint.glue), wasm: file(paint.wasm) };
+const boot = `const app = ${JSON.stringify(app)};
+const firstPaint = ${JSON.stringify(firstPaint)};
+// Fetched now, imported below: a module's own imports and its wasm need not wait for each other.
+const preload = (...files) => files.forEach((file) => document.head.append(Object.assign(document.createElement("link"), file,
+  file.href.endsWith(".wasm") ? { rel: "preload", as: "fetch", type: "application/wasm" } : { rel: "modulepreload" }, { crossOrigin: "anonymous" })));
+const firstVisit = (() => {
+  try {
+    return location.pathname === "/" && !location.search && localStorage.getItem("countersign.v1.seeded") === null
+      && [sessionStorage, localStorage].every((s) => s.getItem("countersign.v1.connection") === null);
+  } catch {
+    return false;
+  }
+})();
+if (firstVisit) {
+  preload(firstPaint.glue, firstPaint.wasm);
+  try {
+    const paint = await import(firstPaint.glue.href);
+    await paint.default({ module_or_path: firstPaint.wasm.href });
+  } catch (e) {
+    console.warn("The first paint failed; the app draws the inbox itself.", e);
+  }
+}
+preload(app.glue, app.loader, app.wasm);
+const bindings = await import(app.glue.href);
+const wasm = await bindings.default({ module_or_path: app.wasm.href });`;
+html = html.replace(start, boot);
+writeFileSync(indexPath, html);
+console.log(`${dist}: first paint in ${paint.glue} and ${paint.wasm}; the boot script loads it on a first visit`);
