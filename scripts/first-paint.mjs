@@ -70,8 +70,17 @@ if (firstVisit) {
   }
 }
 preload(app.glue, app.loader, app.wasm);
-const bindings = await import(app.glue.href);
-const wasm = await bindings.default({ module_or_path: app.wasm.href });`;
+let bindings, wasm;
+try {
+  bindings = await import(app.glue.href);
+  wasm = await bindings.default({ module_or_path: app.wasm.href });
+} catch (e) {
+  // Without the app nothing can be decided: a first paint must not stand as if it worked.
+  document.querySelector(".first-paint")?.remove();
+  document.body.append(Object.assign(document.createElement("div"), { className: "fatal", role: "alert",
+    textContent: \`Countersign could not be loaded (\${e.message}). Check the connection and reload the page; nothing was decided.\` }));
+  throw e;
+}`;
 html = html.replace(start, boot);
 writeFileSync(indexPath, html);
 console.log(`${dist}: first paint in ${paint.glue} and ${paint.wasm}; the boot script loads it on a first visit`);

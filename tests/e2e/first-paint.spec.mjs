@@ -107,3 +107,16 @@ test("a first paint that cannot be fetched leaves the inbox to the app", async (
   expect(unexpected).toEqual([]);
   page.errors.length = 0;
 });
+
+test("an app that cannot be fetched after the first paint says so instead of standing as an inbox", async ({ page }) => {
+  await page.route(APP_WASM, (route) => route.abort("internetdisconnected"));
+  await page.goto("/");
+  const alert = page.getByRole("alert");
+  await expect(alert).toContainText("Countersign could not be loaded");
+  await expect(alert).toContainText("nothing was decided");
+  await expect(page.locator(".first-paint")).toHaveCount(0);
+  await shoot(page, "app-load-failed");
+  const unexpected = page.errors.filter((e) => !/ERR_INTERNET_DISCONNECTED|Failed to fetch/.test(e));
+  expect(unexpected).toEqual([]);
+  page.errors.length = 0;
+});
