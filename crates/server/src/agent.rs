@@ -441,14 +441,18 @@ pub(crate) fn wait_for(
 ) -> Result<Outcome, String> {
     let deadline = Instant::now() + timeout;
     loop {
-        let left = deadline
-            .saturating_duration_since(Instant::now())
-            .as_secs()
-            .min(60);
+        let left = deadline.saturating_duration_since(Instant::now());
+        // The server waits whole seconds: with less than one left, asking with
+        // `wait=0` again and again would flood it (and meet its rate limit), so
+        // the rest is waited here and the outcome read once more.
+        if left < Duration::from_secs(1) {
+            std::thread::sleep(left);
+        }
+        let wait = left.as_secs().min(60);
         let (status, outcome) = call(
             connection,
             "GET",
-            &format!("/reviews/{id}/outcome?wait={left}"),
+            &format!("/reviews/{id}/outcome?wait={wait}"),
             None,
         )?;
         if status != 200 {

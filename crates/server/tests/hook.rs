@@ -272,7 +272,9 @@ fn a_session_grant_lets_the_same_call_through_later_with_its_own_decision() {
 #[test]
 fn without_a_decision_in_time_the_call_is_denied_or_left_to_claude_code() {
     let data = tempfile::tempdir().unwrap();
-    let server = Server::start(data.path(), &[]);
+    // A tight rate: waiting reads the outcome a few times, never in a loop
+    // (its last second once polled with `wait=0` until the server said 429).
+    let server = Server::start(data.path(), &["--agent-rate", "10/s,10"]);
     let input = event(
         "Edit",
         json!({"file_path": "/work/shop/a.rs", "old_string": "a", "new_string": "b"}),
