@@ -70,7 +70,12 @@ class Countersign:
         """The outcome once a reviewer decided (or the request expired)."""
         deadline = time.monotonic() + timeout
         while True:
-            left = max(0, min(60, int(deadline - time.monotonic())))
+            remaining = deadline - time.monotonic()
+            # The server waits whole seconds: the last part of one is waited
+            # here, then read once, rather than asked with wait=0 in a loop.
+            if remaining < 1:
+                time.sleep(max(0, remaining))
+            left = max(0, min(60, int(remaining)))
             status, outcome = self._call("GET", f"/reviews/{confirm_id}/outcome?wait={left}")
             if status != 200:
                 raise RuntimeError(f"reading the outcome failed ({status}): {outcome}")
