@@ -59,6 +59,7 @@ impl Desk {
             }
             Err(LoadFailed) => self.show(reviews),
         }
+        browser::mark("countersign:reviews-read");
     }
 
     /// The demo could not be given: the rows listed for it from its summaries

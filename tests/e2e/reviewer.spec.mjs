@@ -14,8 +14,12 @@ failOnScriptErrors();
 const rows = (page) => page.getByRole("list", { name: "Reviews" }).getByRole("listitem");
 const reviewKeys = (page) =>
   page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("countersign.v1.review.")).length);
-// A first visit lists the demo's rows before the demo is stored: wait for storage.
-const demoStored = (page) => expect.poll(() => reviewKeys(page), "the demo reviews are stored").toBe(8);
+// A first visit lists the demo's rows before the demo is stored, then reads
+// back what it stored: wait for both, so an edit of storage comes after them.
+const demoStored = async (page) => {
+  await expect.poll(() => reviewKeys(page), "the demo reviews are stored").toBe(8);
+  await expect.poll(() => page.evaluate(() => performance.getEntriesByName("countersign:reviews-read").length), "and read back").toBe(1);
+};
 const storedStatus = (page, id) =>
   page.evaluate((id) => JSON.parse(localStorage.getItem(`countersign.v1.review.${id}`)).confirm.status, id);
 
