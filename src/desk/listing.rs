@@ -11,8 +11,7 @@ use countersign_domain::wire::{Order, ReviewQuery, StatusCounts};
 use leptos::prelude::*;
 use std::sync::Arc;
 
-/// Rows per page.
-pub const PAGE_SIZE: usize = 50;
+pub use countersign_domain::wire::PAGE_SIZE;
 
 /// What the inbox asks for: a query (its `cursor`: where a server's page
 /// starts) and which page that is, counted from 1.

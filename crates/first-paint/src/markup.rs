@@ -6,10 +6,7 @@
 use chrono::{DateTime, Utc};
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::text::reveal;
-use countersign_domain::wire::ReviewSummary;
-
-/// Rows per page, as in the app's inbox.
-const PAGE_SIZE: usize = 50;
+use countersign_domain::wire::{ReviewSummary, PAGE_SIZE};
 
 /// HTML being written: text and attribute values are escaped as they go in.
 struct Html(String);

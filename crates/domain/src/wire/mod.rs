@@ -18,7 +18,9 @@ pub use event::{Change, ChangeKind, ChangePage};
 pub use grant::{GrantList, GrantRecord};
 pub use me::Me;
 pub use outcome::{Answer, Outcome, Redeemed, Verdict};
-pub use page::{Order, QueryProblem, Requesters, ReviewQuery, StatusCounts, SummaryPage};
+pub use page::{
+    Order, QueryProblem, Requesters, ReviewQuery, StatusCounts, SummaryPage, PAGE_SIZE,
+};
 pub use receipt::{
     Receipt, ReceiptBody, ReceiptDecision, ReceiptTarget, ReceiptToken, DEFAULT_RULE,
     RECEIPT_VERSION,

@@ -61,6 +61,9 @@ impl StatusCounts {
     }
 }
 
+/// Rows per page: the inbox's, and the list endpoint's when no `limit` is asked.
+pub const PAGE_SIZE: usize = 50;
+
 /// A page of the review list (`GET /api/v1/reviews?view=summary`): what its
 /// rows show, where the next page starts, and the counts per status.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -201,11 +204,11 @@ impl ReviewQuery {
             }
         };
         let limit = match get("limit").map(str::parse::<u32>) {
-            None => 50,
+            None => PAGE_SIZE as u32,
             Some(Ok(n)) if (1..=500).contains(&n) => n,
             Some(_) => {
                 problem("limit", "a whole number from 1 to 500");
-                50
+                PAGE_SIZE as u32
             }
         };
         let query = ReviewQuery {
