@@ -9,8 +9,8 @@ const FIRST_PAINT = /^first-paint-/;
 
 /**
  * `{ firstLoad, firstPaint, onDemand }`: file names of dist's html, js, wasm
- * and css. The first paint's module (fetched on a first visit, before the app)
- * is apart from the first load.
+ * and css. The first paint's module (fetched before the app on a first visit,
+ * or with a server connection saved) is apart from the first load.
  */
 export function distFiles(dist) {
   const files = readdirSync(dist)

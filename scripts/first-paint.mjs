@@ -1,9 +1,12 @@
 // Adds the first paint (crates/first-paint) to the release build and makes the
-// boot script choose: on a first visit to the inbox (no demo stored yet, no
-// server connection saved) it loads the first paint's small module, which
-// draws the demo's rows, and only then the app; on any other visit it loads
-// the app at once. The app's preloads move from index.html into the boot
-// script for that reason (a preload in the page is fetched on every visit).
+// boot script choose. On a visit to the inbox it loads the first paint's small
+// module before the app: on a first visit (no demo stored yet, no connection
+// saved) it draws the demo's rows; with a Countersign server connection saved
+// it fetches the server's first page of pending reviews meanwhile and draws
+// it. The app is fetched once the rows are drawn (or half a second later if
+// the server is slow); on any other visit at once. The app's preloads move
+// from index.html into the boot script for that reason (a preload in the page
+// is fetched on every visit).
 // Runs after split-app.mjs (the app's files are final) and before
 // harden-dist.mjs (which moves the boot script into its own file).
 // Usage: node scripts/first-paint.mjs <dist-dir> <cargo-wasm of countersign-first-paint>
@@ -52,22 +55,52 @@ const firstPaint = ${JSON.stringify(firstPaint)};
 // Fetched now, imported below: a module's own imports and its wasm need not wait for each other.
 const preload = (...files) => files.forEach((file) => document.head.append(Object.assign(document.createElement("link"), file,
   file.href.endsWith(".wasm") ? { rel: "preload", as: "fetch", type: "application/wasm" } : { rel: "modulepreload" }, { crossOrigin: "anonymous" })));
-const firstVisit = (() => {
+// What to draw before the app: the demo's inbox on a first visit, a Countersign server's first page when a
+// connection to one is saved (read as the app reads it: this tab's first, then the remembered one); else nothing.
+const painting = (() => {
   try {
-    return location.pathname === "/" && !location.search && localStorage.getItem("countersign.v1.seeded") === null
-      && [sessionStorage, localStorage].every((s) => s.getItem("countersign.v1.connection") === null);
+    if (location.pathname !== "/" || location.search) return null;
+    for (const storage of [sessionStorage, localStorage]) {
+      let saved;
+      try {
+        saved = JSON.parse(storage.getItem("countersign.v1.connection"));
+      } catch {
+        continue;
+      }
+      if (typeof saved?.url !== "string" || typeof saved.key !== "string") continue;
+      if ((saved.backend ?? "countersign") !== "countersign") return null;
+      return { server: saved.url.replace(/\\/+$/, ""), key: saved.key };
+    }
+    return localStorage.getItem("countersign.v1.seeded") === null ? { demo: true } : null;
   } catch {
-    return false;
+    return null;
   }
 })();
-if (firstVisit) {
+const loadPaint = async () => {
+  const paint = await import(firstPaint.glue.href);
+  await paint.default({ module_or_path: firstPaint.wasm.href });
+  return paint;
+};
+const paintFailed = (e) => console.warn("The first paint failed; the app draws the inbox itself.", e);
+if (painting?.demo) {
   preload(firstPaint.glue, firstPaint.wasm);
   try {
-    const paint = await import(firstPaint.glue.href);
-    await paint.default({ module_or_path: firstPaint.wasm.href });
+    (await loadPaint()).draw_demo();
   } catch (e) {
-    console.warn("The first paint failed; the app draws the inbox itself.", e);
+    paintFailed(e);
   }
+} else if (painting) {
+  preload(firstPaint.glue, firstPaint.wasm);
+  const { server, key } = painting;
+  // The app's own first question: ReviewQuery { status: Pending, limit: PAGE_SIZE }.
+  const answer = fetch(\`\${server}/api/v1/reviews?view=summary&status=pending&limit=50\`,
+    { headers: key ? { Authorization: \`Bearer \${key}\` } : {} }).then((r) => (r.ok ? r.text() : null));
+  const drawn = Promise.all([loadPaint(), answer]).then(([paint, text]) => {
+    // Once the app has started, it lists the inbox itself: a late answer is not drawn over it.
+    if (text !== null && performance.getEntriesByName("countersign:start").length === 0) paint.draw_served(server, text);
+  }).catch(paintFailed);
+  // The app waits for the rows (its files would slow them down), but not for a slow server.
+  await Promise.race([drawn, new Promise((resolve) => setTimeout(resolve, 500))]);
 }
 preload(app.glue, app.loader, app.wasm);
 let bindings, wasm;
@@ -77,10 +110,11 @@ try {
 } catch (e) {
   // Without the app nothing can be decided: a first paint must not stand as if it worked.
   document.querySelector(".first-paint")?.remove();
+  document.body.classList.remove("painting");
   document.body.append(Object.assign(document.createElement("div"), { className: "fatal", role: "alert",
     textContent: \`Countersign could not be loaded (\${e.message}). Check the connection and reload the page; nothing was decided.\` }));
   throw e;
 }`;
 html = html.replace(start, boot);
 writeFileSync(indexPath, html);
-console.log(`${dist}: first paint in ${paint.glue} and ${paint.wasm}; the boot script loads it on a first visit`);
+console.log(`${dist}: first paint in ${paint.glue} and ${paint.wasm}; the boot script loads it on a visit to the inbox`);

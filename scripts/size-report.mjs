@@ -1,6 +1,6 @@
 // Prints the size of the built app (dist/): raw, gzip -9 and brotli (quality 11)
 // per file, the first load (what the inbox needs) in total, the first paint
-// (a first visit's module, fetched before the app), then the chunks
+// (the module that draws the inbox's first page before the app), then the chunks
 // fetched when a screen first opens. A measurement, not a test: it never fails
 // on a budget. Usage: node scripts/size-report.mjs [dist-dir]
 import { readFileSync } from "node:fs";
@@ -29,5 +29,5 @@ function report(files, totalLabel) {
 const { firstLoad, firstPaint, onDemand } = distFiles(dist);
 console.log(`${"file".padEnd(48)} ${"raw KB".padStart(8)} ${"gzip KB".padStart(8)} ${"br KB".padStart(8)}`);
 report(firstLoad, "first load (wasm + js + css + html)");
-if (firstPaint.length > 0) report(firstPaint, "first paint (a first visit, before the app)");
+if (firstPaint.length > 0) report(firstPaint, "first paint (drawn before the app)");
 if (onDemand.length > 0) report(onDemand, "on demand (fetched when a screen first opens)");

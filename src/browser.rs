@@ -67,16 +67,20 @@ pub fn lowercase(text: &str) -> String {
     }
 }
 
-/// Removes a first visit's inbox drawn by the first paint (crates/first-paint)
-/// while this code loaded. Called just before the app draws its own, in the
-/// same task, so no frame shows neither.
+/// Removes the inbox drawn by the first paint (crates/first-paint) while this
+/// code loaded, and shows what the app has drawn (hidden meanwhile by the
+/// body's `painting` class). Called once the inbox shows something of its own.
 pub fn remove_first_paint() {
-    let drawn = web_sys::window()
+    let Some(body) = web_sys::window()
         .and_then(|w| w.document())
-        .and_then(|d| d.query_selector(".first-paint").ok().flatten());
-    if let Some(drawn) = drawn {
+        .and_then(|d| d.body())
+    else {
+        return;
+    };
+    if let Ok(Some(drawn)) = body.query_selector(".first-paint") {
         drawn.remove();
     }
+    let _ = body.class_list().remove_1("painting");
 }
 
 /// Records a performance mark (read by the benchmarks; harmless otherwise).
@@ -106,6 +110,7 @@ pub fn show_fatal(detail: &str) {
         return;
     };
     let Some(body) = document.body() else { return };
+    remove_first_paint();
     body.set_text_content(None);
     if let Ok(panel) = document.create_element("div") {
         panel.set_attribute("role", "alert").ok();

@@ -18,6 +18,5 @@ mod split;
 fn main() {
     browser::mark("countersign:start");
     std::panic::set_hook(Box::new(|info| browser::show_fatal(&info.to_string())));
-    browser::remove_first_paint();
     leptos::mount::mount_to_body(app::App);
 }

@@ -263,6 +263,22 @@ pub fn Inbox() -> impl IntoView {
             crate::browser::mark("countersign:inbox-ready");
         }
     });
+    // The first paint's drawing of this page gives way once the screen shows
+    // something of its own (rows, a message, an error), when the inbox is
+    // left, and after two seconds at most: a picture that cannot be clicked
+    // must not stand in for a server that is slow to answer the app.
+    Effect::new(move |_| {
+        let own = listing.with(|l| !l.rows.is_empty() || !l.loading || l.failure.is_some())
+            || desk.link().with(|l| matches!(l, Link::Offline(_)));
+        if own {
+            crate::browser::remove_first_paint();
+        }
+    });
+    on_cleanup(crate::browser::remove_first_paint);
+    set_timeout(
+        crate::browser::remove_first_paint,
+        std::time::Duration::from_secs(2),
+    );
     view! {
         <section class="inbox" aria-labelledby="inbox-title">
             <div class="page-head">

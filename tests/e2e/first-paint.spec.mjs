@@ -1,8 +1,14 @@
-// The first paint (crates/first-paint): a first visit's inbox drawn by a small
-// module before the app's code is fetched, then replaced by the app's own in
-// the same frame, element for element.
+// The first paint (crates/first-paint): the inbox's first page drawn by a
+// small module before the app's code is fetched (the demo's on a first visit,
+// a saved Countersign server's otherwise), then replaced by the app's own,
+// element for element.
 import { expect, test } from "@playwright/test";
-import { failOnScriptErrors, shoot } from "./support.mjs";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { api, failOnScriptErrors, seedReviews, shoot, startServer } from "./support.mjs";
 
 failOnScriptErrors();
 
@@ -31,12 +37,26 @@ const markup = (page, selector) =>
   page.locator(selector).evaluate((el) =>
     el.innerHTML.replaceAll("<!---->", "").replace(/<time datetime="[^"]*" title="[^"]*">/g, "<time>").trim());
 
-/** Where each row of the inbox stands, at the current width. */
-const rowBoxes = (page) =>
-  page.locator(".review-row").evaluateAll((rows) => rows.map((r) => {
-    const { x, y, width, height } = r.getBoundingClientRect();
-    return [x, y, width, height].map(Math.round);
-  }));
+/** The same, with the server link's state left out (the app's may already say Live). */
+const servedMarkup = async (page, selector) =>
+  (await markup(page, selector)).replace(/(<span class="link-state"[^>]*) data-state="[^"]*">[^<]*</, "$1><");
+
+/** Saves a connection for the tab before any of the page's scripts run. */
+const saveConnection = (page, connection) =>
+  page.addInitScript((saved) => sessionStorage.setItem("countersign.v1.connection", JSON.stringify(saved)), connection);
+
+/** Where each row of the inbox stands, at 1280 and at 375 px. */
+async function rowBoxes(page) {
+  const boxes = {};
+  for (const width of [1280, 375]) {
+    await page.setViewportSize({ width, height: 900 });
+    boxes[width] = await page.locator(".review-row").evaluateAll((rows) => rows.map((r) => {
+      const { x, y, width, height } = r.getBoundingClientRect();
+      return [x, y, width, height].map(Math.round);
+    }));
+  }
+  return boxes;
+}
 
 test("a first visit draws the inbox before the app's code arrives, as the app then draws it", async ({ page }) => {
   const fetched = [];
@@ -55,26 +75,19 @@ test("a first visit draws the inbox before the app's code arrives, as the app th
   const before = fetched.filter((p) => p.endsWith(".wasm"));
   expect(before.filter((p) => PAINT_WASM.test(p)), "the first paint's module").toHaveLength(1);
   const paintMarkup = await markup(page, ".first-paint");
-  const paintBoxes = {};
-  for (const width of [1280, 375]) {
-    await page.setViewportSize({ width, height: 900 });
-    paintBoxes[width] = await rowBoxes(page);
-  }
+  const paintBoxes = await rowBoxes(page);
   await shoot(page, "first-paint");
 
   releaseApp();
   await expect(painted).toHaveCount(0);
   await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem")).toHaveCount(7);
   expect(await markup(page, "body"), "the app draws the same elements, classes and text").toBe(paintMarkup);
-  for (const width of [1280, 375]) {
-    await page.setViewportSize({ width, height: 900 });
-    expect(await rowBoxes(page), `the rows stand where they stood, at ${width} px`).toEqual(paintBoxes[width]);
-  }
+  expect(await rowBoxes(page), "the rows stand where they stood, at 1280 and 375 px").toEqual(paintBoxes);
   releaseDemo();
   await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem").nth(1)).toContainText("1 problem");
 });
 
-test("a returning reviewer and a saved server connection get no first paint", async ({ page }) => {
+test("a returning reviewer and a saved LangGraph connection get no first paint", async ({ page }) => {
   await page.goto("/");
   await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem")).toHaveCount(7);
   await expect.poll(() => page.evaluate(() => localStorage.getItem("countersign.v1.seeded"))).not.toBeNull();
@@ -85,17 +98,99 @@ test("a returning reviewer and a saved server connection get no first paint", as
   expect(fetched.filter((p) => PAINT_WASM.test(p)), "a returning reviewer").toEqual([]);
   expect(await page.evaluate(() => performance.getEntriesByName("countersign:first-row").length)).toBe(0);
 
-  // An empty browser with a connection saved for this tab lists the server's reviews, not the demo's.
   const other = await page.context().browser().newContext();
   const tab = await other.newPage();
   const asked = [];
   tab.on("request", (r) => asked.push(new URL(r.url()).pathname));
-  await tab.addInitScript(() =>
-    sessionStorage.setItem("countersign.v1.connection", JSON.stringify({ url: "http://127.0.0.1:9", key: "cs_reviewer_x", backend: "countersign" })));
+  await saveConnection(tab, { url: "http://127.0.0.1:9", key: "", backend: "langgraph" });
   await tab.goto("/");
   await expect(tab.getByRole("heading", { level: 1, name: "Inbox" })).toBeVisible();
-  expect(asked.filter((p) => PAINT_WASM.test(p)), "a saved connection").toEqual([]);
+  expect(asked.filter((p) => PAINT_WASM.test(p)), "a LangGraph connection").toEqual([]);
   await other.close();
+});
+
+test.describe("with a Countersign server connection saved", () => {
+  let dataDir;
+  let server;
+  let keys;
+  test.beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "countersign-e2e-"));
+    // About three in four of the seeded reviews are pending: more than a page.
+    keys = seedReviews(dataDir, 120);
+    server = await startServer(dataDir, "127.0.0.1:0", { demo: false });
+  });
+  test.afterAll(async () => {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test("the server's first page is drawn before the app's code arrives, as the app then draws it", async ({ page }) => {
+    const fetched = [];
+    page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
+    await saveConnection(page, { url: `${server.url}/`, key: keys.reviewer, backend: "countersign" });
+    const releaseApp = await holdBack(page, APP_WASM);
+    // The requester filter's full list is held too: until it comes, both list the page's requesters.
+    const releaseRequesters = await holdBack(page, "**/api/v1/requesters");
+    await page.goto(`${server.url}/`);
+    const painted = page.locator(".first-paint");
+    await expect(painted.locator(".review-row")).toHaveCount(50);
+    const { body } = await api(server, keys.reviewer, "GET", "/reviews?view=summary&status=pending&limit=1");
+    await expect(painted.locator(".pager")).toContainText(`1–50 of ${body.counts.pending}`);
+    await expect(painted.getByText("Connecting…")).toHaveAttribute("title", server.url);
+    expect(await page.evaluate(() => performance.getEntriesByName("countersign:first-row").length)).toBe(1);
+    expect(fetched.filter((p) => p === "/api/v1/reviews"), "one page asked before the app").toHaveLength(1);
+    await expect.poll(() => fetched.findIndex((p) => APP_WASM.test(p)), "the app's code is fetched after the page is asked")
+      .toBeGreaterThan(fetched.indexOf("/api/v1/reviews"));
+    const paintMarkup = await servedMarkup(page, ".first-paint");
+    const paintBoxes = await rowBoxes(page);
+    await shoot(page, "first-paint-server");
+
+    releaseApp();
+    await expect(painted).toHaveCount(0);
+    await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem")).toHaveCount(50);
+    expect(await page.evaluate(() => document.body.classList.contains("painting")), "the app's own nodes are shown").toBe(false);
+    expect(await servedMarkup(page, "body"), "the app draws the same elements, classes and text").toBe(paintMarkup);
+    expect(await rowBoxes(page), "the rows stand where they stood, at 1280 and 375 px").toEqual(paintBoxes);
+    releaseRequesters();
+    await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
+  });
+
+  test("a slow server does not hold the app back, and its late answer is not drawn over the app", async ({ page }) => {
+    await saveConnection(page, { url: server.url, key: keys.reviewer, backend: "countersign" });
+    let first = true;
+    let answered;
+    const late = new Promise((resolve) => (answered = resolve));
+    await page.route("**/api/v1/reviews?view=summary&status=pending&limit=50", async (route) => {
+      if (!first) return route.continue();
+      first = false;
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      await route.continue();
+      answered();
+    });
+    await page.goto(`${server.url}/`);
+    await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem")).toHaveCount(50);
+    await late;
+    await page.waitForTimeout(200);
+    await expect(page.locator(".first-paint")).toHaveCount(0);
+    expect(await page.evaluate(() => performance.getEntriesByName("countersign:first-row").length), "nothing drawn late").toBe(0);
+    await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem")).toHaveCount(50);
+  });
+
+  test("a server that cannot be reached draws nothing, and the app says so", async ({ page }) => {
+    // A port that was free a moment ago: nothing listens there.
+    const closed = createServer().listen(0, "127.0.0.1");
+    await once(closed, "listening");
+    const { port } = closed.address();
+    await new Promise((resolve) => closed.close(resolve));
+    await saveConnection(page, { url: `http://127.0.0.1:${port}`, key: keys.reviewer, backend: "countersign" });
+    await page.goto(`${server.url}/`);
+    await expect(page.getByText("The server cannot be reached", { exact: true })).toBeVisible();
+    await expect(page.locator(".first-paint")).toHaveCount(0);
+    expect(await page.evaluate(() => performance.getEntriesByName("countersign:first-row").length)).toBe(0);
+    const unexpected = page.errors.filter((e) => !/ERR_CONNECTION_REFUSED/.test(e));
+    expect(unexpected).toEqual([]);
+    page.errors.length = 0;
+  });
 });
 
 test("a first paint that cannot be fetched leaves the inbox to the app", async ({ page }) => {

@@ -1,12 +1,12 @@
-//! The inbox's HTML for a list of summaries: the app's shell and its inbox
-//! screen at their defaults (pending reviews, oldest first, first page), with
-//! the same elements, classes and text the app's components draw, so the app
-//! replaces it without anything moving. The browser tests compare the two.
+//! The inbox's HTML for one page of pending reviews: the app's shell and its
+//! inbox screen at their defaults (pending reviews, oldest first, first page),
+//! with the same elements, classes and text the app's components draw, so the
+//! app replaces it without anything moving. The browser tests compare the two.
 
 use chrono::{DateTime, Utc};
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::text::reveal;
-use countersign_domain::wire::{ReviewSummary, PAGE_SIZE};
+use countersign_domain::wire::{ReviewSummary, StatusCounts, SummaryPage, PAGE_SIZE};
 
 /// HTML being written: text and attribute values are escaped as they go in.
 struct Html(String);
@@ -31,79 +31,142 @@ impl Html {
     }
 }
 
-/// The shell and the inbox for `summaries` (every review), as of `now`;
-/// `None` when no review is pending (the app says why the inbox is empty).
-pub fn inbox(summaries: &[ReviewSummary], now: DateTime<Utc>) -> Option<String> {
-    let mut pending: Vec<&ReviewSummary> = summaries
-        .iter()
-        .filter(|s| s.status == ConfirmStatus::Pending)
-        .collect();
-    if pending.is_empty() {
-        return None;
-    }
-    pending.sort_by(|a, b| a.at.cmp(&b.at).then(a.id.cmp(&b.id)));
-    let page = &pending[..pending.len().min(PAGE_SIZE)];
-    let mut html = Html(String::with_capacity(4096 + 800 * page.len()));
-    shell(&mut html, pending.len());
-    html.tag("<main id=\"main\" tabindex=\"-1\"><section class=\"inbox\" aria-labelledby=\"inbox-title\"><div class=\"page-head\"><h1 id=\"inbox-title\">Inbox</h1><p class=\"subtle\">Requests from agents waiting for a human decision.</p></div>");
-    tabs(&mut html, summaries);
-    filters(&mut html, summaries);
-    call_groups(&mut html, page);
-    html.tag("<ol class=\"review-list\" aria-label=\"Reviews\">");
-    for summary in page {
-        row(&mut html, summary, now);
-    }
-    html.tag("</ol>");
-    pager(&mut html, page.len(), pending.len());
-    html.tag("</section></main>");
-    Some(html.0)
+/// The first page of pending reviews and what frames it.
+pub struct Inbox<'a> {
+    /// The page's rows, oldest request first.
+    page: Vec<&'a ReviewSummary>,
+    /// How many reviews have each status (every review, not only this page).
+    counts: StatusCounts,
+    /// The requester filter's choices, each once, in order.
+    requesters: Vec<&'a str>,
+    /// Whether a page follows this one.
+    more: bool,
+    /// The server the reviews come from (named in the header), if any.
+    server: Option<&'a str>,
 }
 
-/// The skip link, the header with its navigation and the notices region.
-fn shell(html: &mut Html, pending: usize) {
-    html.tag("<a class=\"skip-link\" href=\"#main\">Skip to content</a><header class=\"topbar\"><a class=\"brand\" href=\"/\"><span class=\"brand-mark\" aria-hidden=\"true\">✓</span>Countersign</a><nav aria-label=\"Main\"><a href=\"/\" aria-current=\"page\">Inbox <span class=\"count\" aria-label=\"")
-        .tag(&format!("{pending} pending\">{pending}</span></a>"))
-        .tag("<a href=\"/grants\">Grants</a><a href=\"/import\">Import</a><a href=\"/settings\">Settings</a></nav><button class=\"help-button\" type=\"button\" aria-label=\"Keyboard shortcuts\" aria-keyshortcuts=\"?\">?</button></header><div class=\"notices\" role=\"region\" aria-label=\"Notices\"></div>");
-}
-
-/// The status tabs with their counts, Pending pressed.
-fn tabs(html: &mut Html, summaries: &[ReviewSummary]) {
-    let count = |status| summaries.iter().filter(|s| s.status == status).count();
-    html.tag("<div class=\"tabs\" role=\"group\" aria-label=\"Status\">");
-    for (label, status) in [
-        ("Pending", Some(ConfirmStatus::Pending)),
-        ("Approved", Some(ConfirmStatus::Approved)),
-        ("Rejected", Some(ConfirmStatus::Rejected)),
-        ("Cancelled", Some(ConfirmStatus::Cancelled)),
-        ("All", None),
-    ] {
-        let n = status.map_or(summaries.len(), count);
-        let pressed = status == Some(ConfirmStatus::Pending);
-        html.tag(&format!("<button class=\"tab\" type=\"button\" aria-pressed=\"{pressed}\">{label}<span class=\"count\">{n}</span></button>"));
+impl<'a> Inbox<'a> {
+    /// The inbox of `summaries` (every review this browser holds); `None`
+    /// when none is pending (the app says why the inbox is empty).
+    pub fn of(summaries: &'a [ReviewSummary]) -> Option<Self> {
+        let mut pending: Vec<&ReviewSummary> = summaries
+            .iter()
+            .filter(|s| s.status == ConfirmStatus::Pending)
+            .collect();
+        pending.sort_by(|a, b| a.at.cmp(&b.at).then(a.id.cmp(&b.id)));
+        let more = pending.len() > PAGE_SIZE;
+        pending.truncate(PAGE_SIZE);
+        let mut counts = StatusCounts::default();
+        for summary in summaries {
+            counts.add(summary.status);
+        }
+        Self::framed(pending, counts, summaries, more, None)
     }
-    html.tag("</div>");
-}
 
-/// The search box and the type, requester and order pickers, all at "any".
-fn filters(html: &mut Html, summaries: &[ReviewSummary]) {
-    html.tag("<div class=\"filters\"><label class=\"search\"><span class=\"visually-hidden\">Search reviews</span><input id=\"search\" type=\"search\" placeholder=\"Search title, reason, requester…  ( / )\"></label><label>Type <select><option value=\"\">Any</option>");
-    for t in TargetType::ALL {
-        html.tag(&format!("<option value=\"{0}\">{0}</option>", t.as_str()));
+    /// The inbox of a server's first page of pending reviews, as the server
+    /// at `server` answered it; `None` when the page is empty.
+    pub fn served(answer: &'a SummaryPage, server: &'a str) -> Option<Self> {
+        let page: Vec<&ReviewSummary> = answer.items.iter().take(PAGE_SIZE).collect();
+        let more = answer.next_cursor.is_some();
+        Self::framed(page, answer.counts, &answer.items, more, Some(server))
     }
-    html.tag("</select></label><label>Requester <select><option value=\"\">Anyone</option>");
-    let mut requesters: Vec<&str> = summaries.iter().map(|s| s.by.as_str()).collect();
-    requesters.sort_unstable();
-    requesters.dedup();
-    for role in requesters {
-        html.tag("<option value=\"")
-            .text(role)
-            .tag("\">")
-            .text(role)
-            .tag("</option>");
-    }
-    html.tag("</select></label><label>Order <select><option value=\"oldest\">Oldest first</option><option value=\"newest\">Newest first</option></select></label></div>");
-}
 
+    fn framed(
+        page: Vec<&'a ReviewSummary>,
+        counts: StatusCounts,
+        known: &'a [ReviewSummary],
+        more: bool,
+        server: Option<&'a str>,
+    ) -> Option<Self> {
+        if page.is_empty() {
+            return None;
+        }
+        let mut requesters: Vec<&str> = known.iter().map(|s| s.by.as_str()).collect();
+        requesters.sort_unstable();
+        requesters.dedup();
+        Some(Inbox {
+            page,
+            counts,
+            requesters,
+            more,
+            server,
+        })
+    }
+
+    /// The shell and the inbox, with times said as of `now`.
+    pub fn html(&self, now: DateTime<Utc>) -> String {
+        let mut html = Html(String::with_capacity(4096 + 800 * self.page.len()));
+        self.shell(&mut html);
+        html.tag("<main id=\"main\" tabindex=\"-1\"><section class=\"inbox\" aria-labelledby=\"inbox-title\"><div class=\"page-head\"><h1 id=\"inbox-title\">Inbox</h1><p class=\"subtle\">Requests from agents waiting for a human decision.</p></div>");
+        self.tabs(&mut html);
+        self.filters(&mut html);
+        call_groups(&mut html, &self.page);
+        html.tag("<ol class=\"review-list\" aria-label=\"Reviews\">");
+        for summary in &self.page {
+            row(&mut html, summary, now);
+        }
+        html.tag("</ol>");
+        self.pager(&mut html);
+        html.tag("</section></main>");
+        html.0
+    }
+
+    /// The skip link, the header with the server's link state and the
+    /// navigation, and the notices region.
+    fn shell(&self, html: &mut Html) {
+        html.tag("<a class=\"skip-link\" href=\"#main\">Skip to content</a><header class=\"topbar\"><a class=\"brand\" href=\"/\"><span class=\"brand-mark\" aria-hidden=\"true\">✓</span>Countersign</a>");
+        if let Some(url) = self.server {
+            html.tag("<span class=\"link-state\" role=\"status\" title=\"")
+                .text(url)
+                .tag("\" data-state=\"connecting\">Connecting…</span>");
+        }
+        let pending = self.counts.pending;
+        html.tag("<nav aria-label=\"Main\"><a href=\"/\" aria-current=\"page\">Inbox <span class=\"count\" aria-label=\"")
+            .tag(&format!("{pending} pending\">{pending}</span></a>"))
+            .tag("<a href=\"/grants\">Grants</a><a href=\"/import\">Import</a><a href=\"/settings\">Settings</a></nav><button class=\"help-button\" type=\"button\" aria-label=\"Keyboard shortcuts\" aria-keyshortcuts=\"?\">?</button></header><div class=\"notices\" role=\"region\" aria-label=\"Notices\"></div>");
+    }
+
+    /// The status tabs with their counts, Pending pressed.
+    fn tabs(&self, html: &mut Html) {
+        html.tag("<div class=\"tabs\" role=\"group\" aria-label=\"Status\">");
+        for (label, status) in [
+            ("Pending", Some(ConfirmStatus::Pending)),
+            ("Approved", Some(ConfirmStatus::Approved)),
+            ("Rejected", Some(ConfirmStatus::Rejected)),
+            ("Cancelled", Some(ConfirmStatus::Cancelled)),
+            ("All", None),
+        ] {
+            let n = status.map_or(self.counts.total(), |s| self.counts.of(s));
+            let pressed = status == Some(ConfirmStatus::Pending);
+            html.tag(&format!("<button class=\"tab\" type=\"button\" aria-pressed=\"{pressed}\">{label}<span class=\"count\">{n}</span></button>"));
+        }
+        html.tag("</div>");
+    }
+
+    /// The search box and the type, requester and order pickers, all at "any".
+    fn filters(&self, html: &mut Html) {
+        html.tag("<div class=\"filters\"><label class=\"search\"><span class=\"visually-hidden\">Search reviews</span><input id=\"search\" type=\"search\" placeholder=\"Search title, reason, requester…  ( / )\"></label><label>Type <select><option value=\"\">Any</option>");
+        for t in TargetType::ALL {
+            html.tag(&format!("<option value=\"{0}\">{0}</option>", t.as_str()));
+        }
+        html.tag("</select></label><label>Requester <select><option value=\"\">Anyone</option>");
+        for role in &self.requesters {
+            html.tag("<option value=\"")
+                .text(role)
+                .tag("\">")
+                .text(role)
+                .tag("</option>");
+        }
+        html.tag("</select></label><label>Order <select><option value=\"oldest\">Oldest first</option><option value=\"newest\">Newest first</option></select></label></div>");
+    }
+
+    /// Where this page stands among the pending reviews, and the page buttons.
+    fn pager(&self, html: &mut Html) {
+        let (shown, total) = (self.page.len(), self.counts.pending);
+        let next = if self.more { "" } else { " disabled=\"\"" };
+        html.tag(&format!("<nav class=\"pager\" aria-label=\"Pages\"><span>1–{shown} of {total}</span><button type=\"button\" disabled=\"\">Previous</button><button type=\"button\"{next}>Next</button></nav>"));
+    }
+}
 /// Pending calls of the same tool in the same session, two or more, each
 /// group in the order of its oldest call.
 fn call_groups(html: &mut Html, page: &[&ReviewSummary]) {
@@ -174,12 +237,6 @@ fn row(html: &mut Html, summary: &ReviewSummary, now: DateTime<Utc>) {
     ));
 }
 
-/// Where this page stands, and the page buttons (the first page of `total`).
-fn pager(html: &mut Html, shown: usize, total: usize) {
-    let next = if shown < total { "" } else { " disabled=\"\"" };
-    html.tag(&format!("<nav class=\"pager\" aria-label=\"Pages\"><span>1–{shown} of {total}</span><button type=\"button\" disabled=\"\">Previous</button><button type=\"button\"{next}>Next</button></nav>"));
-}
-
 /// `1 step`, `3 steps`.
 fn counted(n: usize, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
@@ -217,7 +274,7 @@ mod tests {
             summary(2, ConfirmStatus::Approved, "2026-11-26T10:00:00Z"),
             summary(3, ConfirmStatus::Pending, "2026-11-26T09:00:00Z"),
         ];
-        let html = inbox(&all, now()).unwrap();
+        let html = Inbox::of(&all).unwrap().html(now());
         let first = html.find("Plan 3").unwrap();
         assert!(first < html.find("Plan 1").unwrap(), "oldest first");
         assert!(!html.contains("Plan 2"), "only pending rows");
@@ -234,7 +291,7 @@ mod tests {
         let mut hostile = summary(1, ConfirmStatus::Pending, "2026-11-26T11:00:00Z");
         hostile.title = "<img src=x onerror=alert(1)> \u{202E}evil".to_owned();
         hostile.by = "agent\"><script>".to_owned();
-        let html = inbox(&[hostile], now()).unwrap();
+        let html = Inbox::of(&[hostile]).unwrap().html(now());
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt; [U+202E]evil"));
         assert!(html.contains("<option value=\"agent&quot;&gt;&lt;script&gt;\">"));
         assert!(!html.contains("<img") && !html.contains("<script"));
@@ -246,11 +303,8 @@ mod tests {
             call: Some((name.to_owned(), "s1".to_owned())),
             ..summary(id, ConfirmStatus::Pending, "2026-11-26T11:00:00Z")
         };
-        let html = inbox(
-            &[call(1, "send"), call(2, "send"), call(3, "delete")],
-            now(),
-        )
-        .unwrap();
+        let calls = [call(1, "send"), call(2, "send"), call(3, "delete")];
+        let html = Inbox::of(&calls).unwrap().html(now());
         assert!(html.contains("aria-label=\"2 similar calls: send in session s1\""));
         assert!(!html.contains("similar calls: delete"));
     }
@@ -258,6 +312,43 @@ mod tests {
     #[test]
     fn an_inbox_without_pending_reviews_is_left_to_the_app() {
         let approved = summary(1, ConfirmStatus::Approved, "2026-11-26T11:00:00Z");
-        assert_eq!(inbox(&[approved], now()), None);
+        assert!(Inbox::of(&[approved]).is_none());
+    }
+
+    /// A server's answer: `items`, with a next page, and these counts.
+    fn answer(items: Vec<ReviewSummary>, counts: StatusCounts) -> SummaryPage {
+        SummaryPage {
+            items,
+            next_cursor: Some("c1".to_owned()),
+            counts,
+            position: Some(9),
+        }
+    }
+
+    #[test]
+    fn a_servers_page_is_drawn_with_its_counts_its_link_and_its_next_page() {
+        let counts = StatusCounts {
+            pending: 120,
+            approved: 3,
+            rejected: 0,
+            cancelled: 1,
+        };
+        let page = answer(
+            vec![summary(1, ConfirmStatus::Pending, "2026-11-26T11:00:00Z")],
+            counts,
+        );
+        let html = Inbox::served(&page, "https://review.example.com/?a=\"&b")
+            .unwrap()
+            .html(now());
+        assert!(html.contains("<span class=\"link-state\" role=\"status\" title=\"https://review.example.com/?a=&quot;&amp;b\" data-state=\"connecting\">Connecting…</span><nav"));
+        assert!(html.contains("aria-label=\"120 pending\">120</span>"));
+        assert!(html.contains("All<span class=\"count\">124</span>"));
+        assert!(html.contains("<span>1–1 of 120</span><button type=\"button\" disabled=\"\">Previous</button><button type=\"button\">Next</button>"));
+    }
+
+    #[test]
+    fn an_empty_page_from_a_server_is_left_to_the_app() {
+        let page = answer(Vec::new(), StatusCounts::default());
+        assert!(Inbox::served(&page, "http://127.0.0.1:4000").is_none());
     }
 }
