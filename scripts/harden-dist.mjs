@@ -1,8 +1,8 @@
-// Makes the release build run under a strict Content-Security-Policy:
-// trunk's inline boot script moves into its own content-hashed file (loaded
-// with Subresource Integrity), and index.html gets the policy as a meta tag,
-// so any static host serves it. `countersign serve` sends the same policy as
-// a header, with frame-ancestors (which a meta tag cannot carry).
+// Makes the release build run under a strict Content-Security-Policy: the one
+// inline script, the boot script (scripts/first-paint.mjs), is allowed by its
+// SHA-256 hash and no other inline script runs; index.html gets the policy as
+// a meta tag, so any static host serves it. `countersign serve` sends the same
+// policy as a header, with frame-ancestors (which a meta tag cannot carry).
 // Usage: node scripts/harden-dist.mjs [dist-dir]
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -12,12 +12,19 @@ const dist = process.argv[2] ?? "dist";
 const indexPath = join(dist, "index.html");
 let html = readFileSync(indexPath, "utf8");
 
-// No inline script, no eval; wasm compiles ('wasm-unsafe-eval'); styles only
-// from our stylesheet; the reviewer may point the app at any backend or
-// LangGraph server, so fetches may go to https origins and to this machine.
+const inline = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)];
+if (inline.length !== 1) {
+  throw new Error(`${indexPath}: expected the one inline boot script, found ${inline.length}`);
+}
+const boot = `'sha256-${createHash("sha256").update(inline[0][1]).digest("base64")}'`;
+
+// No inline script but the boot script, no eval; wasm compiles
+// ('wasm-unsafe-eval'); styles only from our stylesheet; the reviewer may point
+// the app at any backend or LangGraph server, so fetches may go to https
+// origins and to this machine.
 const POLICY = [
   "default-src 'self'",
-  "script-src 'self' 'wasm-unsafe-eval'",
+  `script-src 'self' ${boot} 'wasm-unsafe-eval'`,
   "style-src 'self'",
   "img-src 'self' data:",
   "connect-src 'self' https: http://127.0.0.1:* http://localhost:*",
@@ -35,18 +42,9 @@ html = html.replace(/<link\b[^>]*\bhref="\/([^"]+)"[^>]*>/g, (tag, file) => {
   return tag.replace(/\bintegrity="[^"]*"/, `integrity="sha384-${digest}"`);
 });
 
-const inline = [...html.matchAll(/<script type="module">([\s\S]*?)<\/script>/g)];
-if (inline.length !== 1) {
-  throw new Error(`${indexPath}: expected trunk's one inline boot script, found ${inline.length}`);
-}
-const [tag, code] = inline[0];
-const name = `boot-${createHash("sha256").update(code).digest("hex").slice(0, 16)}.js`;
-writeFileSync(join(dist, name), code);
-const integrity = `sha384-${createHash("sha384").update(code).digest("base64")}`;
-html = html.replace(tag, `<script type="module" src="/${name}" integrity="${integrity}" crossorigin="anonymous"></script>`);
 html = html.replace("<head>", `<head>\n    <meta http-equiv="Content-Security-Policy" content="${POLICY}" />`);
-if (/<script(?![^>]*\bsrc=)[^>]*>/.test(html) || /\son[a-z]+=/i.test(html) || /\sstyle=/.test(html)) {
-  throw new Error(`${indexPath}: inline script, handler or style left after hardening`);
+if (/\son[a-z]+=/i.test(html) || /\sstyle=/.test(html)) {
+  throw new Error(`${indexPath}: inline handler or style left after hardening`);
 }
 writeFileSync(indexPath, html);
-console.log(`${indexPath}: boot script in ${name}, Content-Security-Policy added`);
+console.log(`${indexPath}: Content-Security-Policy added, the boot script allowed by its hash`);
