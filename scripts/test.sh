@@ -31,14 +31,14 @@ step "format"
 cargo fmt --all --check
 
 step "clippy"
-cargo clippy -p countersign-domain -p countersign-first-paint -p countersign-server --all-targets -- -D warnings
+cargo clippy -p countersign-domain -p countersign-markup -p countersign-first-paint -p countersign-server --all-targets -- -D warnings
 cargo clippy -p countersign-app -p countersign-bench -p countersign-floor --target wasm32-unknown-unknown --all-targets -- -D warnings
 
 step "the Claude Code hook's fixtures against Anthropic's published hook types"
 node tests/claude-code/check-types.mjs
 
 step "domain tests; server API, security and soak tests on SQLite and PostgreSQL (figures printed)"
-cargo test -p countersign-domain -p countersign-first-paint -p countersign-server -- --show-output
+cargo test -p countersign-domain -p countersign-markup -p countersign-server -- --show-output
 
 step "the OpenAI Agents SDK bridge against a real server (the SDK's scripted model)"
 cargo build -p countersign-server --bin countersign

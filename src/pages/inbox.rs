@@ -2,17 +2,16 @@
 //! paged, with counts per status. Every filter lives in the URL.
 
 use crate::components::call_group::{similar_calls, CallGroup};
-use crate::components::status::StatusBadge;
 use crate::desk::{Ask, Desk, Entry, Link, Listing, PageLink};
 use crate::router::use_location;
 use crate::split::on_demand;
-use countersign_domain::langgraph::ThreadStatus;
 use countersign_domain::model::{ConfirmStatus, TargetType};
-use countersign_domain::text::reveal;
 use countersign_domain::wire::{Order, ReviewQuery};
 use countersign_domain::MplpId;
+use countersign_markup::{review_rows, RowMarks};
 use leptos::prelude::*;
 use std::sync::Arc;
+use wasm_bindgen::JsCast;
 
 /// The inbox's filters, read from and written to the query string.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -161,25 +160,28 @@ pub fn Inbox() -> impl IntoView {
         });
     });
 
-    // The review whose row link has the focus, kept across redraws of its row.
-    let focused = StoredValue::new(None::<MplpId>);
     // The rows on this page, each with its problem count (when over 0),
     // whether a decision on it waits in the outbox, and (LangGraph) its
-    // thread's status when the thread is not simply waiting.
-    let rows = move || {
+    // thread's status when the thread is not simply waiting: written as the
+    // list's HTML in one step, again whenever any of them changes.
+    let rows = Memo::new(move |_| {
         let visible = visible.get();
         problems.with(|counted| {
-            visible
-                .into_iter()
-                .map(|e| {
-                    let id = e.id();
-                    let n = counted.iter().find(|(row, _)| *row == id).map(|(_, n)| *n);
-                    let waiting = desk.queued(&id.to_string()).is_some();
-                    (e, n.filter(|n| *n > 0), waiting, desk.thread_state(id))
-                })
-                .collect::<Vec<_>>()
+            let marked = visible.iter().map(|e| {
+                let id = e.id();
+                let problems = counted.iter().find(|(row, _)| *row == id).map(|(_, n)| *n);
+                let marks = RowMarks {
+                    problems: problems.filter(|n| *n > 0),
+                    queued: desk.queued(&id.to_string()).is_some(),
+                    thread: desk.thread_state(id),
+                };
+                (e.summary(), marks)
+            });
+            review_rows(marked, crate::browser::now())
         })
-    };
+    });
+    let list = NodeRef::<leptos::html::Ol>::new();
+    let focused = keep_row_focus(list, rows);
 
     let status_tab = move |status: Option<ConfirmStatus>, label: &'static str| {
         let count = move || {
@@ -344,11 +346,19 @@ pub fn Inbox() -> impl IntoView {
                         </ul>
                     })
                 }}
-                <ol class="review-list" aria-label="Reviews">
-                    <For each=rows key=|(e, problems, queued, thread)| (e.id(), e.summary().fingerprint(), *problems, *queued, *thread) let:((entry, problems, queued, thread))>
-                        <ReviewRow entry problems queued thread focused />
-                    </For>
-                </ol>
+                <ol
+                    class="review-list"
+                    aria-label="Reviews"
+                    node_ref=list
+                    inner_html=rows
+                    on:focusin=move |ev| focused.set_value(row_of(ev.target()))
+                    on:focusout=move |ev: web_sys::FocusEvent| {
+                        // Focus moved elsewhere (not lost with a redrawn row): no row holds the place.
+                        if ev.related_target().is_some() {
+                            focused.set_value(None);
+                        }
+                    }
+                ></ol>
                 <nav class="pager" aria-label="Pages">
                     <span>{move || listing.with(pager_text)}</span>
                     <button type="button" disabled=move || listing.with(|l| l.previous.is_none()) on:click=previous_page>"Previous"</button>
@@ -421,88 +431,46 @@ fn EmptyState(filters: Memo<Filters>, listing: Memo<Listing>) -> impl IntoView {
     }
 }
 
-#[component]
-/// One row, drawn once: a row whose problems, queued state or thread status
-/// changes is drawn again (its `For` key says so). A row drawn again while its
-/// link had the focus takes it back, so a reviewer moving with `j`/`k` keeps
+/// The review whose row link has the focus, kept across redraws of the rows:
+/// when the rows are written again while a row's link had the focus, that
+/// row's new link takes it back, so a reviewer moving with `j`/`k` keeps
 /// their place when a badge arrives.
-fn ReviewRow(
-    entry: Arc<Entry>,
-    problems: Option<usize>,
-    queued: bool,
-    thread: Option<ThreadStatus>,
-    focused: StoredValue<Option<MplpId>>,
-) -> impl IntoView {
-    let summary = entry.summary();
-    let now = crate::browser::now();
-    let id = summary.id;
-    let href = format!("/reviews/{id}");
-    let decisions = summary.decisions;
-    let link = NodeRef::<leptos::html::A>::new();
+fn keep_row_focus(
+    list: NodeRef<leptos::html::Ol>,
+    rows: Memo<String>,
+) -> StoredValue<Option<MplpId>> {
+    let focused = StoredValue::new(None::<MplpId>);
     Effect::new(move |_| {
-        let Some(link) = link.get() else { return };
-        let was_here = focused.with_value(|f| *f == Some(id));
+        rows.track();
+        let (Some(list), Some(id)) = (list.get(), focused.get_value()) else {
+            return;
+        };
         let nothing_focused = web_sys::window()
             .and_then(|w| w.document()?.active_element())
             .is_none_or(|el| el.tag_name() == "BODY");
-        if was_here && nothing_focused {
+        let link = list
+            .query_selector(&format!("a.review-link[href=\"/reviews/{id}\"]"))
+            .ok()
+            .flatten()
+            .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok());
+        if let (true, Some(link)) = (nothing_focused, link) {
             let _ = link.focus();
         }
     });
-    let on_focus_out = move |ev: web_sys::FocusEvent| {
-        // Focus moved to another element: this row no longer holds the place.
-        if ev.related_target().is_some() {
-            focused.update_value(|f| {
-                if *f == Some(id) {
-                    *f = None;
-                }
-            });
-        }
-    };
-    view! {
-        <li class="review-row">
-            <a
-                class="review-link"
-                href=href
-                node_ref=link
-                on:focus=move |_| focused.set_value(Some(id))
-                on:focusout=on_focus_out
-            >
-                <span class="review-main">
-                    <span class="tag">{summary.kind.clone()}</span>
-                    <span class="review-title">{reveal::prose(&summary.title)}</span>
-                    {(summary.escalated && summary.status == ConfirmStatus::Pending).then(|| view! {
-                        <span class="badge badge-escalated" title="Nobody decided it within the time its approval policy allows">"Escalated"</span>
-                    })}
-                    {queued.then(|| view! {
-                        <span class="badge badge-queued" title="Your decision is kept on this device until the server is reachable">"Queued"</span>
-                    })}
-                    {thread.map(|status| match status {
-                        ThreadStatus::Error => view! {
-                            <span class="badge badge-warning" title="The thread's last run failed; this interrupt still waits for an answer">"Thread error"</span>
-                        }.into_any(),
-                        other => view! {
-                            <span class="badge" title="What the LangGraph thread is doing">{format!("Thread {}", other.as_str())}</span>
-                        }.into_any(),
-                    })}
-                    {problems.map(|n| view! {
-                        <span class="badge badge-warning" title="This request fails validation and cannot be approved">
-                            {format!("⚠ {n} problem{}", if n == 1 { "" } else { "s" })}
-                        </span>
-                    })}
-                </span>
-                <span class="review-meta">
-                    <StatusBadge status=summary.status />
-                    <span>"by " <strong>{reveal::label(&summary.by)}</strong></span>
-                    <time datetime=summary.at.to_string() title=summary.at.exact()>
-                        {summary.at.ago(now)}
-                    </time>
-                    {summary.steps.map(|n| view! { <span>{format!("{n} step{}", if n == 1 { "" } else { "s" })}</span> })}
-                    <span>{format!("{decisions} decision{}", if decisions == 1 { "" } else { "s" })}</span>
-                </span>
-            </a>
-        </li>
-    }
+    focused
+}
+
+/// The review whose row link is `target` (or holds it), if any.
+fn row_of(target: Option<web_sys::EventTarget>) -> Option<MplpId> {
+    let link = target?
+        .dyn_into::<web_sys::Element>()
+        .ok()?
+        .closest("a.review-link")
+        .ok()??;
+    link.get_attribute("href")?
+        .strip_prefix("/reviews/")?
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]

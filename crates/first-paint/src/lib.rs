@@ -8,15 +8,12 @@
 //! once loaded, replaces the drawing when its inbox shows something of its
 //! own. What is drawn is inert and hidden from assistive technology: a picture
 //! of the inbox, not a second inbox, so a click or a screen reader meets only
-//! the app's own.
-//!
-//! - `markup`: the inbox's HTML for one page of summaries (pure, tested natively).
-
-mod markup;
+//! the app's own. Its HTML is written by `countersign-markup`, which also
+//! writes the app's rows.
 
 use chrono::{DateTime, Utc};
 use countersign_domain::wire::SummaryPage;
-use markup::Inbox;
+use countersign_markup::Inbox;
 use wasm_bindgen::prelude::*;
 
 /// Draws the demo's inbox (a first visit); whether anything was drawn.

@@ -1,9 +1,16 @@
-//! The inbox's HTML for one page of pending reviews: the app's shell and its
-//! inbox screen at their defaults (pending reviews, oldest first, first page),
-//! with the same elements, classes and text the app's components draw, so the
-//! app replaces it without anything moving. The browser tests compare the two.
+//! The inbox's HTML written as text, escaped as it is written.
+//!
+//! - [`review_rows`]: the rows of a page of reviews. The app's inbox sets them
+//!   as its list's HTML in one step (a page of 50 rows built node by node cost
+//!   the first render more than everything else on the screen).
+//! - [`Inbox`]: the whole first page of pending reviews with its shell, at the
+//!   inbox's defaults (pending, oldest first), drawn by the first paint before
+//!   the app has loaded with the same elements, classes and text as the app's
+//!   components, so the app replaces it without anything moving. The browser
+//!   tests compare the two.
 
 use chrono::{DateTime, Utc};
+use countersign_domain::langgraph::ThreadStatus;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::text::reveal;
 use countersign_domain::wire::{ReviewSummary, StatusCounts, SummaryPage, PAGE_SIZE};
@@ -103,7 +110,7 @@ impl<'a> Inbox<'a> {
         call_groups(&mut html, &self.page);
         html.tag("<ol class=\"review-list\" aria-label=\"Reviews\">");
         for summary in &self.page {
-            row(&mut html, summary, now);
+            row(&mut html, summary, RowMarks::default(), now);
         }
         html.tag("</ol>");
         self.pager(&mut html);
@@ -212,16 +219,38 @@ fn call_groups(html: &mut Html, page: &[&ReviewSummary]) {
     html.tag("</ul>");
 }
 
-/// One review's row.
-fn row(html: &mut Html, summary: &ReviewSummary, now: DateTime<Utc>) {
+/// What a row says besides its review's summary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RowMarks {
+    /// How many validation problems the review has, when it has any.
+    pub problems: Option<usize>,
+    /// Whether a decision on it waits in the outbox for the server.
+    pub queued: bool,
+    /// Its LangGraph thread's status, when the thread is not simply waiting.
+    pub thread: Option<ThreadStatus>,
+}
+
+/// The `<li>` rows of `rows`, with times said as of `now`.
+pub fn review_rows<'a>(
+    rows: impl IntoIterator<Item = (&'a ReviewSummary, RowMarks)>,
+    now: DateTime<Utc>,
+) -> String {
+    let mut html = Html(String::with_capacity(800 * PAGE_SIZE));
+    for (summary, marks) in rows {
+        row(&mut html, summary, marks, now);
+    }
+    html.0
+}
+
+/// One review's row: a link to it with its tag, title and badges, then its
+/// status, requester, time, steps and decisions.
+fn row(html: &mut Html, summary: &ReviewSummary, marks: RowMarks, now: DateTime<Utc>) {
     html.tag(&format!("<li class=\"review-row\"><a class=\"review-link\" href=\"/reviews/{}\"><span class=\"review-main\"><span class=\"tag\">", summary.id))
         .text(&summary.kind)
         .tag("</span><span class=\"review-title\">")
         .text(&reveal::prose(&summary.title))
         .tag("</span>");
-    if summary.escalated {
-        html.tag("<span class=\"badge badge-escalated\" title=\"Nobody decided it within the time its approval policy allows\">Escalated</span>");
-    }
+    badges(html, summary, marks);
     let status = summary.status;
     html.tag(&format!("</span><span class=\"review-meta\"><span class=\"status status-{0}\"><span aria-hidden=\"true\">{1}</span> {0}</span><span>by <strong>", status.as_str(), status.symbol()))
         .text(&reveal::label(&summary.by))
@@ -235,6 +264,28 @@ fn row(html: &mut Html, summary: &ReviewSummary, now: DateTime<Utc>) {
         "<span>{}</span></span></a></li>",
         counted(summary.decisions, "decision")
     ));
+}
+
+/// Escalated, queued, the thread's status and the problems, in that order.
+fn badges(html: &mut Html, summary: &ReviewSummary, marks: RowMarks) {
+    if summary.escalated && summary.status == ConfirmStatus::Pending {
+        html.tag("<span class=\"badge badge-escalated\" title=\"Nobody decided it within the time its approval policy allows\">Escalated</span>");
+    }
+    if marks.queued {
+        html.tag("<span class=\"badge badge-queued\" title=\"Your decision is kept on this device until the server is reachable\">Queued</span>");
+    }
+    match marks.thread {
+        Some(ThreadStatus::Error) => {
+            html.tag("<span class=\"badge badge-warning\" title=\"The thread's last run failed; this interrupt still waits for an answer\">Thread error</span>");
+        }
+        Some(other) => {
+            html.tag(&format!("<span class=\"badge\" title=\"What the LangGraph thread is doing\">Thread {}</span>", other.as_str()));
+        }
+        None => {}
+    }
+    if let Some(n) = marks.problems {
+        html.tag(&format!("<span class=\"badge badge-warning\" title=\"This request fails validation and cannot be approved\">⚠ {}</span>", counted(n, "problem")));
+    }
 }
 
 /// `1 step`, `3 steps`.
@@ -313,6 +364,43 @@ mod tests {
     fn an_inbox_without_pending_reviews_is_left_to_the_app() {
         let approved = summary(1, ConfirmStatus::Approved, "2026-11-26T11:00:00Z");
         assert!(Inbox::of(&[approved]).is_none());
+    }
+
+    #[test]
+    fn a_rows_badges_say_escalated_queued_thread_and_problems_in_order() {
+        let escalated = ReviewSummary {
+            escalated: true,
+            ..summary(1, ConfirmStatus::Pending, "2026-11-26T11:00:00Z")
+        };
+        let marks = RowMarks {
+            problems: Some(2),
+            queued: true,
+            thread: Some(ThreadStatus::Error),
+        };
+        let html = review_rows([(&escalated, marks)], now());
+        let at = |text: &str| {
+            html.find(text)
+                .unwrap_or_else(|| panic!("{text} in {html}"))
+        };
+        assert!(at(">Escalated<") < at(">Queued<"));
+        assert!(at(">Queued<") < at(">Thread error<"));
+        assert!(at(">Thread error<") < at(">⚠ 2 problems<"));
+        let busy = RowMarks {
+            thread: Some(ThreadStatus::Busy),
+            ..RowMarks::default()
+        };
+        assert!(review_rows([(&escalated, busy)], now()).contains(">Thread busy</span>"));
+    }
+
+    #[test]
+    fn a_decided_rows_escalation_is_not_shown_and_bare_rows_have_no_badge() {
+        let decided = ReviewSummary {
+            escalated: true,
+            ..summary(1, ConfirmStatus::Approved, "2026-11-26T11:00:00Z")
+        };
+        let html = review_rows([(&decided, RowMarks::default())], now());
+        assert!(!html.contains("badge"), "{html}");
+        assert!(html.starts_with("<li class=\"review-row\">") && html.ends_with("</li>"));
     }
 
     /// A server's answer: `items`, with a next page, and these counts.
