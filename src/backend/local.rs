@@ -27,6 +27,7 @@ const LANGGRAPH_HELD_PREFIX: &str = "countersign.v1.langgraph.held.";
 /// The inbox index: a summary of every review under `REVIEW_PREFIX`, kept by
 /// the desk so the inbox can be drawn before the reviews are read.
 const INDEX_KEY: &str = "countersign.v1.inbox-index";
+const HEAD_KEY: &str = "countersign.v1.inbox-head";
 const SETTINGS_KEY: &str = "countersign.v1.settings";
 const SEEDED_KEY: &str = "countersign.v1.seeded";
 const QUARANTINE_PREFIX: &str = "countersign.quarantine.";
@@ -130,23 +131,33 @@ impl LocalStore {
 
     /// The stored inbox index, if any.
     pub fn index_text(&self) -> Option<String> {
+        self.text_at(INDEX_KEY)
+    }
+
+    /// The stored head of the inbox index (its first page), if any.
+    pub fn head_text(&self) -> Option<String> {
+        self.text_at(HEAD_KEY)
+    }
+
+    fn text_at(&self, key: &str) -> Option<String> {
         let raw: &RawStorage = self.storage.unchecked_ref();
-        let (text, ranges) = TextReader::new().read_all(&[raw.get_value(INDEX_KEY)]);
+        let (text, ranges) = TextReader::new().read_all(&[raw.get_value(key)]);
         ranges.first()?.as_ref()?;
         Some(text)
     }
 
-    /// Stores the inbox index; when it does not fit, removes the old one so a
-    /// stale index is never used.
-    pub fn save_index_text(&self, text: &str) {
-        if self.write(INDEX_KEY, text).is_err() {
+    /// Stores the inbox index and its head; when either does not fit, removes
+    /// both, so a stale index or head is never used.
+    pub fn save_index_text(&self, index: &str, head: &str) {
+        if self.write(INDEX_KEY, index).is_err() || self.write(HEAD_KEY, head).is_err() {
             self.remove_index();
         }
     }
 
-    /// Removes the inbox index (the next start reads every review first).
+    /// Removes the inbox index and its head (the next start reads every review first).
     pub fn remove_index(&self) {
         let _ = self.storage.remove_item(INDEX_KEY);
+        let _ = self.storage.remove_item(HEAD_KEY);
     }
 
     /// Saves one review (a new one or a new version of one).

@@ -68,6 +68,53 @@ pub struct Listing {
     pub failure: Option<String>,
 }
 
+/// What the inbox index's head says of every review, while it stands in for
+/// the index (until the index is parsed, right after the first frame).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeadFacts {
+    /// How many reviews have each status.
+    pub counts: StatusCounts,
+    /// The roles that asked, each once, in order.
+    pub requesters: Vec<String>,
+}
+
+/// The page for `ask` while only the head's page is held (`entries`): the
+/// default page (pending, oldest first, the first page) is that page; any
+/// other waits, empty, for the index (the desk says it is reading).
+pub fn from_head(entries: &[Arc<Entry>], head: &HeadFacts, ask: &Ask) -> Listing {
+    let first_pending = Ask {
+        query: ReviewQuery {
+            status: Some(ConfirmStatus::Pending),
+            order: Order::Oldest,
+            ..ReviewQuery::default()
+        },
+        page: 1,
+    };
+    let pending = head.counts.of(ConfirmStatus::Pending) as usize;
+    let framed = Listing {
+        counts: head.counts,
+        requesters: head.requesters.clone(),
+        ..Listing::default()
+    };
+    if *ask != first_pending {
+        return framed;
+    }
+    Listing {
+        rows: entries
+            .iter()
+            .filter(|e| e.status() == ConfirmStatus::Pending)
+            .take(PAGE_SIZE)
+            .cloned()
+            .collect(),
+        matching: Some(pending),
+        next: (pending > PAGE_SIZE).then_some(PageLink {
+            page: 2,
+            cursor: None,
+        }),
+        ..framed
+    }
+}
+
 /// The page of `entries` (every review, oldest request first) for `ask`.
 pub fn in_memory(entries: &[Arc<Entry>], ask: &Ask) -> Listing {
     let query = &ask.query;
@@ -122,7 +169,11 @@ impl Desk {
         }
         Memo::new(move |_| {
             let ask = ask.get();
-            desk.entries.with(|entries| in_memory(entries, &ask))
+            let head = desk.head.get();
+            desk.entries.with(|entries| match &head {
+                Some(head) => from_head(entries, head, &ask),
+                None => in_memory(entries, &ask),
+            })
         })
     }
 
@@ -130,6 +181,9 @@ impl Desk {
     pub fn pending_count(&self) -> u64 {
         if self.served() {
             return self.counts.with(|c| c.of(ConfirmStatus::Pending));
+        }
+        if let Some(pending) = self.head.with(|h| h.as_ref().map(|h| h.counts.pending)) {
+            return pending;
         }
         self.entries.with(|e| {
             e.iter()

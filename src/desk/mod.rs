@@ -166,6 +166,12 @@ pub struct Desk {
     /// Whether the stored reviews are still being read (the inbox index, or
     /// on a first visit the demo's summaries, stand in for them meanwhile).
     reading: RwSignal<bool>,
+    /// Until the inbox index is parsed (right after the first frame), what
+    /// its head says of every review; `entries` then hold its first page only.
+    head: RwSignal<Option<listing::HeadFacts>>,
+    /// The entries of the index as storage holds it, once parsed: the index
+    /// is written again only when the entries differ from them.
+    indexed: StoredValue<Option<Vec<Arc<Entry>>>>,
     /// A Countersign server's approval policy and this reviewer's key.
     judging: RwSignal<Option<Arc<judging::Judging>>>,
 }
@@ -193,23 +199,32 @@ impl Desk {
             .as_ref()
             .map(|store| load_settings(store, !remote, &mut notices))
             .unwrap_or_default();
-        // Local storage: the inbox is drawn from its index (if any), then every review is read.
+        // Local storage: the inbox is drawn from the index's head (or the
+        // index itself, written before heads were), then the index is parsed
+        // and every review read.
         let local = store.clone().filter(|_| !remote);
         let needs_demo = local.as_ref().is_none_or(|s| !s.seeded()) && !remote;
         let reading = local.is_some() && !needs_demo;
-        let listed = local
+        let head = local
             .as_ref()
             .filter(|_| reading)
+            .and_then(reading::stored_head);
+        let listed = local
+            .as_ref()
+            .filter(|_| reading && head.is_none())
             .and_then(LocalStore::index_text)
             .and_then(|index| reading::listed_entries(&index));
+        let indexed = head.is_some() || listed.is_some();
         // A first visit lists the demo's rows at once, from their summaries
         // (in the first load), while the demo's own code is fetched to store them.
-        let first_page = if needs_demo {
-            countersign_domain::demo::summaries(browser::now())
-                .ok()
-                .map(reading::listed)
+        let (first_page, head) = if needs_demo {
+            let demo = countersign_domain::demo::summaries(browser::now()).ok();
+            (demo.map(reading::listed), None)
+        } else if let Some(head) = head {
+            let (facts, page) = head.split();
+            (Some(page), Some(facts))
         } else {
-            listed.clone()
+            (listed.clone(), None)
         };
         browser::mark("countersign:loaded");
         let server = backend.server().cloned();
@@ -232,6 +247,8 @@ impl Desk {
             }),
             // Until the demo reviews are stored, what storage holds is not known either.
             reading: RwSignal::new(reading || needs_demo),
+            head: RwSignal::new(head),
+            indexed: StoredValue::new(listed),
             store: StoredValue::new(store),
             backend: StoredValue::new(backend),
             unfollowed: StoredValue::new(None),
@@ -247,10 +264,10 @@ impl Desk {
         }
         if let Some(store) = local {
             if reading {
-                desk.read_stored_reviews(store.clone(), listed.is_some());
+                desk.read_stored_reviews(store.clone(), indexed);
             }
             desk.follow_other_tabs(store.clone());
-            desk.keep_index(store, listed);
+            desk.keep_index(store);
         }
         if needs_demo {
             desk.seed_demo();

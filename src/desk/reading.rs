@@ -1,18 +1,23 @@
 //! Reading the stored reviews, a slice per task, so the page answers input
 //! meanwhile. When local storage holds an inbox index, the inbox's first page
-//! is drawn from it and the reviews read right after replace the index's
-//! entries (a damaged or edited review is set aside exactly as before).
+//! is drawn from its head (the default page, stored beside it: a start need
+//! not parse a summary of every review before its first frame), the index is
+//! parsed right after that frame, and the reviews read next replace the
+//! index's entries (a damaged or edited review is set aside exactly as before).
 //! Without an index the inbox says it is reading until they are read. The code that parses and checks reviews is not in the first load: it
 //! comes with the first slice. The index is written again after every change,
 //! a moment after it is shown, when it differs.
 
 use super::entry::Entry;
+use super::listing::HeadFacts;
 use super::{describe_set_aside, put, sort, Desk};
 use crate::backend::{LoadOutcome, LocalStore};
 use crate::browser;
 use crate::split::{on_demand, LoadFailed};
-use countersign_domain::wire::ReviewSummary;
+use countersign_domain::model::ConfirmStatus;
+use countersign_domain::wire::{ReviewSummary, StatusCounts, PAGE_SIZE};
 use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -28,14 +33,68 @@ const RETRY: std::time::Duration = std::time::Duration::from_secs(3);
 const CANNOT_READ: &str = "The stored reviews cannot be read yet: the app's code for reading them \
      did not come from its server. Trying again every few seconds; nothing stored is lost.";
 
-on_demand! {
-    /// Writes the inbox index.
-    in review fn write_index(store: LocalStore, summaries: Vec<ReviewSummary>) -> () {
-        match serde_json::to_string(&summaries) {
-            Ok(text) => store.save_index_text(&text),
-            Err(_) => store.remove_index(),
+/// The inbox's default page (pending reviews, oldest first, the first page)
+/// and what frames it, as the index held it when it was written.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct IndexHead {
+    /// How many reviews have each status.
+    pub counts: StatusCounts,
+    /// The roles that asked, each once, in order.
+    pub requesters: Vec<String>,
+    /// The first page of pending reviews, oldest first.
+    pub pending: Vec<ReviewSummary>,
+}
+
+impl IndexHead {
+    /// The head of `summaries` (every review, oldest request first).
+    fn of(summaries: &[ReviewSummary]) -> Self {
+        let mut counts = StatusCounts::default();
+        let mut requesters: Vec<&str> = Vec::new();
+        for summary in summaries {
+            counts.add(summary.status);
+            requesters.push(&summary.by);
+        }
+        requesters.sort_unstable();
+        requesters.dedup();
+        IndexHead {
+            counts,
+            requesters: requesters.into_iter().map(str::to_owned).collect(),
+            pending: summaries
+                .iter()
+                .filter(|s| s.status == ConfirmStatus::Pending)
+                .take(PAGE_SIZE)
+                .cloned()
+                .collect(),
         }
     }
+}
+
+on_demand! {
+    /// Writes the inbox index and its head.
+    in review fn write_index(store: LocalStore, summaries: Vec<ReviewSummary>) -> () {
+        let index = serde_json::to_string(&summaries);
+        let head = serde_json::to_string(&IndexHead::of(&summaries));
+        match (index, head) {
+            (Ok(index), Ok(head)) => store.save_index_text(&index, &head),
+            _ => store.remove_index(),
+        }
+    }
+}
+
+impl IndexHead {
+    /// What it says of every review, and its page as entries.
+    pub(super) fn split(self) -> (HeadFacts, Vec<Arc<Entry>>) {
+        let facts = HeadFacts {
+            counts: self.counts,
+            requesters: self.requesters,
+        };
+        (facts, listed(self.pending))
+    }
+}
+
+/// The stored index head, if there is one and it parses.
+pub(super) fn stored_head(store: &LocalStore) -> Option<IndexHead> {
+    serde_json::from_str(&store.head_text()?).ok()
 }
 
 on_demand! {
@@ -86,6 +145,7 @@ impl Desk {
         leptos::task::spawn_local(async move {
             if indexed {
                 browser::after_paint().await;
+                self.parse_index(&store);
             }
             loop {
                 match read_slices(&store).await {
@@ -108,10 +168,31 @@ impl Desk {
         });
     }
 
+    /// Lists every review of the inbox index in place of its head's page. A
+    /// review changed on this desk meanwhile (another tab's) stays as it is.
+    /// Without a usable index, the head stands until the reviews are read.
+    fn parse_index(&self, store: &LocalStore) {
+        if self.head.with_untracked(Option::is_none) {
+            return;
+        }
+        let Some(all) = store.index_text().and_then(|i| listed_entries(&i)) else {
+            return;
+        };
+        self.entries.update(|entries| {
+            let changed: Vec<Arc<Entry>> =
+                entries.drain(..).filter(|e| e.review().is_some()).collect();
+            entries.extend(all.iter().cloned());
+            put(entries, changed);
+        });
+        self.indexed.set_value(Some(all));
+        self.head.set(None);
+    }
+
     /// Shows what was read. A review changed on this desk while reading (a
     /// decision, an import) is newer than its stored copy read before, so it stays.
     fn finish_reading(&self, outcome: LoadOutcome) {
         self.reading.set(false);
+        self.head.set(None);
         self.entries.update(|entries| {
             let changed: Vec<Arc<Entry>> =
                 entries.drain(..).filter(|e| e.review().is_some()).collect();
@@ -127,9 +208,9 @@ impl Desk {
 
     /// Keeps the inbox index in step with the entries (local storage only),
     /// written a moment after each change is shown, and only when it differs
-    /// from what storage holds (`listed`: the entries of the index read at start).
-    pub(super) fn keep_index(self, store: LocalStore, listed: Option<Vec<Arc<Entry>>>) {
-        let stored = StoredValue::new(listed);
+    /// from what storage holds (`indexed`: the entries of the index read at start).
+    pub(super) fn keep_index(self, store: LocalStore) {
+        let stored = self.indexed;
         Effect::new(move |_| {
             self.entries.track();
             let store = store.clone();

@@ -345,6 +345,48 @@ test("the inbox is drawn from its index, then every review is read and the index
   await expect(page.getByRole("status").filter({ hasText: "Decided" })).toContainText("approved by");
 });
 
+const HEAD = "countersign.v1.inbox-head";
+const storedHead = (page) => page.evaluate((key) => JSON.parse(localStorage.getItem(key)), HEAD);
+
+test("a start draws the inbox's first page from the index head, then lists from the whole index", async ({ page }) => {
+  await page.goto("/");
+  await expect(rows(page)).toHaveCount(7);
+  // Written beside the index: the counts, the requesters and the first page of pending reviews.
+  await expect.poll(async () => (await storedHead(page))?.pending.length).toBe(7);
+  const head = await storedHead(page);
+  expect(head.counts.pending).toBe(7);
+  expect(Object.values(head.counts).reduce((a, b) => a + b)).toBe(8);
+  expect(head.requesters).toEqual([...new Set(head.requesters)].sort());
+  expect(head.pending.map((s) => s.id)).toEqual((await storedIndex(page)).filter((s) => s.status === "pending").map((s) => s.id));
+  // A head edited outside Countersign draws the first frame only: the index, parsed
+  // right after it, then the stored reviews win.
+  await page.evaluate((key) => {
+    const edited = JSON.parse(localStorage.getItem(key));
+    edited.pending[0].title = "Edited in the head";
+    edited.counts.pending = 99;
+    localStorage.setItem(key, JSON.stringify(edited));
+  }, HEAD);
+  await page.addInitScript(() => {
+    new MutationObserver(() => {
+      if (document.body?.textContent.includes("Edited in the head")) window.__drawnFromHead = true;
+    }).observe(document, { childList: true, subtree: true, characterData: true });
+  });
+  await page.reload();
+  await expect(rows(page)).toHaveCount(7);
+  await expect(page.getByText("Edited in the head")).toHaveCount(0);
+  expect(await page.evaluate(() => window.__drawnFromHead), "the first frame came from the head").toBe(true);
+  await expect(page.getByRole("navigation", { name: "Main" }).locator(".count")).toHaveText("7");
+  await expect(page.getByRole("navigation", { name: "Pages" })).toContainText("1–7 of 7");
+  // Any other page of the inbox waits for the whole index: all 8 are listed.
+  await page.goto("/?status=all");
+  await expect(rows(page)).toHaveCount(8);
+  // A damaged head is not used: the first page comes from the index itself.
+  await page.evaluate((key) => localStorage.setItem(key, "{not json"), HEAD);
+  await page.goto("/");
+  await expect(rows(page)).toHaveCount(7);
+  await expect(page.getByRole("navigation", { name: "Pages" })).toContainText("1–7 of 7");
+});
+
 test("the code that reads stored reviews is not in the first load: while it cannot be fetched the inbox says so and keeps its index's rows", async ({ page }) => {
   await page.goto("/");
   await expect(rows(page)).toHaveCount(7);
@@ -378,6 +420,7 @@ test("a full storage quota is a clear error and the decision stays on screen", a
     // The inbox index is only a shortcut: a save that does not fit drops it
     // and tries again. Without it, nothing can be freed.
     localStorage.removeItem("countersign.v1.inbox-index");
+    localStorage.removeItem("countersign.v1.inbox-head");
     const chunk = "x".repeat(256 * 1024);
     for (let i = 0; i < 200; i++) {
       try { localStorage.setItem(`filler.${i}`, chunk); } catch { break; }
