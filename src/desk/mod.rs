@@ -169,8 +169,9 @@ pub struct Desk {
     /// Until the inbox index is parsed (right after the first frame), what
     /// its head says of every review; `entries` then hold its first page only.
     head: RwSignal<Option<listing::HeadFacts>>,
-    /// The entries of the index as storage holds it, once parsed: the index
-    /// is written again only when the entries differ from them.
+    /// The entries of the index as storage holds it beside its head, once
+    /// parsed: the index is written again only when the entries differ from
+    /// them (an index without a head is written again once the reviews are read).
     indexed: StoredValue<Option<Vec<Arc<Entry>>>>,
     /// A Countersign server's approval policy and this reviewer's key.
     judging: RwSignal<Option<Arc<judging::Judging>>>,
@@ -224,7 +225,7 @@ impl Desk {
             let (facts, page) = head.split();
             (Some(page), Some(facts))
         } else {
-            (listed.clone(), None)
+            (listed, None)
         };
         browser::mark("countersign:loaded");
         let server = backend.server().cloned();
@@ -248,7 +249,7 @@ impl Desk {
             // Until the demo reviews are stored, what storage holds is not known either.
             reading: RwSignal::new(reading || needs_demo),
             head: RwSignal::new(head),
-            indexed: StoredValue::new(listed),
+            indexed: StoredValue::new(None),
             store: StoredValue::new(store),
             backend: StoredValue::new(backend),
             unfollowed: StoredValue::new(None),
