@@ -24,6 +24,18 @@ pub struct Ask {
 }
 
 impl Ask {
+    /// The inbox's default: pending reviews, oldest first, the first page.
+    pub fn first_pending() -> Ask {
+        Ask {
+            query: ReviewQuery {
+                status: Some(ConfirmStatus::Pending),
+                order: Order::Oldest,
+                ..ReviewQuery::default()
+            },
+            page: 1,
+        }
+    }
+
     /// Whether two asks list the same reviews (they may differ in page).
     pub fn same_filters(&self, other: &Ask) -> bool {
         ReviewQuery {
@@ -82,21 +94,13 @@ pub struct HeadFacts {
 /// default page (pending, oldest first, the first page) is that page; any
 /// other waits, empty, for the index (the desk says it is reading).
 pub fn from_head(entries: &[Arc<Entry>], head: &HeadFacts, ask: &Ask) -> Listing {
-    let first_pending = Ask {
-        query: ReviewQuery {
-            status: Some(ConfirmStatus::Pending),
-            order: Order::Oldest,
-            ..ReviewQuery::default()
-        },
-        page: 1,
-    };
     let pending = head.counts.of(ConfirmStatus::Pending) as usize;
     let framed = Listing {
         counts: head.counts,
         requesters: head.requesters.clone(),
         ..Listing::default()
     };
-    if *ask != first_pending {
+    if *ask != Ask::first_pending() {
         return framed;
     }
     Listing {

@@ -9,13 +9,12 @@
 //! a moment after it is shown, when it differs.
 
 use super::entry::Entry;
-use super::listing::HeadFacts;
+use super::listing::{in_memory, Ask, HeadFacts, Listing};
 use super::{describe_set_aside, put, sort, Desk};
 use crate::backend::{LoadOutcome, LocalStore};
 use crate::browser;
 use crate::split::{on_demand, LoadFailed};
-use countersign_domain::model::ConfirmStatus;
-use countersign_domain::wire::{ReviewSummary, StatusCounts, PAGE_SIZE};
+use countersign_domain::wire::{ReviewSummary, StatusCounts};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -46,34 +45,21 @@ pub(super) struct IndexHead {
 }
 
 impl IndexHead {
-    /// The head of `summaries` (every review, oldest request first).
-    fn of(summaries: &[ReviewSummary]) -> Self {
-        let mut counts = StatusCounts::default();
-        let mut requesters: Vec<&str> = Vec::new();
-        for summary in summaries {
-            counts.add(summary.status);
-            requesters.push(&summary.by);
-        }
-        requesters.sort_unstable();
-        requesters.dedup();
+    /// The head of the inbox's default page as `listing` shows it.
+    fn of(listing: Listing) -> Self {
         IndexHead {
-            counts,
-            requesters: requesters.into_iter().map(str::to_owned).collect(),
-            pending: summaries
-                .iter()
-                .filter(|s| s.status == ConfirmStatus::Pending)
-                .take(PAGE_SIZE)
-                .cloned()
-                .collect(),
+            counts: listing.counts,
+            requesters: listing.requesters,
+            pending: listing.rows.iter().map(|e| e.summary().clone()).collect(),
         }
     }
 }
 
 on_demand! {
     /// Writes the inbox index and its head.
-    in review fn write_index(store: LocalStore, summaries: Vec<ReviewSummary>) -> () {
+    in review fn write_index(store: LocalStore, summaries: Vec<ReviewSummary>, head: IndexHead) -> () {
         let index = serde_json::to_string(&summaries);
-        let head = serde_json::to_string(&IndexHead::of(&summaries));
+        let head = serde_json::to_string(&head);
         match (index, head) {
             (Ok(index), Ok(head)) => store.save_index_text(&index, &head),
             _ => store.remove_index(),
@@ -226,10 +212,11 @@ impl Desk {
                         return;
                     }
                     let summaries = current.iter().map(|e| e.summary().clone()).collect();
+                    let head = IndexHead::of(in_memory(&current, &Ask::first_pending()));
                     leptos::task::spawn_local(async move {
                         // When the writing code cannot be fetched, the index is
                         // written at the next change, or found stale at the next start.
-                        if write_index(store, summaries).await.is_ok() {
+                        if write_index(store, summaries, head).await.is_ok() {
                             stored.set_value(Some(current));
                         }
                     });
