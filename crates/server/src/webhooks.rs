@@ -1,9 +1,15 @@
 //! `serve --webhook URL`: tells other systems when a review is created,
 //! decided, expired or escalated. Deliveries are durable (see
-//! [`crate::db::webhooks`]), sent by one worker per instance, retried with
-//! exponential backoff and jitter for up to a day, and signed the Standard
-//! Webhooks way: `webhook-signature: v1,<base64 HMAC-SHA256 of
-//! "{webhook-id}.{webhook-timestamp}.{body}">` with the webhook's secret.
+//! [`crate::db::webhooks`]), retried with exponential backoff and jitter for
+//! up to a day, and signed the Standard Webhooks way: `webhook-signature:
+//! v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with
+//! the webhook's secret.
+//!
+//! Each attempt is a task of its own, bounded by [`TIMEOUT`], and each
+//! webhook has [`IN_FLIGHT`] of them at most on one instance: a receiver that
+//! hangs on some deliveries holds only their slots, and every other delivery
+//! (of that webhook or another) is sent when it falls due. So deliveries are
+//! not sent in order; each body carries its feed position (`seq`).
 
 use crate::db::reviews::Change;
 use crate::db::webhooks::{Claimed, Queued};
@@ -17,6 +23,8 @@ use serde_json::json;
 use sha2::Sha256;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
 
 /// The changes webhooks are told of.
 const SENT: [ChangeKind; 4] = [
@@ -27,10 +35,13 @@ const SENT: [ChangeKind; 4] = [
 ];
 /// Feed entries turned into deliveries per query.
 const PAGE: i64 = 200;
-/// Deliveries sent at once by one instance.
-const IN_FLIGHT: i64 = 16;
-/// How long a receiver may take to answer.
-const TIMEOUT: Duration = Duration::from_secs(10);
+/// Attempts one webhook has in flight at once on one instance.
+pub const IN_FLIGHT: usize = 16;
+/// How long one attempt may take, from connecting to the end of the answer,
+/// before it counts as failed (and is tried again on the schedule).
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+/// How often new changes are turned into deliveries.
+const QUEUE_EVERY: Duration = Duration::from_secs(1);
 /// How long a delivery is retried before it is given up.
 const GIVE_UP_AFTER: chrono::TimeDelta = chrono::TimeDelta::hours(24);
 /// The longest wait between two attempts.
@@ -53,9 +64,16 @@ pub struct Webhooks {
 
 struct Shared {
     db: Db,
-    hooks: Vec<(Webhook, Vec<u8>)>,
+    hooks: Vec<Hook>,
     desk: String,
     client: ureq::Agent,
+}
+
+/// A configured webhook with its signing key and its free attempt slots.
+struct Hook {
+    webhook: Webhook,
+    key: Vec<u8>,
+    slots: Arc<Semaphore>,
 }
 
 impl Webhooks {
@@ -87,7 +105,11 @@ impl Webhooks {
                     shown(&hook.url)
                 )
             })?;
-            keyed.push((hook, key));
+            keyed.push(Hook {
+                webhook: hook,
+                key,
+                slots: Arc::new(Semaphore::new(IN_FLIGHT)),
+            });
         }
         let client = ureq::Agent::config_builder()
             .http_status_as_error(false)
@@ -114,11 +136,11 @@ impl Webhooks {
     pub async fn list(&self) -> Result<WebhookList, DbError> {
         let db = &self.shared.db;
         let mut webhooks = Vec::new();
-        for (hook, _) in &self.shared.hooks {
-            let [pending, sent, failed] = db.delivery_counts(&hook.url).await?;
+        for Hook { webhook, .. } in &self.shared.hooks {
+            let [pending, sent, failed] = db.delivery_counts(&webhook.url).await?;
             webhooks.push(WebhookStatus {
-                url: shown(&hook.url),
-                format: hook.format,
+                url: shown(&webhook.url),
+                format: webhook.format,
                 pending,
                 sent,
                 failed,
@@ -135,40 +157,47 @@ impl Webhooks {
         self.shared
             .hooks
             .iter()
-            .map(|(h, _)| h.url.clone())
+            .map(|hook| hook.webhook.url.clone())
             .collect()
     }
 
-    /// Queues and sends deliveries once a second, for as long as the server runs.
+    /// Queues new deliveries every second and starts each attempt when it
+    /// falls due and its webhook has a free slot, for as long as the server
+    /// runs.
     pub async fn run(self) {
-        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        let freed = Arc::new(Notify::new());
+        let mut queued_at = Instant::now();
+        if let Err(e) = self.queue_new().await {
+            eprintln!("countersign: queueing webhook deliveries failed (trying again): {e}");
+        }
         loop {
-            tick.tick().await;
-            if let Err(e) = self.queue_new().await {
-                eprintln!("countersign: queueing webhook deliveries failed (trying again): {e}");
-            }
-            // A full batch means more may be due: send on until none is.
-            loop {
-                match self.send_due().await {
-                    Ok(sent) if sent == IN_FLIGHT as usize => continue,
-                    Ok(_) => break,
-                    Err(e) => {
-                        eprintln!(
-                            "countersign: sending webhook deliveries failed (trying again): {e}"
-                        );
-                        break;
-                    }
+            if queued_at.elapsed() >= QUEUE_EVERY {
+                queued_at = Instant::now();
+                if let Err(e) = self.queue_new().await {
+                    eprintln!(
+                        "countersign: queueing webhook deliveries failed (trying again): {e}"
+                    );
                 }
+            }
+            let next_due = self.start_due(&freed).await.unwrap_or_else(|e| {
+                eprintln!("countersign: sending webhook deliveries failed (trying again): {e}");
+                None
+            });
+            let queue_at = queued_at + QUEUE_EVERY;
+            let wake_at = next_due.map_or(queue_at, |due| due.min(queue_at));
+            tokio::select! {
+                () = tokio::time::sleep_until(wake_at) => {}
+                () = freed.notified() => {}
             }
         }
     }
 
     /// Turns the changes stored since each webhook's place into deliveries.
-    pub async fn queue_new(&self) -> Result<(), DbError> {
+    async fn queue_new(&self) -> Result<(), DbError> {
         let db = &self.shared.db;
-        for (hook, _) in &self.shared.hooks {
+        for Hook { webhook, .. } in &self.shared.hooks {
             loop {
-                let from = db.webhook_position(&hook.url).await?;
+                let from = db.webhook_position(&webhook.url).await?;
                 let changes = db.changes_after(from, PAGE).await?;
                 let Some(to) = changes.last().map(|c| c.seq) else {
                     break;
@@ -178,63 +207,101 @@ impl Webhooks {
                     .filter(|c| SENT.contains(&c.kind))
                     .map(|change| {
                         let id = format!("msg_{}", crate::changes::new_id());
-                        let body = body(hook.format, &id, &change, &self.shared.desk);
+                        let body = body(webhook.format, &id, &change, &self.shared.desk);
                         Queued { id, change, body }
                     })
                     .collect();
                 // Another instance may have queued them first: then read again.
-                db.queue_deliveries(&hook.url, (from, to), &queued).await?;
+                db.queue_deliveries(&webhook.url, (from, to), &queued)
+                    .await?;
             }
         }
         Ok(())
     }
 
-    /// Sends the deliveries that are due, several at once, and records how
-    /// each went. Returns how many it tried.
-    pub async fn send_due(&self) -> Result<usize, DbError> {
-        let now = chrono::Utc::now();
-        // A claim lasts longer than an attempt can: an instance that dies
-        // mid-attempt leaves its claims to be taken again after it.
-        let lease = now + chrono::TimeDelta::from_std(TIMEOUT * 3).unwrap_or_default();
-        let claimed = self
+    /// Claims as many due deliveries as each webhook has free slots and
+    /// starts an attempt for each; `freed` is told when one ends. Returns
+    /// when the next delivery not started falls due, if any does.
+    async fn start_due(&self, freed: &Arc<Notify>) -> Result<Option<Instant>, DbError> {
+        let db = &self.shared.db;
+        let mut next_due: Option<Instant> = None;
+        for (index, hook) in self.shared.hooks.iter().enumerate() {
+            let room = hook.slots.available_permits();
+            if room == 0 {
+                // The slot an attempt frees wakes the loop.
+                continue;
+            }
+            let url = std::slice::from_ref(&hook.webhook.url);
+            let now = chrono::Utc::now();
+            // A claim lasts longer than an attempt can: an instance that dies
+            // mid-attempt leaves its claims to be taken again after it.
+            let lease = now + chrono::TimeDelta::from_std(TIMEOUT * 3).unwrap_or_default();
+            let limit = i64::try_from(room).unwrap_or(i64::MAX);
+            let claimed = db.claim_deliveries(url, now, lease, limit).await?;
+            let full = claimed.len() == room;
+            for delivery in claimed {
+                let Ok(slot) = hook.slots.clone().try_acquire_owned() else {
+                    // Only this loop takes slots, so one is free; if not, the
+                    // lease runs out and the delivery is claimed again.
+                    break;
+                };
+                tokio::spawn(self.clone().attempt(index, delivery, slot, freed.clone()));
+            }
+            if !full {
+                if let Some(due) = db.next_delivery_at(&hook.webhook.url).await? {
+                    let wait = (due - chrono::Utc::now()).to_std().unwrap_or_default();
+                    let due = Instant::now() + wait;
+                    next_due = Some(next_due.map_or(due, |next| next.min(due)));
+                }
+            }
+        }
+        Ok(next_due)
+    }
+
+    /// One attempt of one delivery, recorded; then its slot is freed.
+    async fn attempt(
+        self,
+        hook: usize,
+        delivery: Claimed,
+        slot: OwnedSemaphorePermit,
+        freed: Arc<Notify>,
+    ) {
+        let shared = self.shared.clone();
+        let sent = tokio::task::spawn_blocking({
+            let delivery = delivery.clone();
+            move || shared.send(hook, &delivery)
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("the sending task failed: {e}")));
+        let result = match &sent {
+            Ok(()) => Ok(()),
+            Err(error) => Err((error.as_str(), retry_at(&delivery))),
+        };
+        if let Err(e) = self
             .shared
             .db
-            .claim_deliveries(&self.urls(), now, lease, IN_FLIGHT)
-            .await?;
-        let tried = claimed.len();
-        let attempts = claimed.into_iter().map(|delivery| {
-            let shared = self.shared.clone();
-            async move {
-                let sent = tokio::task::spawn_blocking({
-                    let shared = shared.clone();
-                    let delivery = delivery.clone();
-                    move || shared.send(&delivery)
-                })
-                .await
-                .unwrap_or_else(|e| Err(format!("the sending task failed: {e}")));
-                let result = match &sent {
-                    Ok(()) => Ok(()),
-                    Err(error) => Err((error.as_str(), retry_at(&delivery))),
-                };
-                shared.db.delivery_attempted(&delivery.id, result).await
-            }
-        });
-        for result in futures_util::future::join_all(attempts).await {
-            result?;
+            .delivery_attempted(&delivery.id, result)
+            .await
+        {
+            // The claim's lease runs out and the delivery is tried again.
+            eprintln!(
+                "countersign: recording webhook delivery {} failed: {e}",
+                delivery.id
+            );
         }
-        Ok(tried)
+        drop(slot);
+        freed.notify_one();
     }
 }
 
 impl Shared {
     /// One attempt: signed POST, 2xx or the reason it failed.
-    fn send(&self, delivery: &Claimed) -> Result<(), String> {
-        let key = self
+    fn send(&self, hook: usize, delivery: &Claimed) -> Result<(), String> {
+        let key = &self
             .hooks
-            .iter()
-            .find(|(h, _)| h.url == delivery.url)
-            .map(|(_, key)| key)
-            .ok_or("the webhook is no longer configured")?;
+            .get(hook)
+            .ok_or("the webhook is no longer configured")?
+            .key;
         let timestamp = chrono::Utc::now().timestamp().to_string();
         let signature = sign(key, &delivery.id, &timestamp, &delivery.body);
         let answer = self
@@ -367,11 +434,18 @@ fn body(format: WebhookFormat, id: &str, change: &Change, desk: &str) -> String 
                 slack_text(&summary.by),
                 waited_text(waited)
             );
+            // Every text the agent controls goes through `slack_text`, and no
+            // text object lets Slack turn words into links or mentions
+            // (`verbatim`, `link_names`): the only link is the desk's.
+            let mrkdwn = |text: String| json!({"type": "mrkdwn", "text": text, "verbatim": true});
             json!({
-                "text": format!("{what}: {}", summary.title),
+                "text": format!("{what}: {title}"),
+                "link_names": false,
+                "unfurl_links": false,
+                "unfurl_media": false,
                 "blocks": [
-                    {"type": "section", "text": {"type": "mrkdwn", "text": format!("*{what}*\n<{link}|{title}>")}},
-                    {"type": "context", "elements": [{"type": "mrkdwn", "text": context}]},
+                    {"type": "section", "text": mrkdwn(format!("*{what}*\n<{link}|{title}>"))},
+                    {"type": "context", "elements": [mrkdwn(context)]},
                 ],
             })
             .to_string()
@@ -379,11 +453,23 @@ fn body(format: WebhookFormat, id: &str, change: &Change, desk: &str) -> String 
     }
 }
 
-/// Text as Slack's mrkdwn needs it (`&`, `<` and `>` escaped).
+/// Agent-controlled text made inert for Slack, which reads markup in every
+/// text field and in notifications: `&`, `<` and `>` escaped (so no
+/// `<!channel>`, `<@U…>`, `<#C…>` or `<url|label>` survives), and line
+/// breaks and other control characters turned into spaces, so a title stays
+/// one line inside the desk's link.
 fn slack_text(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// `45 s`, `12 min`, `3 h 5 min`.
@@ -405,6 +491,7 @@ fn random_bytes<const N: usize>() -> [u8; N] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use countersign_domain::wire::ReviewSummary;
 
     #[test]
     fn a_signature_matches_the_standard_webhooks_test_vector() {
@@ -431,36 +518,105 @@ mod tests {
         );
     }
 
+    fn change(summary: &ReviewSummary, kind: ChangeKind, status: ConfirmStatus) -> Change {
+        Change {
+            seq: 7,
+            kind,
+            confirm_id: summary.id.to_string(),
+            status,
+            at: crate::db::stored_time(summary.at.to_utc() + chrono::TimeDelta::minutes(12)),
+            summary: summary.clone(),
+        }
+    }
+
+    fn slack(change: &Change) -> serde_json::Value {
+        serde_json::from_str(&body(WebhookFormat::Slack, "msg_1", change, "https://desk")).unwrap()
+    }
+
+    /// Every string of a Slack body, with where it is.
+    fn strings(value: &serde_json::Value, at: String, out: &mut Vec<(String, String)>) {
+        match value {
+            serde_json::Value::String(text) => out.push((at, text.clone())),
+            serde_json::Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    strings(item, format!("{at}/{i}"), out);
+                }
+            }
+            serde_json::Value::Object(fields) => {
+                for (name, field) in fields {
+                    strings(field, format!("{at}/{name}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Fails unless the only markup Slack could read in `body` is the
+    /// desk's own link, every `&` starts one of the three escapes, and no
+    /// text object lets Slack find links or mentions by itself.
+    fn assert_inert(body: &serde_json::Value, link: &str) {
+        let mut found = Vec::new();
+        strings(body, String::new(), &mut found);
+        for (at, text) in &found {
+            let mut rest = text.as_str();
+            while let Some(open) = rest.find('<') {
+                let markup = &rest[open..];
+                assert!(
+                    markup.starts_with(&format!("<{link}|")),
+                    "markup at {at}: {text}"
+                );
+                let close = markup.find('>').unwrap();
+                assert!(!markup[1..close].contains('<'), "{at}: {text}");
+                rest = &markup[close + 1..];
+            }
+            let entities = text.match_indices('&').all(|(i, _)| {
+                ["&amp;", "&lt;", "&gt;"]
+                    .iter()
+                    .any(|e| text[i..].starts_with(e))
+            });
+            assert!(entities, "a bare & at {at}: {text}");
+            assert!(!text.contains('\n') || at.ends_with("/0/text/text"), "{at}");
+        }
+        assert_eq!(body["link_names"], false);
+        for block in body["blocks"].as_array().unwrap() {
+            let texts = block["text"].as_object().into_iter().chain(
+                block["elements"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| e.as_object()),
+            );
+            for text in texts {
+                assert_eq!(text["verbatim"], true, "{block}");
+            }
+        }
+    }
+
     #[test]
     fn a_slack_message_says_what_happened_with_a_link_and_escaped_text() {
         let review = countersign_domain::demo::reviews(chrono::Utc::now())
             .unwrap()
             .remove(0);
-        let mut summary = countersign_domain::wire::ReviewSummary::of(&review);
+        let mut summary = ReviewSummary::of(&review);
         summary.title = "Drop <prod> & co".into();
-        let change = |status| Change {
-            seq: 7,
-            kind: ChangeKind::Decided,
-            confirm_id: summary.id.to_string(),
-            status,
-            at: crate::db::stored_time(summary.at.to_utc() + chrono::TimeDelta::minutes(12)),
-            summary: summary.clone(),
-        };
-        let slack = |status| -> serde_json::Value {
-            serde_json::from_str(&body(
-                WebhookFormat::Slack,
-                "msg_1",
-                &change(status),
-                "https://desk",
-            ))
-            .unwrap()
-        };
-        let partial = slack(ConfirmStatus::Pending);
+        let partial = slack(&change(
+            &summary,
+            ChangeKind::Decided,
+            ConfirmStatus::Pending,
+        ));
         assert!(partial["text"]
             .as_str()
             .unwrap()
             .starts_with("Approved once; more approvals are needed"));
-        let rejected = slack(ConfirmStatus::Rejected);
+        let rejected = slack(&change(
+            &summary,
+            ChangeKind::Decided,
+            ConfirmStatus::Rejected,
+        ));
+        assert_eq!(
+            rejected["text"],
+            "Decided: rejected: Drop &lt;prod&gt; &amp; co"
+        );
         let section = rejected["blocks"][0]["text"]["text"].as_str().unwrap();
         assert!(section.starts_with("*Decided: rejected*"), "{section}");
         let link = format!(
@@ -472,6 +628,53 @@ mod tests {
             .as_str()
             .unwrap();
         assert!(context.ends_with("waited 12 min"), "{context}");
+    }
+
+    #[test]
+    fn agent_text_in_a_slack_message_is_inert_everywhere() {
+        let hostile = "Pay now <https://evil.example/phish|Open the desk to approve> <!channel> <!here> <@U012AB3CD> <#C123|general> <!subteam^S1> &lt;!everyone&gt;\n*next line*";
+        let submission: countersign_domain::toolcall::ToolCallSubmission =
+            serde_json::from_value(serde_json::json!({
+                "sessionId": "sess <!here>",
+                "runId": "run-1",
+                "toolCall": {"name": "pay<!channel>|now", "args": {"to": hostile}},
+                "humanSummary": hostile,
+                "riskTier": "R3",
+                "reason": hostile,
+                "requestedByRole": format!("agent {hostile}"),
+            }))
+            .unwrap();
+        let mut ids = crate::changes::new_id;
+        let review = countersign_domain::toolcall::new_tool_call_review(
+            submission,
+            chrono::Utc::now(),
+            &mut ids,
+        )
+        .unwrap();
+        let summary = ReviewSummary::of(&review);
+        let link = format!("https://desk/reviews/{}", summary.id);
+        for kind in SENT {
+            let body = slack(&change(&summary, kind, ConfirmStatus::Pending));
+            assert_inert(&body, &link);
+            let text = body["text"].as_str().unwrap();
+            assert!(text.contains("&lt;!channel&gt;"), "{text}");
+            assert!(!text.contains('<'), "{text}");
+        }
+        let mut plan = countersign_domain::demo::reviews(chrono::Utc::now())
+            .unwrap()
+            .into_iter()
+            .find(|r| r.plan().is_some())
+            .unwrap();
+        plan.confirm.requested_by_role = hostile.into();
+        let mut summary = ReviewSummary::of(&plan);
+        summary.title = hostile.into();
+        let link = format!("https://desk/reviews/{}", summary.id);
+        let body = slack(&change(
+            &summary,
+            ChangeKind::Decided,
+            ConfirmStatus::Rejected,
+        ));
+        assert_inert(&body, &link);
     }
 
     #[test]

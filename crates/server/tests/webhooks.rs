@@ -25,6 +25,18 @@ struct Received {
     signature: String,
     body: String,
     accepted: bool,
+    at: Instant,
+}
+
+/// How the receiver answers a request.
+#[derive(Clone, Copy, PartialEq)]
+enum Reply {
+    /// 204.
+    Accept,
+    /// 503.
+    Refuse,
+    /// Never.
+    Hang,
 }
 
 impl Received {
@@ -33,27 +45,45 @@ impl Received {
     }
 }
 
-/// A webhook receiver that refuses its first `refuse` requests with 503.
+/// A webhook receiver on 127.0.0.1.
 struct Receiver {
     url: String,
     got: Arc<Mutex<Vec<Received>>>,
 }
 
 impl Receiver {
+    /// One that refuses its first `refuse` requests with 503.
     fn start(refuse: usize) -> Receiver {
+        Receiver::answering(move |before, _| {
+            if before.len() >= refuse {
+                Reply::Accept
+            } else {
+                Reply::Refuse
+            }
+        })
+    }
+
+    /// One that answers each request as `reply` says, given the requests
+    /// received before it.
+    fn answering(
+        reply: impl Fn(&[Received], &Received) -> Reply + Send + Sync + 'static,
+    ) -> Receiver {
         let got = Arc::new(Mutex::new(Vec::<Received>::new()));
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let url = format!("http://{}/hook", listener.local_addr().unwrap());
         let seen = got.clone();
+        let reply = Arc::new(reply);
         std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
                 .enable_all()
                 .build()
                 .unwrap();
             runtime.block_on(async move {
                 let hook = move |headers: axum::http::HeaderMap, body: String| {
                     let seen = seen.clone();
+                    let reply = reply.clone();
                     async move {
                         let header = |name: &str| {
                             headers
@@ -62,19 +92,25 @@ impl Receiver {
                                 .unwrap_or_default()
                                 .to_owned()
                         };
-                        let mut seen = seen.lock().unwrap();
-                        let accepted = seen.len() >= refuse;
-                        seen.push(Received {
+                        let mut received = Received {
                             id: header("webhook-id"),
                             timestamp: header("webhook-timestamp"),
                             signature: header("webhook-signature"),
                             body,
-                            accepted,
-                        });
-                        if accepted {
-                            axum::http::StatusCode::NO_CONTENT
-                        } else {
-                            axum::http::StatusCode::SERVICE_UNAVAILABLE
+                            accepted: false,
+                            at: Instant::now(),
+                        };
+                        let answer = {
+                            let mut seen = seen.lock().unwrap();
+                            let answer = reply(&seen, &received);
+                            received.accepted = answer == Reply::Accept;
+                            seen.push(received);
+                            answer
+                        };
+                        match answer {
+                            Reply::Accept => axum::http::StatusCode::NO_CONTENT,
+                            Reply::Refuse => axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                            Reply::Hang => std::future::pending().await,
                         }
                     }
                 };
@@ -340,6 +376,61 @@ fn a_sigkill_in_the_middle_of_500_changes_loses_no_delivery() {
 }
 
 #[test]
+fn a_receiver_that_hangs_on_some_deliveries_delays_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    // Requests about the calls marked "Hang" are never answered; every other
+    // delivery is refused once, then accepted: its retry must come on the
+    // README's schedule (0.5 to 1.5 s after the refused attempt).
+    let receiver = Receiver::answering(|before, request| {
+        if request.body.contains("Hang here") {
+            Reply::Hang
+        } else if before.iter().any(|r| r.id == request.id) {
+            Reply::Accept
+        } else {
+            Reply::Refuse
+        }
+    });
+    let server = start(dir.path(), &receiver, &[]);
+    let agent = server.client(&server.agent);
+    let ask_with = |n: usize, summary: &str| {
+        let mut body = tool_call(json!({"n": n}));
+        body["humanSummary"] = json!(summary);
+        let asked = agent.post("/tool-calls", &body);
+        assert_eq!(asked.status, 201, "{}", asked.text);
+    };
+    for n in 0..4 {
+        ask_with(n, "Hang here");
+    }
+    for n in 4..44 {
+        ask_with(n, "Wire money to ACME GmbH");
+    }
+    let accepted = receiver.wait_for("40 answered deliveries", |got| got.len() >= 40);
+    let all = receiver.received();
+    let mut late = Vec::new();
+    let mut worst = Duration::ZERO;
+    for request in &accepted {
+        let first = all
+            .iter()
+            .find(|r| r.id == request.id)
+            .expect("its refused attempt");
+        assert!(!first.accepted, "{first:?}");
+        let waited = request.at - first.at;
+        worst = worst.max(waited);
+        // The schedule's 1.5 s, and half a second for a busy test machine.
+        if waited > Duration::from_millis(2000) {
+            late.push(waited);
+        }
+    }
+    let hung = all.iter().filter(|r| r.body.contains("Hang here")).count();
+    eprintln!(
+        "{} retries while {hung} requests hung; the slowest came {worst:?} after its first attempt",
+        accepted.len()
+    );
+    assert!(hung >= 4, "the hanging receiver was asked: {hung}");
+    assert!(late.is_empty(), "retries later than the schedule: {late:?}");
+}
+
+#[test]
 fn a_waiting_call_escalates_once_then_expires_once_and_slack_hears_both() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path()).unwrap();
@@ -366,6 +457,10 @@ fn a_waiting_call_escalates_once_then_expires_once_and_slack_hears_both() {
     let reviewer = server.client(&server.reviewer);
     let mut body = tool_call(json!({"amount": 10}));
     body["toolCall"]["name"] = json!("payments.refund");
+    // An agent's text tries Slack markup: a disguised link and a mention.
+    body["humanSummary"] =
+        json!("Pay now <https://evil.example/phish|Open the desk to approve> <!channel>");
+    body["requestedByRole"] = json!("agent <@U024BE7LH> <#C024BE7LR|general> & co");
     let asked = agent.post("/tool-calls", &body);
     assert_eq!(asked.status, 201, "{}", asked.text);
     let id = asked.body["outcome"]["confirm_id"]
@@ -386,6 +481,26 @@ fn a_waiting_call_escalates_once_then_expires_once_and_slack_hears_both() {
     let section = slack[1].json()["blocks"][0]["text"]["text"].clone();
     let link = format!("<https://desk.example.com/reviews/{id}|");
     assert!(section.as_str().unwrap().contains(&link), "{section}");
+    for request in &slack {
+        // The desk's link is the only markup; the agent's text is escaped.
+        let markup: Vec<&str> = request
+            .body
+            .match_indices('<')
+            .map(|(i, _)| &request.body[i..])
+            .collect();
+        assert_eq!(markup.len(), 1, "{}", request.body);
+        assert!(markup[0].starts_with(&link), "{}", request.body);
+        let text = request.json()["text"].as_str().unwrap().to_owned();
+        assert!(text.contains("&lt;!channel&gt;"), "{text}");
+        let context = request.json()["blocks"][1]["elements"][0]["text"].clone();
+        assert!(
+            context
+                .as_str()
+                .unwrap()
+                .contains("asked by agent &lt;@U024BE7LH&gt; &lt;#C024BE7LR|general&gt; &amp; co"),
+            "{context}"
+        );
+    }
     // Once each: nothing more comes.
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(receiver.received().len(), 3);

@@ -161,6 +161,26 @@ impl Db {
             .collect()
     }
 
+    /// When the webhook's next pending delivery falls due (a claimed one at
+    /// the end of its lease), if it has one.
+    pub async fn next_delivery_at(
+        &self,
+        url: &str,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbError> {
+        let row = sqlx::query(
+            "SELECT MIN(next_at) FROM webhook_deliveries WHERE state = 'pending' AND url = $1",
+        )
+        .bind(url)
+        .fetch_one(self.pool())
+        .await?;
+        let Some(next) = row.try_get::<Option<String>, _>(0)? else {
+            return Ok(None);
+        };
+        chrono::DateTime::parse_from_rfc3339(&next)
+            .map(|at| Some(at.to_utc()))
+            .map_err(|_| DbError::Damaged(format!("a delivery due at `{next}`")))
+    }
+
     /// Records how an attempt ended: sent, to be tried again at `retry_at`
     /// with the error, or (no retry time) failed for good.
     pub async fn delivery_attempted(
