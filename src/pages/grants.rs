@@ -4,7 +4,7 @@
 
 use crate::browser;
 use crate::desk::Desk;
-use countersign_domain::toolcall::Scope;
+use countersign_domain::toolcall::{Scope, ScopeGrant};
 use countersign_domain::wire::GrantRecord;
 use countersign_domain::Timestamp;
 use leptos::prelude::*;
@@ -137,7 +137,7 @@ fn GrantItem(
         <li class="card grant">
             <p class="grant-tool"><code>{grant.tool_name.clone()}</code>" with "{covers}</p>
             <p class="subtle">{reach}" · up to "{grant.max_risk.to_string()}</p>
-            <p>"Granted by "<strong>{grant.granted_by_role.clone()}</strong>" "
+            <p>"Granted by "<strong>{granter(grant)}</strong>" "
                 <time title=grant.granted_at.exact()>{grant.granted_at.ago(now)}</time>
                 " · "{uses}" · "{state}
             </p>
@@ -148,6 +148,18 @@ fn GrantItem(
             })}
             {move || failed.get().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
         </li>
+    }
+}
+
+/// Who granted it: the key's owner (or the key) and the role, as known.
+fn granter(grant: &ScopeGrant) -> String {
+    match grant
+        .granted_by_owner
+        .as_ref()
+        .or(grant.granted_by_key.as_ref())
+    {
+        Some(person) => format!("{person} as {}", grant.granted_by_role),
+        None => grant.granted_by_role.clone(),
     }
 }
 

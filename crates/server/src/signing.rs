@@ -237,12 +237,14 @@ fn describe(body: &ReceiptBody) -> String {
         .decisions
         .iter()
         .map(|d| {
+            let by = match (&d.decided_by_owner, &d.decided_by_key) {
+                (Some(owner), Some(key)) => format!("{owner} ({key})"),
+                (None, Some(key)) => key.clone(),
+                (_, None) => "the server".to_owned(),
+            };
             format!(
-                "{} as {} by {} at {}",
-                d.status,
-                d.decided_by_role,
-                d.decided_by_key.as_deref().unwrap_or("the server"),
-                d.decided_at
+                "{} as {} by {by} at {}",
+                d.status, d.decided_by_role, d.decided_at
             )
         })
         .collect();
@@ -258,6 +260,17 @@ fn describe(body: &ReceiptBody) -> String {
             ", {} {} sha256 {hash}",
             body.target.kind, body.target.id
         ));
+    }
+    if let Some(grant) = &body.approved_by_grant {
+        // The grant's decision is attributed to the key that granted it.
+        let granter = body
+            .decisions
+            .last()
+            .and_then(|d| d.decided_by_owner.as_ref().or(d.decided_by_key.as_ref()));
+        text.push_str(&format!("; let through by grant {grant}"));
+        if let Some(granter) = granter {
+            text.push_str(&format!(", granted by {granter}"));
+        }
     }
     if let Some(token) = &body.token {
         text.push_str(&format!(

@@ -278,3 +278,62 @@ fn a_token_whose_receipt_does_not_verify_is_refused_before_it_is_spent() {
     assert_eq!(again.status.code(), Some(1));
     assert!(text(&again).contains("token_used"), "{}", text(&again));
 }
+
+#[test]
+fn a_call_let_through_by_a_grant_has_a_receipt_naming_the_grant_and_who_granted_it() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let key = public_key(data.path());
+    let (code, out, err) = server.keys(&[
+        "add", "--kind", "reviewer", "--owner", "alice", "--role", "reviewer",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let alice = server.client(out.lines().next().unwrap());
+    let agent = server.client(&server.agent);
+    let ask = || {
+        let asked = agent.post("/tool-calls", &support::tool_call(json!({"amount": 40})));
+        assert_eq!(asked.status, 201, "{}", asked.text);
+        asked.body
+    };
+    let first = ask();
+    let id = first["outcome"]["confirm_id"].as_str().unwrap();
+    let granted = alice.decide(
+        id,
+        "grant",
+        &json!({"status": "approved", "decided_by_role": "reviewer",
+                "tool_call": {"mode": "scope", "scope": "session"}}),
+    );
+    assert_eq!(granted.status, 200, "{}", granted.text);
+    let alice_key = granted.body["outcome"]["receipt"]["body"]["decisions"][0]["decided_by_key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // The same call again: let through by alice's grant, and its receipt says so.
+    let second = ask();
+    let outcome = &second["outcome"];
+    assert_eq!(outcome["outcome"], "APPROVED", "{outcome}");
+    let grant = outcome["approved_by_grant"].as_str().unwrap();
+    let body = &outcome["receipt"]["body"];
+    assert_eq!(body["approved_by_grant"], json!(grant));
+    assert_eq!(body["decisions"][0]["decided_by_owner"], json!("alice"));
+    assert_eq!(body["decisions"][0]["decided_by_key"], json!(alice_key));
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("receipt.json");
+    std::fs::write(&file, outcome["receipt"].to_string()).unwrap();
+    let valid = verify(&file, &key);
+    assert_eq!(valid.status.code(), Some(0), "{}", text(&valid));
+    let said = text(&valid);
+    assert!(
+        said.contains(&format!("approved as reviewer by alice ({alice_key})"))
+            && said.contains(&format!("let through by grant {grant}, granted by alice")),
+        "{said}"
+    );
+
+    // The ledger names the person too.
+    let ledger = alice.get("/grants");
+    let entry = &ledger.body["items"][0]["grant"];
+    assert_eq!(entry["grantedByOwner"], json!("alice"), "{}", ledger.text);
+    assert_eq!(entry["grantedByKey"], json!(alice_key));
+}

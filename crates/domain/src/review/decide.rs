@@ -197,7 +197,13 @@ fn decide_as(
         next.attribute_last_decision(judge.reviewer, Some(&judge.rule.name));
     }
     let trace_id = confirm.trace.as_ref().map(|t| t.trace_id);
-    if let (Some(Target::ToolCall(call)), Some(outcome)) = (&mut next.target, tool_outcome) {
+    if let (Some(Target::ToolCall(call)), Some(mut outcome)) = (&mut next.target, tool_outcome) {
+        // A grant names the person behind it, so the receipts of the calls it
+        // lets through answer "who allowed this".
+        if let (Some(grant), Some(judge)) = (&mut outcome.grant, judge) {
+            grant.granted_by_key = Some(judge.reviewer.key_id.clone());
+            grant.granted_by_owner = judge.reviewer.owner.clone();
+        }
         call.outcome = Some(outcome);
     }
     if let (Some(Target::Plan(plan)), Some(to)) = (&mut next.target, next_plan_status) {

@@ -9,7 +9,7 @@ use super::token::{RedeemError, Redemption};
 use crate::issue::Issue;
 use crate::model::{ConfirmStatus, DecisionStatus};
 use crate::policy::ExpiryDecision;
-use crate::review::{decide, event, DecideError, DecisionInput, Review, Target};
+use crate::review::{decide, event, DecideError, DecisionInput, KeyRef, Review, Target};
 use crate::{IdSource, Timestamp};
 use chrono::{DateTime, Utc};
 use serde_json::json;
@@ -80,6 +80,15 @@ pub fn approve_by_grant(
             if let Some(outcome) = &mut call.outcome {
                 outcome.approved_by_grant = Some(grant.grant_id);
             }
+        }
+        // The decision is the granting reviewer's standing word: it is
+        // attributed to their key, as their own decisions are.
+        if let Some(key_id) = &grant.granted_by_key {
+            let key = KeyRef {
+                key_id: key_id.clone(),
+                owner: grant.granted_by_owner.clone(),
+            };
+            next.attribute_last_decision(&key, None);
         }
         next
     }))

@@ -85,8 +85,15 @@ pub struct ScopeGrant {
     /// The workspace, for workspace grants.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// Who granted it.
+    /// The role it was granted as.
     pub granted_by_role: String,
+    /// The reviewer key that granted it, when the decision was made with one
+    /// (on a Countersign server, always).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub granted_by_key: Option<String>,
+    /// That key's owner, the person who granted it, when the key has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub granted_by_owner: Option<String>,
     /// When.
     pub granted_at: Timestamp,
     /// When it stops covering calls (15-minute grants).

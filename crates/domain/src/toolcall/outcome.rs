@@ -273,6 +273,8 @@ pub(crate) fn outcome_for(
                     session_id: request.session_id.clone(),
                     workspace: request.workspace.clone(),
                     granted_by_role: role.to_owned(),
+                    granted_by_key: None,
+                    granted_by_owner: None,
                     granted_at: Timestamp::from_utc(now),
                     expires_at: ScopeGrant::ends(scope, now),
                 }),
