@@ -137,7 +137,7 @@ fn GrantItem(
         <li class="card grant">
             <p class="grant-tool"><code>{grant.tool_name.clone()}</code>" with "{covers}</p>
             <p class="subtle">{reach}" · up to "{grant.max_risk.to_string()}</p>
-            <p>"Granted by "<strong>{granter(grant)}</strong>" "
+            <p>"Granted by "<strong>{granter(&grant)}</strong>" "
                 <time title=grant.granted_at.exact()>{grant.granted_at.ago(now)}</time>
                 " · "{uses}" · "{state}
             </p>

@@ -241,7 +241,7 @@ test("LangChain batched middleware: approve, edit, reject and respond reach the 
   const second = await interruptedThread(server, "refund", "batched");
   // Settings say what is connected: the server's graphs, every one reviewed.
   await page.goto("/settings");
-  await expect(page.getByText("Graphs on this server:")).toContainText("agent batched per_call");
+  await expect(page.getByText("Graphs on this server:")).toContainText("agent batched per_call tickets");
   await expect(page.getByText(/reviewing every graph on it/)).toBeVisible();
   await shoot(page, "langgraph-settings");
 

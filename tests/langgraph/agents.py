@@ -10,6 +10,8 @@ and what the model was told.
 - `per_call`: one model turn asks for three gated tools; the middleware raises
   one `tool_approval` interrupt per call, each with its `response_schema`, each
   answered by its interrupt id.
+- `tickets`: `per_call` again, one model turn asking for the same tool twice
+  (two tickets), so two similar calls wait in one thread.
 """
 
 import json
@@ -77,6 +79,12 @@ def send_email(to: str, subject: str) -> str:
 
 
 @tool
+def create_ticket(title: str, priority: str) -> str:
+    """Open a ticket in the tracker."""
+    return f"opened '{title}' at priority {priority}"
+
+
+@tool
 def run_query(sql: str, limit: int = Field(default=100, ge=1, le=1000)) -> str:
     """Run a read-only SQL query."""
     return f"ran {sql} with limit {limit}"
@@ -119,6 +127,22 @@ per_call = create_agent(
                 "send_email": True,
                 "run_query": {"allowed_decisions": ["approve", "edit", "reject"]},
             },
+            interrupt_mode="per_call",
+        )
+    ],
+)
+
+tickets = create_agent(
+    ScriptedModel(
+        calls=[
+            {"name": "create_ticket", "args": {"title": "Printer on floor 2 is down", "priority": "high"}},
+            {"name": "create_ticket", "args": {"title": "Order more toner", "priority": "low"}},
+        ]
+    ),
+    tools=[create_ticket],
+    middleware=[
+        HumanInTheLoopMiddleware(
+            interrupt_on={"create_ticket": {"allowed_decisions": ["approve", "edit", "reject"]}},
             interrupt_mode="per_call",
         )
     ],
