@@ -35,6 +35,10 @@ pub fn similar_calls(entries: &[Arc<Entry>]) -> Vec<(String, String, Vec<Arc<Ent
     groups
 }
 
+/// What a group says when the code that decides could not be fetched.
+const NOT_LOADED: &str =
+    "Nothing decided: the decision code could not be loaded (the app's server did not answer). Try again.";
+
 on_demand! {
     /// Decides each call of a group in turn, each with its own decision (and
     /// token); says how many were decided and the first refusal. The decision
@@ -42,6 +46,22 @@ on_demand! {
     in review fn decide_each(desk: Desk, ids: Vec<MplpId>, input: DecisionInput) -> Pin<Box<dyn Future<Output = String>>> {
         Box::pin(async move {
             let status = input.status;
+            let all_done = |done: usize| format!(
+                "{done} call(s) {status}, each with its own decision{}.",
+                if status == DecisionStatus::Approved { " and token" } else { "" }
+            );
+            // LangGraph: one run takes every answer of the thread, or none
+            // (its code is LangGraph's chunk: not fetched for other backends).
+            if desk.langgraph().is_some() {
+                match crate::desk::group_decision(desk, ids.clone(), input.clone()).await {
+                    Ok(together) => match together.await {
+                        Some(Ok(done)) => return all_done(done),
+                        Some(Err(e)) => return format!("Nothing decided: {e}"),
+                        None => {}
+                    },
+                    Err(LoadFailed) => return NOT_LOADED.to_owned(),
+                }
+            }
             let (mut done, mut failed) = (0, Vec::new());
             for id in ids {
                 let key = crate::browser::new_id().to_string();
@@ -51,10 +71,7 @@ on_demand! {
                 }
             }
             match failed.first() {
-                None => format!(
-                    "{done} call(s) {status}, each with its own decision{}.",
-                    if status == DecisionStatus::Approved { " and token" } else { "" }
-                ),
+                None => all_done(done),
                 Some(first) => format!("{done} {status}; {} refused: {first}", failed.len()),
             }
         })
@@ -63,10 +80,15 @@ on_demand! {
 
 /// One group with its two actions.
 #[component]
-pub fn CallGroup(name: String, session: String, members: Vec<Arc<Entry>>) -> impl IntoView {
+pub fn CallGroup(
+    name: String,
+    session: String,
+    members: Vec<Arc<Entry>>,
+    /// Where the outcome is said: the inbox's, since a decided group is gone.
+    result: RwSignal<Option<String>>,
+) -> impl IntoView {
     let desk = expect_context::<Desk>();
     let reason = RwSignal::new(String::new());
-    let result = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let ids: Vec<_> = members.iter().map(|e| e.id()).collect();
     let count = ids.len();
@@ -85,12 +107,11 @@ pub fn CallGroup(name: String, session: String, members: Vec<Arc<Entry>>) -> imp
             }),
         };
         busy.set(true);
+        result.set(None);
         leptos::task::spawn_local(async move {
             let summary = match decide_each(desk, ids, input).await {
                 Ok(deciding) => deciding.await,
-                Err(LoadFailed) => {
-                    "Nothing decided: the decision code could not be loaded (the app's server did not answer). Try again.".to_owned()
-                }
+                Err(LoadFailed) => NOT_LOADED.to_owned(),
             };
             busy.set(false);
             result.set(Some(summary));
@@ -112,7 +133,6 @@ pub fn CallGroup(name: String, session: String, members: Vec<Arc<Entry>>) -> imp
                 <button type="button" class="button-reject" disabled=move || busy.get()
                     on:click=move |_| decide_all(DecisionStatus::Rejected)>{format!("Deny each ({count})")}</button>
             </div>
-            <p role="status" class="subtle">{move || result.get()}</p>
         </li>
     }
 }

@@ -14,7 +14,7 @@ use countersign_domain::langgraph::{
     PendingInterrupt, ThreadStatus,
 };
 use countersign_domain::model::ConfirmStatus;
-use countersign_domain::{MplpId, Review};
+use countersign_domain::{DecisionInput, MplpId, Review};
 use leptos::prelude::*;
 use std::collections::HashMap;
 use std::future::Future;
@@ -49,6 +49,18 @@ on_demand! {
         -> Pin<Box<dyn Future<Output = Result<Arc<Entry>, DecisionFailure>>>>
     {
         Box::pin(async move { desk.decide_interrupt(id, decided).await })
+    }
+}
+
+on_demand! {
+    /// Decides similar calls of one thread (a group) with one input, each
+    /// with its own decision, and resumes the thread once with every answer:
+    /// `None` when they are not all interrupts of one action each in one
+    /// thread (then each is decided on its own). Returns how many were decided.
+    in decisions fn group_decision(desk: Desk, ids: Vec<MplpId>, input: DecisionInput)
+        -> Pin<Box<dyn Future<Output = Option<Result<usize, DecisionFailure>>>>>
+    {
+        Box::pin(async move { desk.decide_together(&ids, &input).await })
     }
 }
 
@@ -262,23 +274,92 @@ impl Desk {
             .ok_or(DecisionFailure::NotAllowed(AnswerRefused::NoAgent))?;
         let body = resume_run(
             agent,
-            &interrupt.interrupt_id,
-            resume_value(&interrupt.shape, answers),
+            [(
+                interrupt.interrupt_id.clone(),
+                resume_value(&interrupt.shape, answers),
+            )],
         );
-        self.resume_and_confirm(&source.store, interrupt, &body)
-            .await
-            .inspect_err(|e| {
-                if let DecisionFailure::Server(HttpError::Unreachable(_)) = e {
-                    self.set_link(Link::Offline(e.to_string()));
-                }
-            })?;
+        self.resume_and_confirm(&source.store, &[interrupt], &body)
+            .await?;
         // LangGraph took it: record every decided action in this browser's history.
-        let mut recorded = None;
-        for (sid, review) in decided_here {
+        let recorded = self.record_taken(&source, decided_here);
+        recorded
+            .into_iter()
+            .find(|e| e.id() == id)
+            .ok_or(DecisionFailure::Missing)
+    }
+
+    /// The group's decisions (see [`group_decision`]): each checked by the
+    /// domain, then one run resumes the thread with every answer, keyed by
+    /// interrupt id; all are recorded once LangGraph confirmed it, none before.
+    async fn decide_together(
+        &self,
+        ids: &[MplpId],
+        input: &DecisionInput,
+    ) -> Option<Result<usize, DecisionFailure>> {
+        let source = self.langgraph()?;
+        let interrupts: Vec<&PendingInterrupt> = ids
+            .iter()
+            .map(|id| source.pending.get(id))
+            .collect::<Option<_>>()?;
+        let first = *interrupts.first()?;
+        let alone = |p: &&PendingInterrupt| {
+            p.thread_id == first.thread_id && siblings(&source.pending, p).next().is_none()
+        };
+        if !interrupts.iter().all(alone) {
+            return None;
+        }
+        Some(self.resume_together(&source, ids, &interrupts, input).await)
+    }
+
+    async fn resume_together(
+        &self,
+        source: &Interrupts,
+        ids: &[MplpId],
+        interrupts: &[&PendingInterrupt],
+        input: &DecisionInput,
+    ) -> Result<usize, DecisionFailure> {
+        let mut decided = Vec::new();
+        let mut answers = Vec::new();
+        for (id, interrupt) in ids.iter().zip(interrupts) {
+            let review = self
+                .entries
+                .with_untracked(|e| e.iter().find(|e| e.id() == *id).cloned())
+                .and_then(|e| e.review().cloned())
+                .ok_or(DecisionFailure::Missing)?;
+            let next = self
+                .judge(&review, input, &mut browser::new_id)
+                .map_err(DecisionFailure::Refused)?;
+            let answer = answer_of(interrupt, &next)?;
+            answers.push((
+                interrupt.interrupt_id.clone(),
+                resume_value(&interrupt.shape, vec![answer]),
+            ));
+            decided.push((*id, next));
+        }
+        let agent = interrupts
+            .first()
+            .and_then(|p| p.agent.as_ref())
+            .ok_or(DecisionFailure::NotAllowed(AnswerRefused::NoAgent))?;
+        let body = resume_run(agent, answers);
+        self.resume_and_confirm(&source.store, interrupts, &body)
+            .await?;
+        Ok(self.record_taken(source, decided).len())
+    }
+
+    /// Records decisions LangGraph took in this browser's history and on the
+    /// desk, forgets their interrupts, and lists the threads again.
+    fn record_taken(&self, source: &Interrupts, decided: Vec<(MplpId, Review)>) -> Vec<Arc<Entry>> {
+        let mut recorded = Vec::new();
+        let mut answered = Vec::new();
+        for (sid, review) in decided {
             if let Some(history) = &source.history {
                 if let Err(e) = history.save(&review) {
                     self.notify(format!("LangGraph took your decision, but this browser could not keep it in its history: {e}"));
                 }
+            }
+            if let Some(p) = source.pending.get(&sid) {
+                answered.push((p.thread_id.clone(), p.interrupt_id.clone()));
             }
             let entry = Arc::new(Entry::new(review));
             self.entries.update(|entries| {
@@ -286,32 +367,52 @@ impl Desk {
                     *slot = entry.clone();
                 }
             });
-            if sid == id {
-                recorded = Some(entry);
-            }
+            recorded.push(entry);
         }
-        let (thread, interrupt_id) = (interrupt.thread_id.clone(), interrupt.interrupt_id.clone());
         self.backend.update_value(|b| {
             if let Some(l) = b.interrupts_mut() {
-                l.pending
-                    .retain(|_, p| !(p.thread_id == thread && p.interrupt_id == interrupt_id));
+                l.pending.retain(|_, p| {
+                    !answered
+                        .iter()
+                        .any(|(t, i)| p.thread_id == *t && p.interrupt_id == *i)
+                });
                 let pending: Vec<MplpId> = l.pending.keys().copied().collect();
                 l.forget_held_unless(|sid| pending.contains(sid));
             }
         });
         leptos::task::spawn_local(self.refresh_langgraph());
-        recorded.ok_or(DecisionFailure::Missing)
+        recorded
     }
 
-    /// Sends the resume and follows it: waits while another run holds the
-    /// thread, checks the interrupt still waits, starts the run, waits for it
-    /// to end, and checks it ended without error and the interrupt is gone.
+    /// Sends the resume of `interrupts` (all of one thread) and follows it:
+    /// waits while another run holds the thread, checks each interrupt still
+    /// waits, starts the run, waits for it to end, and checks it ended without
+    /// error and every answered interrupt is gone. An unreachable server is
+    /// shown as such.
     async fn resume_and_confirm(
         &self,
         store: &LangGraphStore,
-        interrupt: &PendingInterrupt,
+        interrupts: &[&PendingInterrupt],
         body: &serde_json::Value,
     ) -> Result<(), DecisionFailure> {
+        self.follow_resume(store, interrupts, body)
+            .await
+            .inspect_err(|e| {
+                if let DecisionFailure::Server(HttpError::Unreachable(_)) = e {
+                    self.set_link(Link::Offline(e.to_string()));
+                }
+            })
+    }
+
+    async fn follow_resume(
+        &self,
+        store: &LangGraphStore,
+        interrupts: &[&PendingInterrupt],
+        body: &serde_json::Value,
+    ) -> Result<(), DecisionFailure> {
+        let Some(interrupt) = interrupts.first() else {
+            return Err(DecisionFailure::Missing);
+        };
         let thread = interrupt.thread_id.as_str();
         let mut waited = 0;
         while store
@@ -329,7 +430,7 @@ impl Desk {
             waited += 500;
         }
         let state = store.state(thread).await.map_err(DecisionFailure::Server)?;
-        if !pending_in(&state, interrupt) {
+        if !interrupts.iter().all(|i| pending_in(&state, i)) {
             return Err(DecisionFailure::Gone);
         }
         let run = store
@@ -349,7 +450,7 @@ impl Desk {
             return Err(DecisionFailure::RunFailed(failure));
         }
         let state = store.state(thread).await.map_err(unconfirmed)?;
-        if pending_in(&state, interrupt) {
+        if interrupts.iter().any(|i| pending_in(&state, i)) {
             return Err(DecisionFailure::RunFailed(
                 "the run ended, but the interrupt still waits for an answer: the graph did not take it".into(),
             ));

@@ -16,7 +16,7 @@ mod server_decisions;
 mod tools;
 
 pub use entry::Entry;
-pub use langgraph::InterruptFacts;
+pub use langgraph::{group_decision, InterruptFacts};
 pub use listing::{Ask, Listing, PageLink};
 pub use served::Unfound;
 

@@ -137,7 +137,7 @@ fn GrantItem(
         <li class="card grant">
             <p class="grant-tool"><code>{grant.tool_name.clone()}</code>" with "{covers}</p>
             <p class="subtle">{reach}" · up to "{grant.max_risk.to_string()}</p>
-            <p>"Granted by "<strong>{granter(&grant)}</strong>" "
+            <p>"Granted by "{granter(&grant)}" "
                 <time title=grant.granted_at.exact()>{grant.granted_at.ago(now)}</time>
                 " · "{uses}" · "{state}
             </p>
@@ -151,15 +151,17 @@ fn GrantItem(
     }
 }
 
-/// Who granted it: the key's owner (or the key) and the role, as known.
-fn granter(grant: &ScopeGrant) -> String {
+/// Who granted it: the key's owner (or the key), as its role; the role alone
+/// when the decision named no key.
+fn granter(grant: &ScopeGrant) -> impl IntoView {
+    let role = grant.granted_by_role.clone();
     match grant
         .granted_by_owner
         .as_ref()
         .or(grant.granted_by_key.as_ref())
     {
-        Some(person) => format!("{person} as {}", grant.granted_by_role),
-        None => grant.granted_by_role.clone(),
+        Some(person) => view! { <strong>{person.clone()}</strong>" as "{role} }.into_any(),
+        None => view! { <strong>{role}</strong> }.into_any(),
     }
 }
 

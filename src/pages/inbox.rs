@@ -139,6 +139,7 @@ pub fn Inbox() -> impl IntoView {
     let ask = Memo::new(move |_| filters.with(Filters::ask));
     let listing = desk.listing(ask);
     let visible = Memo::new(move |_| listing.with(|l| l.rows.clone()));
+    let group_result = RwSignal::new(None::<String>);
     // The rows on screen are validated a moment after they are drawn, so a
     // page of rows appears at once and its warnings right after.
     let problems = RwSignal::new(Vec::<(MplpId, usize)>::new());
@@ -334,6 +335,8 @@ pub fn Inbox() -> impl IntoView {
                     </select>
                 </label>
             </div>
+            // A group's outcome, said here: a decided group leaves the page.
+            <p role="status" class="subtle group-result">{move || group_result.get()}</p>
             <Show
                 when=move || visible.with(|rows| !rows.is_empty())
                 fallback=move || view! { <EmptyState filters listing /> }
@@ -342,7 +345,7 @@ pub fn Inbox() -> impl IntoView {
                     let groups = visible.with(|rows| similar_calls(rows));
                     (!groups.is_empty()).then(|| view! {
                         <ul class="call-groups" aria-label="Similar pending calls">
-                            {groups.into_iter().map(|(name, session, members)| view! { <CallGroup name session members /> }).collect_view()}
+                            {groups.into_iter().map(|(name, session, members)| view! { <CallGroup name session members result=group_result /> }).collect_view()}
                         </ul>
                     })
                 }}

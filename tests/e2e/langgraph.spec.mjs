@@ -332,6 +332,50 @@ test("LangChain per_call middleware: each call answered by its id, the answer ch
   expect(await runAssistants(server, thread)).toEqual([(await call(server, "GET", `/threads/${thread}`)).metadata.assistant_id]);
 });
 
+test("LangChain per_call: two calls of one tool in a thread are a group, each decided and answered by its id", async ({ page }) => {
+  await connect(page, server);
+  const thread = await interruptedThread(server, "two tickets", "tickets");
+  await page.goto(`/?q=${thread}`);
+  const group = page.getByRole("listitem", { name: `2 similar calls: create_ticket in session ${thread}` });
+  await expect(group).toBeVisible();
+  // Both were asked at the same instant: in either order.
+  await expect(group.getByRole("link")).toHaveCount(2);
+  await expect(group.getByRole("link", { name: /Printer on floor 2 is down/ })).toBeVisible();
+  await expect(group.getByRole("link", { name: /Order more toner/ })).toBeVisible();
+  await shoot(page, "langgraph-group");
+
+  await group.getByRole("button", { name: "Approve each once (2)" }).click();
+  // Said once LangGraph confirmed the one run that took both answers.
+  await expect(page.getByRole("status").filter({ hasText: "call(s)" })).toHaveText("2 call(s) approved, each with its own decision and token.", { timeout: 30_000 });
+  await shoot(page, "langgraph-group-decided");
+  const runs = await call(server, "GET", `/threads/${thread}/runs`);
+  expect(runs.length, "the first run, then one run resuming both").toBe(2);
+  // Each ran once, with the arguments asked, and the model was told of both.
+  const by = await modelSaw(server, thread);
+  expect(by.map((m) => m.content).sort()).toEqual([
+    "opened 'Order more toner' at priority low",
+    "opened 'Printer on floor 2 is down' at priority high",
+  ]);
+  expect(by.every((m) => m.tool === "create_ticket" && m.status === "success")).toBe(true);
+  // Each call has its own decision in the history.
+  await page.goto(`/?q=${thread}&status=approved`);
+  await expect(page.getByRole("list", { name: "Reviews" }).getByRole("link", { name: /create_ticket:/ })).toHaveCount(2);
+  await expect(page.getByRole("list", { name: "Similar pending calls" })).toHaveCount(0);
+
+  // Denied as a group: neither ran, and the model got the reason for each.
+  const denied = await interruptedThread(server, "two more tickets", "tickets");
+  await page.goto(`/?q=${denied}`);
+  const second = page.getByRole("listitem", { name: `2 similar calls: create_ticket in session ${denied}` });
+  await second.getByPlaceholder("Reason to deny").fill("Use the new tracker.");
+  await second.getByRole("button", { name: "Deny each (2)" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "call(s)" })).toHaveText("2 call(s) rejected, each with its own decision.", { timeout: 30_000 });
+  const told = await modelSaw(server, denied);
+  expect(told).toEqual([
+    { tool: "create_ticket", status: "error", content: "User rejected the tool call for `create_ticket` with reason: Use the new tracker." },
+    { tool: "create_ticket", status: "error", content: "User rejected the tool call for `create_ticket` with reason: Use the new tracker." },
+  ]);
+});
+
 test("one reviewer, three graphs: each thread is resumed by its own assistant", async ({ page }) => {
   await connect(page, server);
   const mine = await interruptedThread(server, "human");

@@ -169,12 +169,24 @@ fn a_thread_with_two_interrupts_lists_both_and_resumes_them_by_id() {
         graph_id: Some("agent".into()),
     };
     assert_eq!(
-        resume_run(&agent, "int-2", accept.clone()),
+        resume_run(&agent, [("int-2".to_owned(), accept.clone())]),
         json!({
             "assistant_id": "fe096781-5601-53d2-b2f6-0d3403f7e9ca",
             "command": {"resume": {"int-2": accept}},
             "multitask_strategy": "reject",
         })
+    );
+    // Two interrupts of the thread answered by one run.
+    let reject = json!({"type": "reject", "message": "no"});
+    assert_eq!(
+        resume_run(
+            &agent,
+            [
+                ("int-1".to_owned(), reject.clone()),
+                ("int-2".to_owned(), accept.clone())
+            ]
+        )["command"],
+        json!({"resume": {"int-1": reject, "int-2": accept}})
     );
 }
 

@@ -197,13 +197,15 @@ pub fn resume_value(shape: &Shape, answers: Vec<Value>) -> Value {
 }
 
 /// The body of `POST /threads/{thread_id}/runs` that resumes a thread: run by
-/// the assistant that owns it, the resume keyed by interrupt id (an unkeyed
-/// value would answer whichever interrupt waits when it arrives), and refused
-/// by the server while another run is going on (`multitask_strategy: reject`).
-pub fn resume_run(agent: &Agent, interrupt_id: &str, value: Value) -> Value {
+/// the assistant that owns it, each resume value keyed by its interrupt's id
+/// (an unkeyed value would answer whichever interrupt waits when it arrives;
+/// several interrupts of one thread are answered by one run), and refused by
+/// the server while another run is going on (`multitask_strategy: reject`).
+pub fn resume_run(agent: &Agent, answers: impl IntoIterator<Item = (String, Value)>) -> Value {
+    let resume: Map<String, Value> = answers.into_iter().collect();
     json!({
         "assistant_id": agent.assistant_id,
-        "command": {"resume": {interrupt_id: value}},
+        "command": {"resume": resume},
         "multitask_strategy": "reject",
     })
 }
