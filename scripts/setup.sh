@@ -12,6 +12,8 @@
 # from PyPI, for the MCP gate's tests (a real MCP client and server). With
 # --openai-agents, one (.venv-openai-agents) with the OpenAI Agents SDK, for the
 # bridge's tests.
+# With --sdk, one (.venv-sdk) with the Python SDK (sdk/python, installed from its
+# folder with pip as its users do) and its test tools, pytest and mypy.
 # With --fuzz, cargo-fuzz, for scripts/fuzz.sh (which runs it on the machine's
 # one toolchain: a fresh machine cannot fetch a nightly one).
 # Every version is pinned below.
@@ -32,6 +34,9 @@ LANGGRAPH_API_VERSION=0.16.7
 LANGGRAPH_VERSION=1.2.22
 LANGCHAIN_VERSION=1.5.0
 CARGO_FUZZ_VERSION=0.13.2
+HTTPX_VERSION=0.28.1
+PYTEST_VERSION=9.2.0
+MYPY_VERSION=2.4.1
 want_browser=false
 want_postgres=false
 want_udspy=false
@@ -39,6 +44,7 @@ want_mcp=false
 want_openai_agents=false
 want_langgraph=false
 want_fuzz=false
+want_sdk=false
 for flag in "$@"; do
   case "$flag" in
     --browser) want_browser=true ;;
@@ -48,7 +54,8 @@ for flag in "$@"; do
     --openai-agents) want_openai_agents=true ;;
     --langgraph) want_langgraph=true ;;
     --fuzz) want_fuzz=true ;;
-    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy] [--mcp] [--openai-agents] [--langgraph] [--fuzz]" >&2; exit 2 ;;
+    --sdk) want_sdk=true ;;
+    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy] [--mcp] [--openai-agents] [--langgraph] [--sdk] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 apt_install() {
@@ -151,6 +158,22 @@ if $want_openai_agents; then
     make_venv .venv-openai-agents
     .venv-openai-agents/bin/pip install --quiet "openai-agents==$OPENAI_AGENTS_VERSION" \
       "cryptography==$CRYPTOGRAPHY_VERSION" "rfc8785==$RFC8785_VERSION"
+  else
+    echo "present"
+  fi
+fi
+
+if $want_sdk; then
+  step "the Python SDK (sdk/python) with pytest $PYTEST_VERSION and mypy $MYPY_VERSION in .venv-sdk"
+  # Installed again whenever its manifest changes; its tests run on the source.
+  manifest=$(sha256sum sdk/python/pyproject.toml | cut -d' ' -f1)
+  if [[ "$(cat .venv-sdk/.manifest 2>/dev/null)" != "$manifest" ]] \
+    || [[ "$(.venv-sdk/bin/pip show mypy 2>/dev/null | sed -n 's/^Version: //p')" != "$MYPY_VERSION" ]]; then
+    make_venv .venv-sdk
+    .venv-sdk/bin/pip install --quiet ./sdk/python "httpx==$HTTPX_VERSION" \
+      "cryptography==$CRYPTOGRAPHY_VERSION" "rfc8785==$RFC8785_VERSION" \
+      "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION"
+    echo "$manifest" > .venv-sdk/.manifest
   else
     echo "present"
   fi

@@ -3,7 +3,7 @@
 # formatting, clippy (-D warnings) on every crate (the app for wasm32), the domain
 # tests, the server's HTTP API tests on SQLite and on a throwaway PostgreSQL (and
 # the MCP gate between a real MCP client and server), the OpenAI Agents SDK
-# bridge against a real server, the
+# bridge and the Python SDK against a real server, the
 # app's view-logic tests in wasm, the release wasm build with its size, and the
 # browser tests (with a real udspy agent asking through Countersign, a real
 # LangGraph server whose interrupts are reviewed, and the real Claude Code CLI
@@ -11,7 +11,7 @@
 # a bounded fuzzing run (10 s per target), and a smoke run of the benchmarks.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/setup.sh --browser --postgres --udspy --mcp --openai-agents --langgraph --fuzz
+scripts/setup.sh --browser --postgres --udspy --mcp --openai-agents --langgraph --sdk --fuzz
 export PATH="$PWD/node_modules/.bin:$PATH"
 # One full run reuses nothing incremental builds keep, and they cost gigabytes of disk.
 export CARGO_INCREMENTAL=0
@@ -43,6 +43,9 @@ cargo test -p countersign-domain -p countersign-markup -p countersign-server -- 
 step "the OpenAI Agents SDK bridge against a real server (the SDK's scripted model)"
 cargo build -p countersign-server --bin countersign
 PYTHONPATH=examples/openai_agents .venv-openai-agents/bin/python -m unittest examples/openai_agents/test_bridge.py
+
+step "the Python SDK: mypy --strict, and its tests against a real server"
+(cd sdk/python && PYTHONPATH=src ../../.venv-sdk/bin/mypy && PYTHONPATH=src ../../.venv-sdk/bin/python -m pytest -q)
 
 step "app view-logic tests (wasm, headless chromium)"
 CHROMEDRIVER=/usr/bin/chromedriver cargo test -p countersign-app --target wasm32-unknown-unknown

@@ -813,6 +813,10 @@ fn tool_call_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked
         outcome["approved_call"],
         r#"{"args":{"amount":500,"to":"ACME GmbH"},"name":"wire_transfer"}"#
     );
+    assert_eq!(
+        outcome["approved_tool_call"], edited,
+        "the same call, as an object"
+    );
     let token = outcome["token"]["tokenId"].as_str().unwrap().to_owned();
     let redeem = |call: &Value, device: &str| {
         agent.post(

@@ -69,6 +69,10 @@ pub struct Outcome {
     /// Tool calls: the approved call, canonical JSON (the reviewer's edit when `edited`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approved_call: Option<String>,
+    /// Tool calls: the same approved call as a JSON object (`{"name", "args"}`),
+    /// for clients that would otherwise parse JSON inside JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_tool_call: Option<serde_json::Value>,
     /// Tool calls: the scope grant that approved it without asking, if one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approved_by_grant: Option<MplpId>,
@@ -98,6 +102,10 @@ impl Outcome {
             decided_at: last.map(|d| d.decided_at.clone()),
             kind: tool.map(|o| o.kind),
             approved_call: tool.and_then(|o| o.approved_call.clone()),
+            // Canonical JSON the server wrote: it reads back.
+            approved_tool_call: tool
+                .and_then(|o| o.approved_call.as_deref())
+                .and_then(|call| serde_json::from_str(call).ok()),
             approved_by_grant: tool.and_then(|o| o.approved_by_grant),
             token: tool.and_then(|o| o.token.clone()),
             receipt: None,

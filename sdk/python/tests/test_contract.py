@@ -1,0 +1,57 @@
+"""The SDK's wire types against the server's OpenAPI document, and the
+README's quickstart run as written."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import REPO, Server
+from countersign import wire
+
+OPENAPI = json.loads((REPO / "crates" / "server" / "openapi.json").read_text())
+SCHEMAS: dict[str, Any] = OPENAPI["components"]["schemas"]
+# Optional on the wire, always present in what the SDK sends and accepts:
+# a call without arguments is sent as `"args": {}`.
+ALWAYS_PRESENT = {("ToolCall", "args")}
+
+
+@pytest.mark.parametrize(
+    "typed, schema",
+    [
+        (wire.ToolCall, "ToolCall"),
+        (wire.ToolCallSubmission, "ToolCallSubmission"),
+        (wire.Token, "Token"),
+        (wire.Outcome, "Outcome"),
+        (wire.Redemption, "Redemption"),
+        (wire.WithdrawInput, "WithdrawInput"),
+    ],
+)
+def test_each_wire_type_has_the_fields_the_openapi_document_names(typed: Any, schema: str) -> None:
+    documented = SCHEMAS[schema]
+    required = set(documented.get("required", [])) | {f for s, f in ALWAYS_PRESENT if s == schema}
+    assert set(typed.__required_keys__) == required, schema
+    assert set(typed.__optional_keys__) == set(documented["properties"]) - required, schema
+
+
+def test_the_readme_quickstart_runs_as_written(server: Server, agent: str) -> None:
+    readme = (REPO / "sdk" / "python" / "README.md").read_text()
+    quickstart = re.findall(r"```python\n(.*?)```", readme, re.S)[0]
+    env = {
+        **os.environ,
+        "COUNTERSIGN_URL": server.url,
+        "COUNTERSIGN_AGENT_KEY": server.agent_key,
+        "COUNTERSIGN_PUBLIC_KEY": server.public_key,
+    }
+    reviewer = server.decide_when_asked("python-agent", {"status": "approved"})
+    ran = subprocess.run([sys.executable, "-c", quickstart], env=env, capture_output=True, text=True, timeout=60)
+    reviewer.join()
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "refunded 120.0 to cus_42"
