@@ -13,7 +13,8 @@
 # --openai-agents, one (.venv-openai-agents) with the OpenAI Agents SDK, for the
 # bridge's tests.
 # With --sdk, one (.venv-sdk) with the Python SDK (sdk/python, installed from its
-# folder with pip as its users do) and its test tools, pytest and mypy.
+# folder with pip as its users do) and its test tools, pytest and mypy; and the
+# TypeScript SDK's npm packages (sdk/typescript/node_modules).
 # With --fuzz, cargo-fuzz, for scripts/fuzz.sh (which runs it on the machine's
 # one toolchain: a fresh machine cannot fetch a nightly one).
 # Every version is pinned below.
@@ -174,6 +175,14 @@ if $want_sdk; then
       "cryptography==$CRYPTOGRAPHY_VERSION" "rfc8785==$RFC8785_VERSION" \
       "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION"
     echo "$manifest" > .venv-sdk/.manifest
+  else
+    echo "present"
+  fi
+  step "the TypeScript SDK's tools (sdk/typescript: TypeScript, openapi-typescript, canonicalize)"
+  lock=$(sha256sum sdk/typescript/package-lock.json | cut -d' ' -f1)
+  if [[ "$(cat sdk/typescript/node_modules/.lock-sha256 2>/dev/null)" != "$lock" ]]; then
+    (cd sdk/typescript && npm ci --ignore-scripts --no-audit --no-fund)
+    echo "$lock" > sdk/typescript/node_modules/.lock-sha256
   else
     echo "present"
   fi

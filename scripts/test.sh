@@ -44,8 +44,9 @@ step "the OpenAI Agents SDK bridge against a real server (the SDK's scripted mod
 cargo build -p countersign-server --bin countersign
 PYTHONPATH=examples/openai_agents .venv-openai-agents/bin/python -m unittest examples/openai_agents/test_bridge.py
 
-step "the Python SDK: mypy --strict, and its tests against a real server"
+step "the SDKs: Python (mypy --strict) and TypeScript (tsc --strict) against a real server"
 (cd sdk/python && PYTHONPATH=src ../../.venv-sdk/bin/mypy && PYTHONPATH=src ../../.venv-sdk/bin/python -m pytest -q)
+(cd sdk/typescript && npx tsc -p . && node --test test/*.test.mjs)
 
 step "app view-logic tests (wasm, headless chromium)"
 CHROMEDRIVER=/usr/bin/chromedriver cargo test -p countersign-app --target wasm32-unknown-unknown

@@ -1,0 +1,47 @@
+// The generated wire types match the server's OpenAPI document, and the
+// README's quickstart runs as written.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { REPO, startServer } from "./support.mjs";
+
+const sdk = join(REPO, "sdk/typescript");
+
+test("the wire types are generated from the OpenAPI document as it is", () => {
+  const fresh = join(sdk, "test/.openapi.generated.ts");
+  try {
+    execFileSync(join(sdk, "node_modules/.bin/openapi-typescript"), [join(REPO, "crates/server/openapi.json"), "-o", fresh], { stdio: "ignore" });
+    assert.equal(readFileSync(join(sdk, "src/openapi.ts"), "utf8"), readFileSync(fresh, "utf8"), "run `npm run generate` in sdk/typescript");
+  } finally {
+    rmSync(fresh, { force: true });
+  }
+});
+
+let server;
+before(async () => {
+  server = await startServer();
+});
+after(() => server.stop());
+
+test("the README's quickstart runs as written", async () => {
+  const readme = readFileSync(join(sdk, "README.md"), "utf8");
+  const quickstart = readme.match(/```ts\n([\s\S]*?)```/)[1];
+  // Inside the package, so `@countersign/sdk` resolves to it.
+  const file = join(sdk, "test/.quickstart.mjs");
+  writeFileSync(file, quickstart);
+  try {
+    const env = { ...process.env, COUNTERSIGN_URL: server.url, COUNTERSIGN_AGENT_KEY: server.agentKey, COUNTERSIGN_PUBLIC_KEY: server.publicKey };
+    const reviewer = server.decideWhenAsked("typescript-agent", { status: "approved" });
+    const ran = await new Promise((resolve, reject) => {
+      import("node:child_process").then(({ execFile }) =>
+        execFile(process.execPath, [file], { env, timeout: 60_000 }, (error, stdout, stderr) => (error ? reject(new Error(stderr || error.message)) : resolve(stdout))),
+      );
+    });
+    await reviewer;
+    assert.equal(ran.trim(), "refunded 120 to cus_42");
+  } finally {
+    rmSync(file, { force: true });
+  }
+});
