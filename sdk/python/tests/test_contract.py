@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +56,34 @@ def test_the_readme_quickstart_runs_as_written(server: Server, agent: str) -> No
     reviewer.join()
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == "refunded 120.0 to cus_42"
+
+
+def section(readme: str, heading: str) -> str:
+    start = readme.index(heading)
+    end = readme.find("\n## ", start + len(heading))
+    return readme[start : end if end >= 0 else len(readme)]
+
+
+def test_the_root_readme_quickstart_and_its_curl_reviewer_run_as_written(server: Server) -> None:
+    agent_sdks = section((REPO / "README.md").read_text(), "## Agent SDKs")
+    quickstart = re.findall(r"```python\n(.*?)```", agent_sdks, re.S)[0]
+    reviewer = re.findall(r"```sh\n(.*?)```", agent_sdks, re.S)[1]
+    env = {
+        **os.environ,
+        "COUNTERSIGN_URL": server.url,
+        "COUNTERSIGN_AGENT_KEY": server.agent_key,
+        "REVIEWER_KEY": server.reviewer_key,
+    }
+    agent = subprocess.Popen(
+        [sys.executable, "-c", quickstart], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    for _ in range(200):
+        if server.pending("python-agent"):
+            break
+        time.sleep(0.05)
+    decided = subprocess.run(["bash", "-euo", "pipefail", "-c", reviewer], env=env, capture_output=True, text=True, timeout=60)
+    assert decided.returncode == 0, decided.stderr
+    assert json.loads(decided.stdout)["outcome"]["outcome"] == "APPROVED"
+    out, err = agent.communicate(timeout=60)
+    assert agent.returncode == 0, err
+    assert out.strip() == "refunded 120.0 to cus_42"

@@ -25,8 +25,13 @@ before(async () => {
 });
 after(() => server.stop());
 
-test("the README's quickstart runs as written", async () => {
-  const readme = readFileSync(join(sdk, "README.md"), "utf8");
+/** The first ```ts block of the SDK's README, and of the root README's "Agent SDKs". */
+const quickstarts = [
+  ["the SDK's README", readFileSync(join(sdk, "README.md"), "utf8")],
+  ["the root README", readFileSync(join(REPO, "README.md"), "utf8").split("## Agent SDKs")[1].split("\n## ")[0]],
+];
+
+for (const [where, readme] of quickstarts) test(`the quickstart of ${where} runs as written`, async () => {
   const quickstart = readme.match(/```ts\n([\s\S]*?)```/)[1];
   // Inside the package, so `@countersign/sdk` resolves to it.
   const file = join(sdk, "test/.quickstart.mjs");
