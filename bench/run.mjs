@@ -548,6 +548,36 @@ if (!quick && existsSync("/usr/lib/postgresql")) {
   }
 }
 
+// ---------------------------------------------------------------- 6. SDKs
+// What the agent SDKs add to a gated call beyond the server's own work.
+if (existsSync(".venv-sdk/bin/python") && existsSync("sdk/typescript/dist/index.js")) {
+  say("## 6. Agent SDKs: what each adds to a gated call");
+  say();
+  say("`bench/sdk.py` and `bench/sdk.mjs` against `target/release/countersign serve --demo`, each case interleaved run by run with the same requests made by hand (httpx in Python, fetch in Node): ask, a scripted reviewer approves, read the outcome, redeem, run; and the whole decorator / wrapper on a call a session grant approves at once. The SDK also canonicalizes and hashes the call and checks the Ed25519 receipt, which the raw requests do not. Budget: at most 2 ms per call in each language.");
+  say();
+  const dir = mkdtempSync(join(tmpdir(), "countersign-bench-sdk."));
+  const port = freePort();
+  const child = spawn("target/release/countersign", ["serve", "--demo", "--listen", `127.0.0.1:${port}`, "--data", dir], { stdio: ["ignore", "pipe", "ignore"] });
+  started.push(child);
+  let printed = "";
+  child.stdout.on("data", (chunk) => (printed += chunk));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100 && !(printed.includes("Demo agent key") && (await fetch(`${url}/api/v1/health`).then((r) => r.ok, () => false))); i++) await pause(100);
+  const keyOf = (label) => printed.split("\n").find((l) => l.startsWith(label))?.split(" ").at(-1);
+  const publicKey = sh("target/release/countersign", ["keys", "--data", dir, "signing-key"], { stdio: ["ignore", "pipe", "ignore"] }).trim();
+  const args = [url, keyOf("Demo agent key"), keyOf("Demo reviewer key"), publicKey, String(quick ? 3 : 200)];
+  const lines = [
+    ...sh(".venv-sdk/bin/python", ["bench/sdk.py", ...args], { env: { ...process.env, PYTHONPATH: "sdk/python/src" } }).trim().split("\n"),
+    ...sh("node", ["bench/sdk.mjs", ...args]).trim().split("\n"),
+  ];
+  child.kill("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+  table(["language, case", "raw HTTP", "SDK", "SDK adds"], lines.map((line) => {
+    const [, what, raw, sdk, adds] = line.match(/^(.*): raw HTTP ([\d.]+ ms), SDK ([\d.]+ ms), SDK adds (-?[\d.]+ ms)/) ?? [];
+    return [what ?? line, raw ?? "n/a", sdk ?? "n/a", adds ? `**${adds}**` : "n/a"];
+  }));
+}
+
 // ---------------------------------------------------------------- output
 if (quick) {
   console.log("\n(--quick: smoke run, nothing written)");

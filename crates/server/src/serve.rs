@@ -11,6 +11,7 @@ use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use axum::Router;
 use countersign_domain::policy::Policy;
 use std::net::SocketAddr;
@@ -121,6 +122,13 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     }
     use std::io::Write;
     let _ = std::io::stdout().flush();
+    // Answers are small: without TCP_NODELAY a client that writes a request's
+    // head and body apart (Node's fetch) waits out a delayed ACK per request.
+    let listener = listener.tap_io(|stream| {
+        if let Err(e) = stream.set_nodelay(true) {
+            eprintln!("countersign: TCP_NODELAY could not be set on a connection: {e}");
+        }
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown())
         .await
