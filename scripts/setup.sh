@@ -11,7 +11,7 @@
 # With --mcp, a virtual environment (.venv-mcp) with the official MCP Python SDK
 # from PyPI, for the MCP gate's tests (a real MCP client and server). With
 # --openai-agents, one (.venv-openai-agents) with the OpenAI Agents SDK, for the
-# bridge's tests.
+# bridge's tests. Both bridges' venvs get the Python SDK (sdk/python), editable.
 # With --sdk, one (.venv-sdk) with the Python SDK (sdk/python, installed from its
 # folder with pip as its users do) and its test tools, pytest and mypy; and the
 # TypeScript SDK's npm packages (sdk/typescript/node_modules).
@@ -67,6 +67,17 @@ apt_install() {
 }
 
 step() { printf '\n== %s\n' "$*"; }
+
+# The Python SDK into the venv at $1, editable (the bridges run this
+# checkout's SDK); installed again only when its manifest changes.
+sdk_into() {
+  local manifest
+  manifest=$(sha256sum sdk/python/pyproject.toml | cut -d' ' -f1)
+  if [[ "$(cat "$1/.sdk-manifest" 2>/dev/null)" != "$manifest" ]]; then
+    "$1/bin/pip" install --quiet -e ./sdk/python
+    echo "$manifest" > "$1/.sdk-manifest"
+  fi
+}
 
 # A Python virtual environment at $1 (installs Debian's python3-venv if needed).
 make_venv() {
@@ -136,10 +147,11 @@ if $want_udspy; then
     || [[ "$(.venv-udspy/bin/pip show rfc8785 2>/dev/null | sed -n 's/^Version: //p')" != "$RFC8785_VERSION" ]]; then
     make_venv .venv-udspy
     .venv-udspy/bin/pip install --quiet "udspy==$UDSPY_VERSION" \
-      "cryptography==$CRYPTOGRAPHY_VERSION" "rfc8785==$RFC8785_VERSION"
+      "cryptography==$CRYPTOGRAPHY_VERSION" "rfc8785==$RFC8785_VERSION" "httpx==$HTTPX_VERSION"
   else
     echo "present"
   fi
+  sdk_into .venv-udspy
 fi
 
 if $want_mcp; then
@@ -158,10 +170,11 @@ if $want_openai_agents; then
     || [[ "$(.venv-openai-agents/bin/pip show rfc8785 2>/dev/null | sed -n 's/^Version: //p')" != "$RFC8785_VERSION" ]]; then
     make_venv .venv-openai-agents
     .venv-openai-agents/bin/pip install --quiet "openai-agents==$OPENAI_AGENTS_VERSION" \
-      "cryptography==$CRYPTOGRAPHY_VERSION" "rfc8785==$RFC8785_VERSION"
+      "cryptography==$CRYPTOGRAPHY_VERSION" "rfc8785==$RFC8785_VERSION" "httpx==$HTTPX_VERSION"
   else
     echo "present"
   fi
+  sdk_into .venv-openai-agents
 fi
 
 if $want_sdk; then

@@ -21,22 +21,20 @@ checks each approval's signed receipt offline before it spends the token: a
 receipt signed by another key, or for another call or token, rejects the call
 and leaves the token unspent.
 
-Needs the SDK; checking receipts also needs `cryptography` and `rfc8785`.
+Needs the OpenAI Agents SDK and Countersign's Python SDK (`pip install ./sdk/python`).
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
-import time
-import urllib.error
-import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from agents import Agent, RunResult, Runner, RunState
+
+from countersign import Countersign as Client
+from countersign import Denied, NotApproved, Request, TimedOut
 
 ROLE_PREFIX = "openai-agents"
 
@@ -47,7 +45,7 @@ class CountersignError(Exception):
 
 @dataclass
 class Countersign:
-    """A Countersign server and an agent key."""
+    """A Countersign server and an agent key (asked through the Python SDK)."""
 
     server: str
     key: str
@@ -56,108 +54,48 @@ class Countersign:
     public_key: str | None = None
     """The server's receipt key (base64): approvals are checked offline with it."""
 
-    def _call(self, method: str, path: str, body: Any = None, wait: float = 30) -> tuple[int, Any]:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(
-            f"{self.server.rstrip('/')}/api/v1{path}",
-            data=data,
-            method=method,
-            headers={"Authorization": f"Bearer {self.key}", "Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=wait + 30) as response:
-                return response.status, json.load(response)
-        except urllib.error.HTTPError as refused:
-            try:
-                return refused.code, json.load(refused)
-            except ValueError:
-                return refused.code, {}
-        except (OSError, ValueError) as e:
-            raise CountersignError(f"cannot reach {self.server}: {e}") from e
+    _clients: dict[str, Client] = field(default_factory=dict, repr=False)
+
+    def _client(self, agent: str) -> Client:
+        """One SDK client (and its connections) per agent name."""
+        if agent not in self._clients:
+            self._clients[agent] = Client(self.server, self.key, self.public_key, agent=f"{ROLE_PREFIX}:{agent}")
+        return self._clients[agent]
 
     def ask(self, tool: str, args: dict, *, agent: str, session: str, run: str) -> str:
         """Asks for a review of one call; returns its id."""
-        expires = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + self.timeout))
-        status, body = self._call("POST", "/tool-calls", {
-            "requestedByRole": f"{ROLE_PREFIX}:{agent}",
-            "sessionId": session,
-            "runId": run,
-            "toolCall": {"name": tool, "args": args},
-            "humanSummary": f"{agent} (OpenAI Agents SDK) calls {tool}",
-            "riskTier": self.risk_tier,
-            "expiresAt": expires,
-            # The SDK runs a call with the arguments the model gave, never edited ones.
-            "editable": False,
-        })
-        review = body.get("outcome", {}).get("confirm_id") if isinstance(body, dict) else None
-        if status != 201 or not isinstance(review, str):
-            raise CountersignError(f"the review was refused ({status}): {body}")
-        return review
+        try:
+            return self._client(agent).ask(
+                tool, args, risk=self.risk_tier, summary=f"{agent} (OpenAI Agents SDK) calls {tool}",
+                timeout=self.timeout, session=session, run=run,
+                # The SDK runs a call with the arguments the model gave, never edited ones.
+                editable=False,
+            ).review_id
+        except NotApproved as e:
+            raise CountersignError(str(e)) from e
 
     def decision(self, review: str, tool: str, args: dict) -> tuple[bool, str]:
-        """Waits for the reviewer: (approved, what the model is told)."""
-        deadline = time.monotonic() + self.timeout
-        while True:
-            left = max(0, min(60, int(deadline - time.monotonic())))
-            status, outcome = self._call("GET", f"/reviews/{review}/outcome?wait={left}", wait=left)
-            if status != 200 or "outcome" not in outcome:
-                raise CountersignError(f"the outcome could not be read ({status})")
-            if outcome["outcome"] != "TOOL_BLOCKED_PENDING_APPROVAL" or left == 0:
-                break
-        verdict, kind = outcome["outcome"], outcome.get("kind")
-        by = outcome.get("decided_by_role") or "a reviewer"
-        if verdict == "TOOL_BLOCKED_PENDING_APPROVAL" or kind in ("expired", "withdrawn"):
-            return False, f"Countersign: no reviewer decided within {int(self.timeout)} s; the call did not run"
-        if verdict == "TOOL_DENIED":
-            reason = outcome.get("reason")
-            return False, f"Denied in Countersign by {by}: {reason}" if reason else f"Denied in Countersign by {by}"
+        """Waits for the reviewer: (approved, what the model is told). The
+        approval's token is redeemed (and its receipt checked) before it says yes."""
+        request = Request(self._client("reviewed"), review, {"name": tool, "args": args}, self.timeout)
         try:
-            approved = json.loads(outcome.get("approved_call") or "null") or {}
-        except ValueError:
-            return False, "Countersign: the approved call cannot be read; the call did not run"
-        if approved.get("name") != tool or approved.get("args") != args:
+            approval = request.wait()
+        except TimedOut:
+            return False, f"Countersign: no reviewer decided within {int(self.timeout)} s; the call did not run"
+        except Denied as denied:
+            if denied.kind == "withdrawn":
+                return False, f"Countersign: no reviewer decided within {int(self.timeout)} s; the call did not run"
+            by = denied.decided_by or "a reviewer"
+            return False, f"Denied in Countersign by {by}: {denied.reason}" if denied.reason else f"Denied in Countersign by {by}"
+        except NotApproved as e:
+            raise CountersignError(str(e)) from e
+        if approval.call != {"name": tool, "args": args}:
             return False, "Countersign: the reviewer edited the call, and this agent cannot run edited arguments; the call did not run"
-        token = (outcome.get("token") or {}).get("tokenId")
-        if self.public_key:
-            problem = receipt_problem(outcome, self.public_key, approved)
-            if problem:
-                return False, f"Countersign: {problem}; the call did not run"
-        status, refused = self._call("POST", f"/reviews/{review}/redeem", {"tokenId": token, "toolCall": approved})
-        if status != 200:
-            return False, f"Countersign: the approval's token was refused ({status}): {refused.get('error', {}).get('message', '')}"
-        return True, f"Approved in Countersign by {by}"
-
-
-def receipt_problem(outcome: dict, public_key: str, call: dict) -> str | None:
-    """What is wrong with an approval's signed receipt (None: it is sound):
-    the Ed25519 signature over its RFC 8785 canonical body, by `public_key`,
-    for this approval's token and exactly this call."""
-    try:
-        import rfc8785
-        from cryptography.exceptions import InvalidSignature
-        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-    except ImportError as missing:
-        return f"receipts cannot be checked here ({missing}): install cryptography and rfc8785"
-
-    receipt = outcome.get("receipt")
-    if not isinstance(receipt, dict) or not isinstance(receipt.get("body"), dict):
-        return "the approval carries no signed receipt"
-    body = receipt["body"]
-    try:
-        key = Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key, validate=True))
-        key.verify(base64.b64decode(receipt.get("signature", ""), validate=True), rfc8785.dumps(body))
-    except (InvalidSignature, ValueError, TypeError):
-        return "the approval's receipt was not signed by the trusted key"
-    token = body.get("token") if isinstance(body.get("token"), dict) else {}
-    if body.get("status") != "approved" or token.get("token_id") != (outcome.get("token") or {}).get("tokenId"):
-        return "the approval's receipt is not for this token"
-    try:
-        asked = hashlib.sha256(rfc8785.dumps(call)).hexdigest()
-    except (ValueError, TypeError):
-        return "the call about to run has no canonical form"
-    if token.get("tool_call_hash") != asked:
-        return "the approval's receipt is for another call"
-    return None
+        try:
+            approval.redeem()
+        except NotApproved as refused:
+            return False, f"Countersign: {refused}; the call did not run"
+        return True, f"Approved in Countersign by {approval.decided_by or 'a reviewer'}"
 
 
 @dataclass

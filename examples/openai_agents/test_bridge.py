@@ -210,7 +210,7 @@ class BridgeTest(unittest.TestCase):
         result = self.run_agent("s-forged")
         reviewer.join()
         self.assertEqual(RAN, [])
-        self.assertEqual(result.final_output, "tool said: Countersign: the approval's receipt was not signed by the trusted key; the call did not run")
+        self.assertEqual(result.final_output, "tool said: Countersign: the receipt was not signed by the trusted key; the token was not spent; the call did not run")
         items = self.server.api("GET", "/reviews?status=approved&requester=openai-agents:payments&order=newest&limit=1")["items"]
         events = [e["event_type"] for e in items[0]["confirm"]["events"]]
         self.assertNotIn("token.redeemed", events, "the token is still unspent")

@@ -15,7 +15,8 @@ import sys
 
 from udspy.confirmation import ConfirmationRejected, ConfirmationRequired, confirm_first
 
-from countersign_bridge import Countersign
+from countersign import Countersign, Denied, NotApproved
+from countersign_bridge import decide
 
 RAN = []
 
@@ -31,29 +32,30 @@ def main():
     countersign = Countersign(
         server,
         os.environ["COUNTERSIGN_KEY"],
-        role="udspy-agent",
+        os.environ.get("COUNTERSIGN_PUBLIC_KEY"),
+        agent="udspy-agent",
         device="udspy-host",
-        public_key=os.environ.get("COUNTERSIGN_PUBLIC_KEY"),
     )
     try:
         print(json.dumps({"result": archive_file(path)}))
         return
     except ConfirmationRequired as paused:
-        outcome = countersign.decide(paused, session_id="udspy-session", run_id="run-1", risk_tier="R3")
-    if outcome["outcome"] == "APPROVED":
-        args = json.loads(outcome["approved_call"])["args"]
         try:
-            countersign.redeem(outcome, "archive_file", args)
-        except RuntimeError as refused:
+            approval = decide(countersign, paused, session_id="udspy-session", run_id="run-1", risk_tier="R3")
+            approval.redeem()
+        except Denied as denied:
+            status = {"status": denied.kind, "reason": denied.reason}
+        except NotApproved as refused:
             print(json.dumps({"status": "refused", "error": str(refused), "ran": RAN}))
             return
+        else:
+            status = {"status": "edited" if approval.edited else "approved"}
     try:
-        result = archive_file(path)
-        print(json.dumps({"status": outcome.get("kind"), "result": result, "ran": RAN}))
+        print(json.dumps({**status, "result": archive_file(path), "ran": RAN}))
     except ConfirmationRejected as rejected:
-        print(json.dumps({"status": "rejected", "reason": outcome.get("reason"), "message": rejected.message, "ran": RAN}))
+        print(json.dumps({"status": "rejected", "reason": status.get("reason"), "message": rejected.message, "ran": RAN}))
     except ConfirmationRequired:
-        print(json.dumps({"status": outcome.get("kind"), "feedback": outcome.get("reason"), "ran": RAN}))
+        print(json.dumps({"status": status["status"], "feedback": status.get("reason"), "ran": RAN}))
 
 
 if __name__ == "__main__":

@@ -325,7 +325,7 @@ test("a udspy agent's confirmation is decided in the browser: approved, edited, 
   await page.getByRole("button", { name: "Approve once" }).click();
   const refused = await result(forged);
   expect(refused).toMatchObject({ status: "refused", ran: [] });
-  expect(refused.error).toContain("the approval's receipt was not signed by the trusted key");
+  expect(refused.error).toContain("the receipt was not signed by the trusted key");
   const stored = await api(server, server.reviewer, "GET", "/reviews?status=approved&q=report-d");
   expect(stored.body.items[0].confirm.events.map((e) => e.event_type)).not.toContain("token.redeemed");
 });

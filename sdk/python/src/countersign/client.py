@@ -40,6 +40,7 @@ class Settings:
     agent: str = "python-agent"
     session: str = ""
     run: str = field(default_factory=lambda: f"run-{uuid.uuid4()}")
+    device: str | None = None
 
     @staticmethod
     def of(
@@ -48,10 +49,13 @@ class Settings:
         public_key: str | None,
         agent: str,
         session: str | None,
+        device: str | None = None,
     ) -> Settings:
         """`ValueError` when the public key cannot be read."""
         key = receipts.public_key(public_key) if public_key else None
-        return Settings(url.rstrip("/"), agent_key, key, agent, session or f"sess-{uuid.uuid4()}")
+        return Settings(
+            url.rstrip("/"), agent_key, key, agent, session or f"sess-{uuid.uuid4()}", device=device
+        )
 
     @staticmethod
     def from_env() -> tuple[str, str, str | None]:
@@ -92,6 +96,7 @@ def submission(
     editable: bool,
     workspace: str | None,
     reasons: list[str] | None,
+    run: str | None = None,
 ) -> ToolCallSubmission:
     """The body of `POST /tool-calls`; `ValueError` before anything is sent."""
     check_risk(risk)
@@ -101,7 +106,7 @@ def submission(
     body: ToolCallSubmission = {
         "requestedByRole": settings.agent,
         "sessionId": session or settings.session,
-        "runId": settings.run,
+        "runId": run or settings.run,
         "toolCall": {"name": tool, "args": args},
         "humanSummary": summary,
         "riskTier": risk,
@@ -110,6 +115,8 @@ def submission(
     }
     if workspace is not None:
         body["workspace"] = workspace
+    if settings.device is not None:
+        body["clientDeviceId"] = settings.device
     if reasons:
         body["riskReasons"] = reasons
     return body
@@ -232,6 +239,14 @@ def check_before_redeem(settings: Settings, approved: Approved) -> None:
             raise ReceiptInvalid(f"{problem}; the token was not spent", review_id=approved.review_id)
 
 
+def redemption(settings: Settings, approved: Approved) -> dict[str, Any]:
+    """The body that spends an approval's token for its call (and this device)."""
+    body: dict[str, Any] = {"tokenId": approved.token["tokenId"], "toolCall": approved.call}
+    if settings.device is not None:
+        body["clientDeviceId"] = settings.device
+    return body
+
+
 def wait_seconds(deadline: float) -> int:
     """How long the next wait asks the server to hold: whole seconds, at most
     `LONGEST_WAIT`, 0 once the deadline has passed."""
@@ -279,11 +294,16 @@ class Approval:
         """The standing grant that approved it without asking, if one did."""
         return self._approved.by_grant
 
+    @property
+    def decided_by(self) -> str | None:
+        """The role that approved it."""
+        return self._approved.decided_by
+
     def redeem(self) -> None:
         """Checks the token and receipt offline, then spends the token: run the
         call right after. `ReceiptInvalid` or `Refused` when it must not run."""
         check_before_redeem(self._client.settings, self._approved)
-        body = {"tokenId": self._approved.token["tokenId"], "toolCall": self._approved.call}
+        body = redemption(self._client.settings, self._approved)
         status, answer = self._client._send("POST", f"/reviews/{self.review_id}/redeem", body)
         if status != 200:
             raise refusal(status, answer, self.review_id)
@@ -334,7 +354,10 @@ class Request:
 
 
 class Countersign:
-    """A Countersign server, asked with an agent key (blocking calls)."""
+    """A Countersign server, asked with an agent key (blocking calls).
+    `agent` is the requester reviewers see, `session` the one standing grants
+    apply to (one per client by default), `device` binds each token to this
+    device (`clientDeviceId`)."""
 
     def __init__(
         self,
@@ -344,9 +367,10 @@ class Countersign:
         *,
         agent: str = "python-agent",
         session: str | None = None,
+        device: str | None = None,
         http: httpx.Client | None = None,
     ) -> None:
-        self.settings = Settings.of(url, agent_key, public_key, agent, session)
+        self.settings = Settings.of(url, agent_key, public_key, agent, session, device)
         self._http = http or httpx.Client(timeout=httpx.Timeout(30.0))
         self._async: AsyncCountersign | None = None
 
@@ -384,11 +408,12 @@ class Countersign:
         editable: bool = True,
         workspace: str | None = None,
         reasons: list[str] | None = None,
+        run: str | None = None,
     ) -> Request:
         """Asks a reviewer about one call; returns at once with the request."""
         body = submission(
             self.settings, tool, args, risk=risk, summary=summary, timeout=timeout,
-            session=session, editable=editable, workspace=workspace, reasons=reasons,
+            session=session, editable=editable, workspace=workspace, reasons=reasons, run=run,
         )
         status, answer = self._send("POST", "/tool-calls", body)
         if status != 201:
@@ -447,10 +472,14 @@ class AsyncApproval:
     def approved_by_grant(self) -> str | None:
         return self._approved.by_grant
 
+    @property
+    def decided_by(self) -> str | None:
+        return self._approved.decided_by
+
     async def redeem(self) -> None:
         """As `Approval.redeem`."""
         check_before_redeem(self._client.settings, self._approved)
-        body = {"tokenId": self._approved.token["tokenId"], "toolCall": self._approved.call}
+        body = redemption(self._client.settings, self._approved)
         status, answer = await self._client._send("POST", f"/reviews/{self.review_id}/redeem", body)
         if status != 200:
             raise refusal(status, answer, self.review_id)
@@ -508,9 +537,10 @@ class AsyncCountersign:
         *,
         agent: str = "python-agent",
         session: str | None = None,
+        device: str | None = None,
         http: httpx.AsyncClient | None = None,
     ) -> None:
-        self.settings = Settings.of(url, agent_key, public_key, agent, session)
+        self.settings = Settings.of(url, agent_key, public_key, agent, session, device)
         self._http = http or httpx.AsyncClient(timeout=httpx.Timeout(30.0))
 
     @classmethod
@@ -550,11 +580,12 @@ class AsyncCountersign:
         editable: bool = True,
         workspace: str | None = None,
         reasons: list[str] | None = None,
+        run: str | None = None,
     ) -> AsyncRequest:
         """As `Countersign.ask`."""
         body = submission(
             self.settings, tool, args, risk=risk, summary=summary, timeout=timeout,
-            session=session, editable=editable, workspace=workspace, reasons=reasons,
+            session=session, editable=editable, workspace=workspace, reasons=reasons, run=run,
         )
         status, answer = await self._send("POST", "/tool-calls", body)
         if status != 201:
