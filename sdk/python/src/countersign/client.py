@@ -253,12 +253,10 @@ def wait_seconds(deadline: float) -> int:
     return max(0, min(LONGEST_WAIT, math.ceil(deadline - time.monotonic())))
 
 
-class Approval:
-    """An approved call, not yet run: `call` is exactly what may run (the
-    reviewer's edit, if any); `redeem()` spends its token, after which run it."""
+class _Approved:
+    """What both kinds of approval show: the approved call and its proofs."""
 
-    def __init__(self, client: Countersign, approved: Approved) -> None:
-        self._client = client
+    def __init__(self, approved: Approved) -> None:
         self._approved = approved
 
     @property
@@ -298,6 +296,15 @@ class Approval:
     def decided_by(self) -> str | None:
         """The role that approved it."""
         return self._approved.decided_by
+
+
+class Approval(_Approved):
+    """An approved call, not yet run: `call` is exactly what may run (the
+    reviewer's edit, if any); `redeem()` spends its token, after which run it."""
+
+    def __init__(self, client: Countersign, approved: Approved) -> None:
+        super().__init__(approved)
+        self._client = client
 
     def redeem(self) -> None:
         """Checks the token and receipt offline, then spends the token: run the
@@ -434,47 +441,12 @@ class Countersign:
         return response.status_code, read_answer(self.settings, response)
 
 
-class AsyncApproval:
+class AsyncApproval(_Approved):
     """`Approval` for asyncio."""
 
     def __init__(self, client: AsyncCountersign, approved: Approved) -> None:
+        super().__init__(approved)
         self._client = client
-        self._approved = approved
-
-    @property
-    def review_id(self) -> str:
-        return self._approved.review_id
-
-    @property
-    def call(self) -> ToolCall:
-        """The exact approved call: `{"name", "args"}`."""
-        return self._approved.call
-
-    @property
-    def args(self) -> JsonObject:
-        """The approved arguments."""
-        return self._approved.call["args"]
-
-    @property
-    def edited(self) -> bool:
-        """Whether the reviewer changed the arguments."""
-        return self._approved.edited
-
-    @property
-    def token(self) -> dict[str, Any]:
-        return self._approved.token
-
-    @property
-    def receipt(self) -> dict[str, Any] | None:
-        return self._approved.receipt
-
-    @property
-    def approved_by_grant(self) -> str | None:
-        return self._approved.by_grant
-
-    @property
-    def decided_by(self) -> str | None:
-        return self._approved.decided_by
 
     async def redeem(self) -> None:
         """As `Approval.redeem`."""
