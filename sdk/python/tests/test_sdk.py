@@ -283,3 +283,19 @@ def test_the_lower_level_asks_waits_redeems_and_withdraws(server: Server, agent:
     with pytest.raises(Refused) as spent:
         approval.redeem()
     assert spent.value.code == "token_used"
+
+
+def test_a_token_bound_to_this_device_is_redeemed_with_it_and_by_no_other(server: Server, agent: str) -> None:
+    from countersign import Request
+
+    bound = Countersign(server.url, server.agent_key, server.public_key, agent=agent, device="laptop-7")
+    request = bound.ask("reboot", {"host": "db-1"}, risk="R2", summary="Reboot db-1")
+    server.decide(request.review_id, {"status": "approved"})
+    approval = request.wait(5)
+    assert approval.token["issuedToClientDeviceId"] == "laptop-7"
+    elsewhere = Countersign(server.url, server.agent_key, agent=agent, device="phone-2")
+    stolen = Request(elsewhere, request.review_id, request.call, 5).wait()
+    with pytest.raises(Refused) as refused:
+        stolen.redeem()
+    assert refused.value.code == "token_device_mismatch"
+    approval.redeem()

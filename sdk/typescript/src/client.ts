@@ -33,6 +33,8 @@ export interface Options {
   agent?: string;
   /** The session grants apply to (one per client by default). */
   session?: string;
+  /** Binds each token to this device (`clientDeviceId`): only it may redeem them. */
+  device?: string;
   /** The `fetch` to use (the global one by default). */
   fetch?: typeof fetch;
 }
@@ -43,6 +45,8 @@ export interface AskOptions {
   summary: string;
   timeoutMs?: number;
   session?: string;
+  /** The run within the session (one per client by default). */
+  run?: string;
   editable?: boolean;
   workspace?: string;
 }
@@ -57,6 +61,7 @@ export class Countersign {
   readonly agent: string;
   readonly session: string;
   readonly run: string = `run-${randomId()}`;
+  readonly device: string | undefined;
   readonly #key: string;
   readonly #trusted: Promise<CryptoKey> | undefined;
   readonly #fetch: typeof fetch;
@@ -66,6 +71,7 @@ export class Countersign {
     this.#key = options.agentKey;
     this.agent = options.agent ?? "typescript-agent";
     this.session = options.session ?? `sess-${randomId()}`;
+    this.device = options.device;
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.#trusted = options.publicKey ? publicKey(options.publicKey) : undefined;
     // A key that cannot be read is reported when it is first needed, not as an unhandled rejection.
@@ -93,13 +99,14 @@ export class Countersign {
     const body: ToolCallSubmission = {
       requestedByRole: this.agent,
       sessionId: options.session ?? this.session,
-      runId: this.run,
+      runId: options.run ?? this.run,
       toolCall: { name: tool, args },
       humanSummary: options.summary,
       riskTier: risk,
       expiresAt: new Date(Date.now() + timeoutMs).toISOString(),
       editable: options.editable ?? true,
       ...(options.workspace === undefined ? {} : { workspace: options.workspace }),
+      ...(this.device === undefined ? {} : { clientDeviceId: this.device }),
     };
     const [status, answer] = await this.send("POST", "/tool-calls", body);
     if (status !== 201) throw refusal(status, answer);
@@ -248,7 +255,8 @@ export class Approval {
       const problem = await receiptProblem(receipt, key, token.tokenId, hashed);
       if (problem !== undefined) throw new ReceiptInvalid(`${problem}; the token was not spent`, this.reviewId);
     }
-    const [status, answer] = await this.client.send("POST", `/reviews/${this.reviewId}/redeem`, { tokenId: token.tokenId, toolCall: call });
+    const device = this.client.device === undefined ? {} : { clientDeviceId: this.client.device };
+    const [status, answer] = await this.client.send("POST", `/reviews/${this.reviewId}/redeem`, { tokenId: token.tokenId, toolCall: call, ...device });
     if (status !== 200) throw refusal(status, answer, this.reviewId);
   }
 }

@@ -147,3 +147,17 @@ test("the lower level asks, waits, redeems once and withdraws", async () => {
   const spent = await approval.redeem().catch((e) => e);
   assert.ok(spent instanceof Refused && spent.code === "token_used", String(spent));
 });
+
+test("a token bound to this device is redeemed with it, and by no other", async () => {
+  const agent = agentName();
+  const bound = new Countersign({ url: server.url, agentKey: server.agentKey, publicKey: server.publicKey, agent, device: "laptop-7" });
+  const request = await bound.ask("reboot", { host: "db-1" }, { risk: "R2", summary: "Reboot db-1" });
+  await server.decide(request.reviewId, { status: "approved" });
+  const approval = await request.wait(5000);
+  assert.equal(approval.token.issuedToClientDeviceId, "laptop-7");
+  const elsewhere = new Countersign({ url: server.url, agentKey: server.agentKey, agent, device: "phone-2" });
+  const stolen = await new (request.constructor)(elsewhere, request.reviewId, request.call, 5000).wait();
+  const refused = await stolen.redeem().catch((e) => e);
+  assert.ok(refused instanceof Refused && refused.code === "token_device_mismatch", String(refused));
+  await approval.redeem();
+});
