@@ -202,3 +202,47 @@ fn spec_prose_examples_are_invalid_not_crashes() {
         );
     }
 }
+
+#[test]
+fn a_database_written_by_a_newer_version_is_refused_and_left_as_it_is() {
+    let data = tempfile::tempdir().unwrap();
+    // A first start makes the database; a newer version then adds a migration.
+    let (code, _, stderr) = countersign(&["keys", "--data", s(data.path()), "list"]);
+    assert_eq!(code, 0, "{stderr}");
+    let file = data.path().join("countersign.db");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let url = format!("sqlite://{}", file.display());
+    let versions = |insert: bool| {
+        runtime.block_on(async {
+            use sqlx::{Connection, Row};
+            let mut db = sqlx::SqliteConnection::connect(&url).await.unwrap();
+            if insert {
+                sqlx::query("INSERT INTO _sqlx_migrations (version, description, installed_on, success, checksum, execution_time) VALUES (9001, 'from the future', CURRENT_TIMESTAMP, 1, x'00', 0)")
+                    .execute(&mut db)
+                    .await
+                    .unwrap();
+            }
+            let rows = sqlx::query("SELECT version FROM _sqlx_migrations ORDER BY version")
+                .fetch_all(&mut db)
+                .await
+                .unwrap();
+            rows.iter().map(|r| r.get::<i64, _>(0)).collect::<Vec<_>>()
+        })
+    };
+    let before = versions(true);
+    assert_eq!(before.last(), Some(&9001));
+    let (code, stdout, stderr) =
+        countersign(&["serve", "--data", s(data.path()), "--listen", "127.0.0.1:0"]);
+    assert_ne!(code, 0, "{stdout}");
+    assert!(
+        stderr.contains(
+            "this database was written by a newer Countersign: it holds schema migration 9001"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("restore a backup"), "{stderr}");
+    assert_eq!(versions(false), before, "nothing was changed");
+}

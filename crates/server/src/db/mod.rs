@@ -48,6 +48,15 @@ pub enum DbError {
     /// The schema could not be brought up to date.
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A newer Countersign wrote this database: its schema has a migration
+    /// this version does not know, and nothing is changed.
+    #[error("this database was written by a newer Countersign: it holds schema migration {found}, and this countersign {} knows migrations up to {known}; run the newer countersign, or restore a backup taken before the upgrade (nothing was changed)", env!("CARGO_PKG_VERSION"))]
+    Newer {
+        /// The unknown migration the database holds.
+        found: i64,
+        /// The newest migration this version has.
+        known: i64,
+    },
     /// A query answering several requests at once failed (its message).
     #[error("database error: {0}")]
     Failed(String),
@@ -89,10 +98,17 @@ impl Db {
             })
             .connect_with(options)
             .await?;
-        match backend {
-            Backend::Sqlite => sqlx::migrate!("migrations/sqlite").run(&pool).await?,
-            Backend::Postgres => sqlx::migrate!("migrations/postgres").run(&pool).await?,
-        }
+        let migrator = match backend {
+            Backend::Sqlite => sqlx::migrate!("migrations/sqlite"),
+            Backend::Postgres => sqlx::migrate!("migrations/postgres"),
+        };
+        migrator.run(&pool).await.map_err(|e| match e {
+            sqlx::migrate::MigrateError::VersionMissing(found) => DbError::Newer {
+                found,
+                known: migrator.iter().map(|m| m.version).max().unwrap_or(0),
+            },
+            other => DbError::Migrate(other),
+        })?;
         let writer = commit::Writer::start(pool.clone(), backend);
         let key_reader = rounds::Rounds::start(pool.clone(), keys::live_keys);
         let review_reader = rounds::Rounds::start(pool.clone(), reviews::stored_rows);
