@@ -416,8 +416,10 @@ fn a_receiver_that_hangs_on_some_deliveries_delays_no_other() {
         assert!(!first.accepted, "{first:?}");
         let waited = request.at - first.at;
         worst = worst.max(waited);
-        // The schedule's 1.5 s, and half a second for a busy test machine.
-        if waited > Duration::from_millis(2000) {
+        // The schedule's 1.5 s, and a second for a busy test machine (the
+        // other tests of this binary run beside it); a receiver's hang held
+        // retries up to its 10 s timeout.
+        if waited > Duration::from_millis(2500) {
             late.push(waited);
         }
     }
