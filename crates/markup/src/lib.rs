@@ -107,6 +107,8 @@ impl<'a> Inbox<'a> {
         html.tag("<main id=\"main\" tabindex=\"-1\"><section class=\"inbox\" aria-labelledby=\"inbox-title\"><div class=\"page-head\"><h1 id=\"inbox-title\">Inbox</h1><p class=\"subtle\">Requests from agents waiting for a human decision.</p></div>");
         self.tabs(&mut html);
         self.filters(&mut html);
+        // Where the app says what a group's decision did (empty until then).
+        html.tag("<p class=\"subtle group-result\" role=\"status\"></p>");
         call_groups(&mut html, &self.page);
         html.tag("<ol class=\"review-list\" aria-label=\"Reviews\">");
         for summary in &self.page {
@@ -214,7 +216,7 @@ fn call_groups(html: &mut Html, page: &[&ReviewSummary]) {
             .text(&id)
             .tag("\">Reason to deny the group</label><input id=\"")
             .text(&id)
-            .tag(&format!("\" type=\"text\" placeholder=\"Reason to deny\"><button class=\"button-reject\" type=\"button\">Deny each ({n})</button></div><p class=\"subtle\" role=\"status\"></p></li>"));
+            .tag(&format!("\" type=\"text\" placeholder=\"Reason to deny\"><button class=\"button-reject\" type=\"button\">Deny each ({n})</button></div></li>"));
     }
     html.tag("</ul>");
 }
