@@ -25,7 +25,13 @@ export COUNTERSIGN_REQUIRE_POSTGRES=1
 # The MCP gate's tests use .venv-mcp (set up above): never skipped here.
 export COUNTERSIGN_REQUIRE_MCP=1
 
-step() { printf '\n== %s\n' "$*"; }
+# Each step says how long the one before it took, and the run ends with the total.
+step_name="" step_start=$SECONDS
+step() {
+  [[ -n "$step_name" ]] && printf '(%s: %d s)\n' "$step_name" $((SECONDS - step_start))
+  step_name="$*" step_start=$SECONDS
+  printf '\n== %s\n' "$*"
+}
 
 step "format"
 cargo fmt --all --check
@@ -64,3 +70,5 @@ scripts/fuzz.sh 10
 step "benchmarks, smoke run (bench/run.mjs --quick: smallest sizes, so the benchmarks cannot rot)"
 # dist/ is the release build the browser tests just ran.
 node bench/run.mjs --quick --built
+step "done"
+printf 'all tests passed in %d s\n' "$SECONDS"
