@@ -557,7 +557,7 @@ if (existsSync(".venv-sdk/bin/python") && existsSync("sdk/typescript/dist/index.
   say();
   const dir = mkdtempSync(join(tmpdir(), "countersign-bench-sdk."));
   const port = freePort();
-  const child = spawn("target/release/countersign", ["serve", "--demo", "--listen", `127.0.0.1:${port}`, "--data", dir], { stdio: ["ignore", "pipe", "ignore"] });
+  const child = spawn("target/release/countersign", ["serve", "--demo", "--listen", `127.0.0.1:${port}`, "--data", dir, "--agent-rate", "none", "--reviewer-rate", "none"], { stdio: ["ignore", "pipe", "ignore"] });
   started.push(child);
   let printed = "";
   child.stdout.on("data", (chunk) => (printed += chunk));
