@@ -59,7 +59,10 @@ class Countersign:
     def _client(self, agent: str) -> Client:
         """One SDK client (and its connections) per agent name."""
         if agent not in self._clients:
-            self._clients[agent] = Client(self.server, self.key, self.public_key, agent=f"{ROLE_PREFIX}:{agent}")
+            try:
+                self._clients[agent] = Client(self.server, self.key, self.public_key, agent=f"{ROLE_PREFIX}:{agent}")
+            except ValueError as unusable:  # a public key that cannot be read
+                raise CountersignError(str(unusable)) from unusable
         return self._clients[agent]
 
     def ask(self, tool: str, args: dict, *, agent: str, session: str, run: str) -> str:

@@ -42,7 +42,6 @@ def main():
     except ConfirmationRequired as paused:
         try:
             approval = decide(countersign, paused, session_id="udspy-session", run_id="run-1", risk_tier="R3")
-            approval.redeem()
         except Denied as denied:
             status = {"status": denied.kind, "reason": denied.reason}
         except NotApproved as refused:
