@@ -1,7 +1,7 @@
 // The generated wire types match the server's OpenAPI document, and the
 // README's quickstart runs as written.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -39,11 +39,9 @@ for (const [where, readme] of quickstarts) test(`the quickstart of ${where} runs
   try {
     const env = { ...process.env, COUNTERSIGN_URL: server.url, COUNTERSIGN_AGENT_KEY: server.agentKey, COUNTERSIGN_PUBLIC_KEY: server.publicKey };
     const reviewer = server.decideWhenAsked("typescript-agent", { status: "approved" });
-    const ran = await new Promise((resolve, reject) => {
-      import("node:child_process").then(({ execFile }) =>
-        execFile(process.execPath, [file], { env, timeout: 60_000 }, (error, stdout, stderr) => (error ? reject(new Error(stderr || error.message)) : resolve(stdout))),
-      );
-    });
+    const ran = await new Promise((resolve, reject) =>
+      execFile(process.execPath, [file], { env, timeout: 60_000 }, (error, stdout, stderr) => (error ? reject(new Error(stderr || error.message)) : resolve(stdout))),
+    );
     await reviewer;
     assert.equal(ran.trim(), "refunded 120 to cus_42");
   } finally {
