@@ -3,7 +3,7 @@
 # what is present: the wasm target, rustfmt/clippy, wasm-bindgen-cli, trunk and
 # wasm-split-cli at pinned versions, npm packages (binaryen's wasm-opt, Playwright), and, with
 # --browser, Debian's chromium and chromedriver. Source it or run it; it prints
-# what it does. With --postgres, Debian's PostgreSQL for the server's tests.
+# what it does. With --postgres, Debian's PostgreSQL (and openssl) for the server's tests.
 # With --udspy, a Python virtual environment (.venv-udspy) with the udspy agent
 # library from PyPI, for the udspy bridge's browser test. With --langgraph, a
 # virtual environment (.venv-langgraph) with the LangGraph server and langchain
@@ -133,9 +133,9 @@ if $want_browser; then
 fi
 
 if $want_postgres; then
-  step "PostgreSQL server and psql (Debian), for the server's PostgreSQL tests"
-  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v psql >/dev/null; then
-    apt_install postgresql postgresql-client
+  step "PostgreSQL server and psql (Debian), and openssl for its test certificates"
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v psql >/dev/null || ! command -v openssl >/dev/null; then
+    apt_install postgresql postgresql-client openssl
   else
     echo "present"
   fi

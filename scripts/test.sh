@@ -16,11 +16,13 @@ export PATH="$PWD/node_modules/.bin:$PATH"
 # One full run reuses nothing incremental builds keep, and they cost gigabytes of disk.
 export CARGO_INCREMENTAL=0
 
-# A throwaway PostgreSQL for the server's PostgreSQL tests, stopped on exit.
+# Two throwaway PostgreSQL servers for the server's PostgreSQL tests, stopped on
+# exit: a plain one, and one as managed services run it (TLS only, passwords).
 pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/countersign-pg.XXXXXX")
-trap 'scripts/postgres.sh stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
-export COUNTERSIGN_TEST_POSTGRES
-COUNTERSIGN_TEST_POSTGRES=$(scripts/postgres.sh start "$pg_dir")
+trap 'scripts/postgres.sh stop "$pg_dir/plain"; scripts/postgres.sh stop "$pg_dir/tls"; rm -rf "$pg_dir"' EXIT
+export COUNTERSIGN_TEST_POSTGRES COUNTERSIGN_TEST_POSTGRES_TLS="$pg_dir/tls"
+COUNTERSIGN_TEST_POSTGRES=$(scripts/postgres.sh start "$pg_dir/plain")
+scripts/postgres.sh start-tls "$pg_dir/tls" >/dev/null
 export COUNTERSIGN_REQUIRE_POSTGRES=1
 # The MCP gate's tests use .venv-mcp (set up above): never skipped here.
 export COUNTERSIGN_REQUIRE_MCP=1

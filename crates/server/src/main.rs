@@ -227,7 +227,7 @@ impl From<AgentConnection> for agent::Connection {
 
 #[derive(Args)]
 struct DatabaseArgs {
-    /// Database address: sqlite://FILE or postgres://USER@HOST/DB. Default: a SQLite file in --data.
+    /// Database address: sqlite://FILE or postgres://USER:PASSWORD@HOST/DB?sslmode=verify-full (PG* variables fill in what it leaves out). Default: a SQLite file in --data.
     #[arg(long, env = "COUNTERSIGN_DATABASE")]
     database: Option<String>,
     /// Folder for the default SQLite database and signing key (created when missing).

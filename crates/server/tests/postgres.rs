@@ -232,3 +232,154 @@ fn a_search_of_several_words_probes_with_one_and_finds_the_whole_text_only() {
     assert_eq!(found(&reviewer, "zebra").len(), 3);
     assert!(found(&reviewer, "zebra 100%_").is_empty());
 }
+
+/// The TLS PostgreSQL `scripts/postgres.sh start-tls DIR` made (its folder in
+/// `COUNTERSIGN_TEST_POSTGRES_TLS`): TLS only, password authentication, a
+/// certificate for `localhost` signed by DIR/ca.pem.
+struct TlsPostgres {
+    dir: std::path::PathBuf,
+    port: String,
+    password: String,
+}
+
+impl TlsPostgres {
+    fn get() -> Option<TlsPostgres> {
+        let Ok(dir) = std::env::var("COUNTERSIGN_TEST_POSTGRES_TLS") else {
+            assert!(
+                std::env::var("COUNTERSIGN_REQUIRE_POSTGRES").is_err(),
+                "COUNTERSIGN_REQUIRE_POSTGRES is set but COUNTERSIGN_TEST_POSTGRES_TLS is not"
+            );
+            return None;
+        };
+        let dir = std::path::PathBuf::from(dir);
+        Some(TlsPostgres {
+            port: std::fs::read_to_string(dir.join("port"))
+                .unwrap()
+                .trim()
+                .to_owned(),
+            password: std::fs::read_to_string(dir.join("password")).unwrap(),
+            dir,
+        })
+    }
+
+    /// An address with the password percent-encoded, as the operator's guide says.
+    fn url(&self, host: &str, query: &str) -> String {
+        let password: String = form_urlencoded::byte_serialize(self.password.as_bytes()).collect();
+        let query = query.replace("CA", &self.dir.join("ca.pem").display().to_string());
+        let query = query.replace(
+            "OTHER",
+            &self.dir.join("other-ca.pem").display().to_string(),
+        );
+        format!(
+            "postgres://postgres:{password}@{host}:{}/postgres?{query}",
+            self.port
+        )
+    }
+}
+
+/// `countersign keys list` on a database address, with extra environment:
+/// its exit code and what it printed on stderr.
+fn open_database(url: &str, env: &[(&str, &str)]) -> (i32, String) {
+    let data = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(support::binary())
+        .args(["keys", "--data"])
+        .arg(data.path())
+        .args(["--database", url, "list"])
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    (output.status.code().unwrap(), stderr)
+}
+
+#[test]
+fn postgresql_over_tls_connects_only_to_the_certified_host() {
+    let Some(pg) = TlsPostgres::get() else { return };
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start_on(
+        data.path(),
+        Some(&pg.url("localhost", "sslmode=verify-full&sslrootcert=CA")),
+        &[],
+    );
+    assert_eq!(
+        server.anonymous().get("/health").body["database"],
+        "postgres"
+    );
+    drop(server);
+
+    let refused = [
+        // The certificate names localhost, not 127.0.0.1.
+        (
+            "127.0.0.1",
+            "sslmode=verify-full&sslrootcert=CA",
+            "not valid for name \"127.0.0.1\"",
+        ),
+        // An authority that signed nothing of this server's.
+        (
+            "localhost",
+            "sslmode=verify-ca&sslrootcert=OTHER",
+            "UnknownIssuer",
+        ),
+        ("localhost", "sslmode=verify-full", "UnknownIssuer"),
+        // The server takes TLS connections only.
+        ("localhost", "sslmode=disable", "no encryption"),
+    ];
+    for (host, query, why) in refused {
+        let url = pg.url(host, query);
+        let (code, stderr) = open_database(&url, &[]);
+        assert_eq!(code, 2, "{url} connected");
+        assert!(stderr.contains(why), "{url}: {stderr}");
+        assert!(
+            !stderr.contains(&pg.password),
+            "the password was printed: {stderr}"
+        );
+        assert!(stderr.contains("postgres:***@"), "{stderr}");
+    }
+    let (code, stderr) = open_database(
+        &pg.url("localhost", "sslmode=verify-ca&sslrootcert=CA"),
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn postgresql_passwords_come_percent_encoded_or_from_the_pg_variables() {
+    let Some(pg) = TlsPostgres::get() else { return };
+    let (code, stderr) = open_database(&pg.url("localhost", "sslmode=require"), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let ca = pg.dir.join("ca.pem").display().to_string();
+    let variables = [
+        ("PGHOST", "localhost"),
+        ("PGPORT", pg.port.as_str()),
+        ("PGUSER", "postgres"),
+        ("PGPASSWORD", pg.password.as_str()),
+        ("PGSSLMODE", "verify-full"),
+        ("PGSSLROOTCERT", ca.as_str()),
+    ];
+    let (code, stderr) = open_database("postgres://", &variables);
+    assert_eq!(code, 0, "{stderr}");
+    let wrong = pg.url("localhost", "sslmode=require").replace(
+        &form_urlencoded::byte_serialize(pg.password.as_bytes()).collect::<String>(),
+        "wrong",
+    );
+    let (code, stderr) = open_database(&wrong, &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("password authentication failed"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn sslmode_require_refuses_a_postgresql_without_tls() {
+    let Some(url) = fresh_database("countersign_no_tls") else {
+        return;
+    };
+    let (code, stderr) = open_database(&format!("{url}?sslmode=require"), &[]);
+    assert_eq!(code, 2, "connected without TLS");
+    assert!(stderr.contains("server does not support TLS"), "{stderr}");
+    assert!(stderr.contains("turn on `ssl`"), "{stderr}");
+    // Without sslmode the driver prefers TLS and falls back to plain text,
+    // as libpq does.
+    assert_eq!(open_database(&url, &[]).0, 0);
+}

@@ -12,7 +12,7 @@ mod rounds;
 pub mod webhooks;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, Executor};
+use sqlx::{AnyPool, Connection, Executor};
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -42,6 +42,18 @@ pub enum DbError {
     /// The address names no database this server supports.
     #[error("unsupported database address `{0}`: use sqlite://path/to/file.db or postgres://user@host/db")]
     Unsupported(String),
+    /// No connection could be made: the database is unreachable, refused the
+    /// credentials, or its TLS did not pass the checks the address asks for.
+    #[error(
+        "cannot connect to the database at {address}: {reason}{}",
+        connect_hint(reason)
+    )]
+    Connect {
+        /// The address, without its password.
+        address: String,
+        /// What the driver said.
+        reason: String,
+    },
     /// The database refused or failed.
     #[error("database error: {0}")]
     Sql(#[from] sqlx::Error),
@@ -77,6 +89,16 @@ impl Db {
             return Err(DbError::Unsupported(url.to_owned()));
         };
         let options = AnyConnectOptions::from_str(&sqlite_create_mode(url, backend))?;
+        // One connection first: its error names the cause (refused, password,
+        // certificate), where the pool would only say that it timed out.
+        let probe =
+            sqlx::ConnectOptions::connect(&options)
+                .await
+                .map_err(|e| DbError::Connect {
+                    address: without_password(url),
+                    reason: e.to_string(),
+                })?;
+        probe.close().await?;
         let pool = AnyPoolOptions::new()
             .max_connections(if backend == Backend::Sqlite { 4 } else { 10 })
             .acquire_timeout(Duration::from_secs(10))
@@ -204,6 +226,35 @@ pub(crate) fn is_transient(e: &sqlx::Error) -> bool {
 pub(crate) const RETRIES: usize = 3;
 
 /// SQLite files are created when missing (`mode=rwc`) unless the address says otherwise.
+/// What an operator can do about a connection error the driver reports in
+/// its own words (empty when there is nothing to add).
+fn connect_hint(reason: &str) -> &'static str {
+    if reason.contains("server does not support TLS") {
+        " (this PostgreSQL offers no TLS and the address asks for it with sslmode=require or stricter: turn on `ssl` in postgresql.conf)"
+    } else if reason.contains("UnknownIssuer") {
+        " (the server's certificate is not signed by the authority in sslrootcert, or, without sslrootcert, by a public one)"
+    } else if reason.contains("not valid for name") {
+        " (the server's certificate does not name the host in the address: connect by a name it holds; sslmode=verify-ca checks the name too, as verify-full does)"
+    } else if reason.contains("password authentication failed") {
+        " (a password with @ : / % or spaces must be percent-encoded in the address, or given as PGPASSWORD)"
+    } else if reason.contains("no encryption") {
+        " (this PostgreSQL accepts only TLS connections: use sslmode=require, verify-ca or verify-full)"
+    } else {
+        ""
+    }
+}
+
+/// A database address fit to print: any password replaced by `***`.
+fn without_password(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}
+
 fn sqlite_create_mode(url: &str, backend: Backend) -> String {
     if backend == Backend::Sqlite && !url.contains("mode=") {
         let joiner = if url.contains('?') { '&' } else { '?' };
