@@ -15,6 +15,7 @@
 # With --sdk, one (.venv-sdk) with the Python SDK (sdk/python, installed from its
 # folder with pip as its users do) and its test tools, pytest and mypy; and the
 # TypeScript SDK's npm packages (sdk/typescript/node_modules).
+# With --ops, what the operator's tests run against: Debian's prometheus (and promtool).
 # With --fuzz, cargo-fuzz, for scripts/fuzz.sh (which runs it on the machine's
 # one toolchain: a fresh machine cannot fetch a nightly one).
 # Every version is pinned below.
@@ -46,6 +47,7 @@ want_openai_agents=false
 want_langgraph=false
 want_fuzz=false
 want_sdk=false
+want_ops=false
 for flag in "$@"; do
   case "$flag" in
     --browser) want_browser=true ;;
@@ -56,7 +58,8 @@ for flag in "$@"; do
     --langgraph) want_langgraph=true ;;
     --fuzz) want_fuzz=true ;;
     --sdk) want_sdk=true ;;
-    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy] [--mcp] [--openai-agents] [--langgraph] [--sdk] [--fuzz]" >&2; exit 2 ;;
+    --ops) want_ops=true ;;
+    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy] [--mcp] [--openai-agents] [--langgraph] [--sdk] [--ops] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 apt_install() {
@@ -136,6 +139,15 @@ if $want_postgres; then
   step "PostgreSQL server and psql (Debian), and openssl for its test certificates"
   if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v psql >/dev/null || ! command -v openssl >/dev/null; then
     apt_install postgresql postgresql-client openssl
+  else
+    echo "present"
+  fi
+fi
+
+if $want_ops; then
+  step "Prometheus and promtool (Debian), for the metrics test"
+  if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
+    apt_install prometheus
   else
     echo "present"
   fi

@@ -11,7 +11,7 @@
 # a bounded fuzzing run (10 s per target), and a smoke run of the benchmarks.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/setup.sh --browser --postgres --udspy --mcp --openai-agents --langgraph --sdk --fuzz
+scripts/setup.sh --browser --postgres --udspy --mcp --openai-agents --langgraph --sdk --ops --fuzz
 export PATH="$PWD/node_modules/.bin:$PATH"
 # One full run reuses nothing incremental builds keep, and they cost gigabytes of disk.
 export CARGO_INCREMENTAL=0
@@ -26,6 +26,8 @@ scripts/postgres.sh start-tls "$pg_dir/tls" >/dev/null
 export COUNTERSIGN_REQUIRE_POSTGRES=1
 # The MCP gate's tests use .venv-mcp (set up above): never skipped here.
 export COUNTERSIGN_REQUIRE_MCP=1
+# The metrics test scrapes with a real Prometheus (installed above by --ops).
+export COUNTERSIGN_REQUIRE_PROMETHEUS=1
 
 # Each step says how long the one before it took, and the run ends with the total.
 step_name="" step_start=$SECONDS

@@ -55,6 +55,7 @@ impl Changes {
         match self.db.insert_review(review, created_by).await? {
             Ok(_) => {
                 self.feed.wake();
+                crate::metrics::created(review);
                 Ok(None)
             }
             Err(existing) => Ok(Some(existing)),
@@ -72,6 +73,9 @@ impl Changes {
         match self.db.replace_review(version, next, kind, None).await {
             Ok(_) => {
                 self.feed.wake();
+                if matches!(kind, ChangeKind::Decided | ChangeKind::Expired) {
+                    crate::metrics::maybe_closed(next);
+                }
                 Ok(true)
             }
             // Without an idempotency record no key can be taken: only staleness is left.
@@ -103,6 +107,7 @@ impl Changes {
         match written {
             Ok(_) => {
                 self.feed.wake();
+                crate::metrics::maybe_closed(next);
                 Ok(Written::Stored)
             }
             Err(ChangeError::Stale) => Ok(Written::Stale),
@@ -117,6 +122,7 @@ impl Changes {
         let approved = self.db.approve_by_grant(next, grant_id).await?;
         if approved {
             self.feed.wake();
+            crate::metrics::maybe_closed(next);
         }
         Ok(approved)
     }
@@ -179,10 +185,10 @@ pub async fn sweep(changes: Changes) {
         tick.tick().await;
         let now = chrono::Utc::now();
         if let Err(e) = changes.expire_due(now).await {
-            eprintln!("countersign: closing expired tool calls failed: {e}");
+            tracing::warn!("closing expired tool calls failed: {e}");
         }
         if let Err(e) = changes.escalate_due(now).await {
-            eprintln!("countersign: escalating waiting reviews failed: {e}");
+            tracing::warn!("escalating waiting reviews failed: {e}");
         }
     }
 }

@@ -50,6 +50,8 @@ struct Shared {
     /// The newest position fanned out.
     position: watch::Sender<i64>,
     wake: Notify,
+    /// Set when the server shuts down: streams end, waiters answer now.
+    closing: watch::Sender<bool>,
 }
 
 /// A subscriber's place in the feed.
@@ -72,6 +74,7 @@ impl Feed {
             events: broadcast::channel(FAN_OUT).0,
             position: watch::Sender::new(position),
             wake: Notify::new(),
+            closing: watch::Sender::new(false),
         });
         tokio::spawn(read(shared.clone(), position));
         if shared.db.backend() == Backend::Postgres {
@@ -83,6 +86,23 @@ impl Feed {
     /// This instance stored a change: read it now.
     pub fn wake(&self) {
         self.shared.wake.notify_one();
+    }
+
+    /// The server is shutting down: every event stream ends and every
+    /// waiting agent is answered with the outcome as it stands.
+    pub fn close(&self) {
+        self.shared.closing.send_replace(true);
+    }
+
+    /// Resolves once [`Feed::close`] was called (at once if it was).
+    pub async fn closed(&self) {
+        let mut closing = self.shared.closing.subscribe();
+        let _ = closing.wait_for(|closing| *closing).await;
+    }
+
+    /// How many event streams and waiting agents follow the feed now.
+    pub fn followers(&self) -> usize {
+        self.shared.events.receiver_count()
     }
 
     /// Follows the feed from now on.
@@ -145,7 +165,7 @@ async fn read(shared: Arc<Shared>, mut position: i64) {
                     shared.position.send_replace(position);
                 }
                 Err(e) => {
-                    eprintln!("countersign: reading the change feed failed (trying again): {e}")
+                    tracing::warn!("reading the change feed failed (trying again): {e}")
                 }
             }
             continue;
@@ -165,7 +185,7 @@ async fn read(shared: Arc<Shared>, mut position: i64) {
                     }
                 }
                 Err(e) => {
-                    eprintln!("countersign: reading the change feed failed (trying again): {e}");
+                    tracing::warn!("reading the change feed failed (trying again): {e}");
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
             }
@@ -183,16 +203,14 @@ async fn listen(shared: Arc<Shared>) {
                 Ok(()) => loop {
                     shared.wake.notify_one();
                     if let Err(e) = listener.try_recv().await {
-                        eprintln!(
-                            "countersign: listening for other instances' changes failed: {e}"
-                        );
+                        tracing::warn!("listening for other instances' changes failed: {e}");
                         break;
                     }
                 },
-                Err(e) => eprintln!("countersign: cannot listen for other instances' changes: {e}"),
+                Err(e) => tracing::warn!("cannot listen for other instances' changes: {e}"),
             },
             Err(e) => {
-                eprintln!("countersign: cannot connect to listen for other instances' changes: {e}")
+                tracing::warn!("cannot connect to listen for other instances' changes: {e}")
             }
         }
         tokio::time::sleep(SAFETY_NET).await;

@@ -6,14 +6,17 @@
 //! - [`db`]: SQLite or PostgreSQL storage.
 //! - [`feed`]: the change feed fanned out to this instance's streams and waiters.
 //! - [`limits`]: per-key request rates.
+//! - [`logs`]: the server's log (text or JSON) and its line per request.
+//! - [`metrics`]: `/metrics` for Prometheus.
 //! - [`serve`]: the server with the built app, CORS and the demo data.
 //! - [`signing`]: the server's Ed25519 key and the receipts it signs, checked offline.
 //! - [`webhooks`]: signed, durable deliveries of review events to other systems.
-//! - [`keys`], [`agent`], [`hook`], [`mcp_gate`], [`validate`], [`audit`]: the other commands.
+//! - [`keys`], [`backup`], [`agent`], [`hook`], [`mcp_gate`], [`validate`], [`audit`]: the other commands.
 
 pub mod agent;
 pub mod api;
 pub mod audit;
+pub mod backup;
 pub mod changes;
 pub mod db;
 pub mod feed;
@@ -21,7 +24,9 @@ mod headers;
 pub mod hook;
 pub mod keys;
 pub mod limits;
+pub mod logs;
 pub mod mcp_gate;
+pub mod metrics;
 pub mod policy;
 pub mod serve;
 pub mod signing;

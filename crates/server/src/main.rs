@@ -4,7 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use countersign_domain::wire::WebhookFormat;
 use countersign_server::webhooks::{self, Webhook};
 use countersign_server::{
-    agent, audit, db, hook, keys, mcp_gate, serve, signing, validate, Format,
+    agent, audit, db, hook, keys, logs, mcp_gate, serve, signing, validate, Format,
 };
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -107,6 +107,34 @@ enum Command {
         /// send (default: the listening address).
         #[arg(long, value_name = "URL", env = "COUNTERSIGN_PUBLIC_URL")]
         public_url: Option<String>,
+        /// How log lines on standard error are written: text, or one JSON object per line.
+        #[arg(
+            long,
+            value_enum,
+            default_value = "text",
+            env = "COUNTERSIGN_LOG_FORMAT"
+        )]
+        log_format: logs::LogFormat,
+        /// Which log lines to write, as RUST_LOG filters them: a level
+        /// (error, warn, info, debug, trace), optionally per module
+        /// (`warn,countersign::request=info`).
+        #[arg(long, value_name = "FILTER", default_value = "info", env = "RUST_LOG")]
+        log_filter: String,
+        /// Serve Prometheus metrics at /metrics on the listening address.
+        #[arg(long, conflicts_with = "metrics_listen")]
+        metrics: bool,
+        /// Serve Prometheus metrics at /metrics on an address of their own instead.
+        #[arg(long, value_name = "ADDR", env = "COUNTERSIGN_METRICS_LISTEN")]
+        metrics_listen: Option<SocketAddr>,
+    },
+    /// Copy the SQLite database, consistently and while the server runs, and
+    /// its signing key beside it (FILE.signing-key.pem). PostgreSQL: pg_dump.
+    Backup {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// The new file to write (never overwritten).
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
     },
     /// Show each webhook's signing secret and how its deliveries stand.
     Webhooks {
@@ -439,6 +467,14 @@ fn main() -> ExitCode {
             };
         }
     };
+    if !matches!(cli.command, Command::Serve { .. }) {
+        // The other commands talk to people on stderr themselves; the log
+        // only adds what goes wrong underneath (RUST_LOG asks for more).
+        let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned());
+        if let Err(e) = logs::init(logs::LogFormat::Text, &filter) {
+            return finish(Err(e));
+        }
+    }
     let wait = |wait: bool, timeout: u64| wait.then(|| Duration::from_secs(timeout));
     match cli.command {
         Command::Validate { format, files } => {
@@ -458,7 +494,12 @@ fn main() -> ExitCode {
             webhooks,
             webhook_format,
             public_url,
+            log_format,
+            log_filter,
+            metrics,
+            metrics_listen,
         } => finish((|| {
+            logs::init(log_format, &log_filter)?;
             let format = match webhook_format {
                 WebhookFormatArg::Json => WebhookFormat::Json,
                 WebhookFormatArg::Slack => WebhookFormat::Slack,
@@ -481,11 +522,26 @@ fn main() -> ExitCode {
                     .map(|url| Webhook { url, format })
                     .collect(),
                 public_url,
+                metrics: match (metrics, metrics_listen) {
+                    (_, Some(at)) => serve::MetricsAt::Own(at),
+                    (true, None) => serve::MetricsAt::Listen,
+                    (false, None) => serve::MetricsAt::Off,
+                },
             };
             runtime()?.block_on(serve::run(options))
         })()),
         Command::Verify { file, public_key } => signing::verify_file(&file, &public_key),
         Command::Audit { database, command } => run_audit(&database, command),
+        Command::Backup { database, file } => finish((|| {
+            let address = database.address()?;
+            let key = database.signing_key();
+            runtime()?.block_on(countersign_server::backup::run(
+                &address,
+                &key,
+                &file,
+                &mut std::io::stdout(),
+            ))
+        })()),
         Command::Webhooks { database } => finish((|| {
             let address = database.address()?;
             runtime()?.block_on(webhooks::print(&address, &mut std::io::stdout()))

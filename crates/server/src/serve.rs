@@ -4,6 +4,7 @@
 use crate::api::{self, AppState};
 use crate::db::keys::KeyKind;
 use crate::db::Db;
+use crate::metrics::Metrics;
 use crate::signing::Signer;
 use crate::webhooks::Webhooks;
 use axum::body::Body;
@@ -45,6 +46,19 @@ pub struct ServeOptions {
     /// The address reviewers open the desk at, for links sent out (default:
     /// the listening address).
     pub public_url: Option<String>,
+    /// Where `/metrics` is served, if anywhere.
+    pub metrics: MetricsAt,
+}
+
+/// Where `GET /metrics` is served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetricsAt {
+    /// Nowhere: nothing is recorded and `/metrics` answers 404.
+    Off,
+    /// On the server's own address, beside the API.
+    Listen,
+    /// On an address of its own (e.g. one only the monitoring network reaches).
+    Own(SocketAddr),
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
@@ -54,6 +68,10 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
         None => Policy::default(),
     };
     let signer = Signer::load_or_create(&options.signing_key).map_err(|e| e.to_string())?;
+    let metrics = match options.metrics {
+        MetricsAt::Off => None,
+        MetricsAt::Listen | MetricsAt::Own(_) => Some(Metrics::install()?),
+    };
     let db = Db::open(&options.database)
         .await
         .map_err(|e| e.to_string())?;
@@ -83,19 +101,43 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     )
     .await
     .map_err(|e| e.to_string())?;
+    let feed = state.feed.clone();
+    let backend = state.db.backend();
     tokio::spawn(crate::changes::sweep(state.changes.clone()));
     if !webhooks.is_empty() {
         tokio::spawn(webhooks.run());
     }
-    let mut app = api::router(state, options.max_body);
+    let mut app = api::router(state.clone(), options.max_body);
+    let mut metrics_at = None;
+    match (metrics, options.metrics) {
+        (Some(metrics), MetricsAt::Own(at)) => {
+            let listener = tokio::net::TcpListener::bind(at)
+                .await
+                .map_err(|e| format!("cannot listen for metrics on {at}: {e}"))?;
+            metrics_at = Some(listener.local_addr().map_err(|e| e.to_string())?);
+            let router = metrics.router(state);
+            let closed = feed.clone();
+            tokio::spawn(async move {
+                let served = axum::serve(listener, router)
+                    .with_graceful_shutdown(async move { closed.closed().await })
+                    .await;
+                if let Err(e) = served {
+                    tracing::error!("the metrics listener failed: {e}");
+                }
+            });
+            app = app.merge(crate::metrics::off());
+        }
+        (Some(metrics), _) => app = app.merge(metrics.router(state)),
+        (None, _) => app = app.merge(crate::metrics::off()),
+    }
     let mut policy = None;
     if let Some(dir) = &options.app_dir {
         let (files, index) = static_app(dir)?;
         app = app.merge(files);
         policy = crate::headers::app_policy(&String::from_utf8_lossy(&index));
         if policy.is_none() {
-            eprintln!(
-                "countersign: warning: {} has no Content-Security-Policy; build it with ./scripts/build-app.sh",
+            tracing::warn!(
+                "{} has no Content-Security-Policy; build it with ./scripts/build-app.sh",
                 dir.display()
             );
         }
@@ -109,10 +151,17 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     if !options.cors_origins.is_empty() {
         app = app.layer(cors(&options.cors_origins)?);
     }
+    // Outermost, so the line counts everything: CORS answers, compression.
+    let app = app.layer(middleware::from_fn(crate::logs::requests));
     // The first line is for programs (tests, scripts): the address, nothing else.
     println!("countersign: listening on http://{address}");
     if options.app_dir.is_some() {
         println!("Open http://{address}/ to review.");
+    }
+    match (options.metrics, metrics_at) {
+        (_, Some(at)) => println!("Metrics for Prometheus: http://{at}/metrics"),
+        (MetricsAt::Listen, None) => println!("Metrics for Prometheus: http://{address}/metrics"),
+        _ => {}
     }
     if let Some((reviewer, agent)) = demo_keys {
         println!(
@@ -126,21 +175,48 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     // head and body apart (Node's fetch) waits out a delayed ACK per request.
     let listener = listener.tap_io(|stream| {
         if let Err(e) = stream.set_nodelay(true) {
-            eprintln!("countersign: TCP_NODELAY could not be set on a connection: {e}");
+            tracing::warn!("TCP_NODELAY could not be set on a connection: {e}");
         }
     });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown())
-        .await
-        .map_err(|e| e.to_string())
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        address = %address,
+        database = backend.name(),
+        app = options.app_dir.as_ref().map(|dir| dir.display().to_string()),
+        "countersign started"
+    );
+    let closing = {
+        let feed = feed.clone();
+        async move {
+            shutdown().await;
+            tracing::info!(
+                followers = feed.followers(),
+                "shutting down: no new connections; finishing the requests in flight and ending event streams"
+            );
+            feed.close();
+        }
+    };
+    let server = axum::serve(listener, app).with_graceful_shutdown(closing);
+    tokio::select! {
+        served = server => served.map_err(|e| e.to_string())?,
+        () = async { feed.closed().await; tokio::time::sleep(DRAIN).await } => {
+            tracing::warn!("requests still running {} s after the signal: stopping without them", DRAIN.as_secs());
+        }
+    }
+    tracing::info!("countersign stopped");
+    Ok(())
 }
+
+/// How long a shutdown waits for the requests in flight (a decision being
+/// committed, a file being sent) before it stops without them.
+const DRAIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Says which rules are enforced, and warns when separation of duties cannot
 /// tell people apart (agent keys without an owner stand only for themselves).
 async fn announce_policy(db: &Db, path: &Path, policy: &Policy) -> Result<(), String> {
     let names: Vec<&str> = policy.rules.iter().map(|r| r.name.as_str()).collect();
-    eprintln!(
-        "countersign: enforcing policy {} ({} rule(s): {})",
+    tracing::info!(
+        "enforcing policy {} ({} rule(s): {})",
         path.display(),
         names.len(),
         names.join(", ")
@@ -151,8 +227,8 @@ async fn announce_policy(db: &Db, path: &Path, policy: &Policy) -> Result<(), St
         .filter(|k| k.kind == KeyKind::Agent && k.revoked_at.is_none() && k.owner.is_none())
         .count();
     if unowned > 0 {
-        eprintln!(
-            "countersign: warning: {unowned} agent key(s) have no owner, so nobody is kept from approving their requests; mint them with `keys add --owner`"
+        tracing::warn!(
+            "{unowned} agent key(s) have no owner, so nobody is kept from approving their requests; mint them with `keys add --owner`"
         );
     }
     Ok(())

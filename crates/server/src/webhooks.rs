@@ -94,9 +94,10 @@ impl Webhooks {
                 .await
                 .map_err(|e| e.to_string())?;
             if made {
-                eprintln!(
-                    "countersign: webhook {} signs with the secret {secret} (shown once; `countersign webhooks` shows it again)",
-                    shown(&hook.url)
+                // The secret itself is never logged: `countersign webhooks` shows it.
+                tracing::info!(
+                    webhook = %shown(&hook.url),
+                    "webhook has a new signing secret; `countersign webhooks` shows it"
                 );
             }
             let key = secret_key(&secret).ok_or_else(|| {
@@ -168,19 +169,17 @@ impl Webhooks {
         let freed = Arc::new(Notify::new());
         let mut queued_at = Instant::now();
         if let Err(e) = self.queue_new().await {
-            eprintln!("countersign: queueing webhook deliveries failed (trying again): {e}");
+            tracing::warn!("queueing webhook deliveries failed (trying again): {e}");
         }
         loop {
             if queued_at.elapsed() >= QUEUE_EVERY {
                 queued_at = Instant::now();
                 if let Err(e) = self.queue_new().await {
-                    eprintln!(
-                        "countersign: queueing webhook deliveries failed (trying again): {e}"
-                    );
+                    tracing::warn!("queueing webhook deliveries failed (trying again): {e}");
                 }
             }
             let next_due = self.start_due(&freed).await.unwrap_or_else(|e| {
-                eprintln!("countersign: sending webhook deliveries failed (trying again): {e}");
+                tracing::warn!("sending webhook deliveries failed (trying again): {e}");
                 None
             });
             let queue_at = queued_at + QUEUE_EVERY;
@@ -284,10 +283,7 @@ impl Webhooks {
             .await
         {
             // The claim's lease runs out and the delivery is tried again.
-            eprintln!(
-                "countersign: recording webhook delivery {} failed: {e}",
-                delivery.id
-            );
+            tracing::warn!(delivery = %delivery.id, "recording a webhook delivery failed: {e}");
         }
         drop(slot);
         freed.notify_one();

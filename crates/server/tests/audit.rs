@@ -271,3 +271,104 @@ fn edited_deleted_and_reordered_entries_are_named_on_postgres() {
     let data = tempfile::tempdir().unwrap();
     check_chain(Server::start_on(data.path(), Some(&url), &[]));
 }
+
+/// `countersign backup` while the server takes decisions; the copy, put in a
+/// fresh data folder as the operator's guide says, starts a server that
+/// holds every review and decision of the moment of the backup, whose audit
+/// chain verifies, and whose receipts verify with the old public key.
+#[test]
+fn a_backup_taken_while_serving_restores_to_a_server_with_everything() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let (agent, reviewer) = (
+        server.client(&server.agent),
+        server.client(&server.reviewer),
+    );
+    let approve = json!({"status": "approved", "decided_by_role": "reviewer"});
+    for n in 1..=20 {
+        assert_eq!(agent.post("/reviews", &review(n, 2, false)).status, 201);
+    }
+    let counts =
+        |reviewer: &support::Client| reviewer.get("/reviews?limit=1").body["counts"].clone();
+    let before = counts(&reviewer);
+    // Decisions go on while the copy is taken.
+    let deciding = std::thread::spawn({
+        let reviewer = server.client(&server.reviewer);
+        let approve = approve.clone();
+        move || {
+            for n in 1..=10 {
+                let reply = reviewer.decide(&confirm_id(n), &format!("b-{n}"), &approve);
+                assert_eq!(reply.status, 200, "{}", reply.text);
+            }
+        }
+    });
+    let backups = tempfile::tempdir().unwrap();
+    let file = backups.path().join("countersign-backup.db");
+    let made = Command::new(binary())
+        .args(["backup", "--data"])
+        .arg(data.path())
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let said = String::from_utf8(made.stdout).unwrap();
+    assert!(said.contains("signing-key.pem"), "{said}");
+    deciding.join().unwrap();
+    let again = Command::new(binary())
+        .args(["backup", "--data"])
+        .arg(data.path())
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2), "a backup never overwrites");
+    let public_key = reviewer.get("/signing-key").body["public_key"].clone();
+    drop(server);
+
+    // Restore: the copy and its key in a new data folder, then start.
+    let restored = tempfile::tempdir().unwrap();
+    std::fs::copy(&file, restored.path().join("countersign.db")).unwrap();
+    std::fs::copy(
+        backups.path().join("countersign-backup.db.signing-key.pem"),
+        restored.path().join("signing-key.pem"),
+    )
+    .unwrap();
+    let verified = Command::new(binary())
+        .args(["audit", "--data"])
+        .arg(restored.path())
+        .arg("verify")
+        .output()
+        .unwrap();
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
+    let server = Server::start(restored.path(), &[]);
+    let reviewer = server.client(&server.reviewer);
+    assert_eq!(reviewer.get("/signing-key").body["public_key"], public_key);
+    // Everything committed before the copy is in it, whole: every review,
+    // and of the ten decisions racing it, those that came first.
+    let after = counts(&reviewer);
+    let n = |counts: &Value, status: &str| counts[status].as_u64().unwrap();
+    let total = |counts: &Value| {
+        ["pending", "approved", "rejected", "cancelled"]
+            .map(|s| n(counts, s))
+            .iter()
+            .sum::<u64>()
+    };
+    assert_eq!(total(&after), total(&before), "{after}");
+    let decided = n(&after, "approved") - n(&before, "approved");
+    assert!(
+        decided <= 10 && n(&before, "pending") - n(&after, "pending") == decided,
+        "{after}"
+    );
+    for n in 1..=20 {
+        let got = reviewer.get(&format!("/reviews/{}", confirm_id(n)));
+        assert_eq!(got.status, 200, "review {n} is in the backup");
+    }
+    println!("restored from a backup taken during 10 decisions: {decided} of them in it");
+}

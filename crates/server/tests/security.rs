@@ -503,3 +503,121 @@ fn postgresql_holds_races_and_a_crash() {
     };
     killed_in_the_middle_of_a_decision_load(data.path(), Some(&url));
 }
+
+/// Every secret a workload handles: keys minted and used (a wrong one too),
+/// an event ticket in a URL, a pairing code and the device key it gives, a
+/// webhook's signing secret, an approval token and a receipt's signature. The
+/// log (JSON, every level down to debug) names none of them, and has one line
+/// per request with its route, status and the id echoed as `X-Request-Id`.
+#[test]
+fn the_log_holds_no_secret_and_a_line_per_request() {
+    let data = tempfile::tempdir().unwrap();
+    let log = data.path().join("server.log");
+    let server = Server::start_logging(
+        data.path(),
+        &[
+            "--log-format",
+            "json",
+            "--log-filter",
+            "debug,hyper=info,h2=info",
+            "--webhook",
+            "http://127.0.0.1:9/hook/T0SECRETPATH",
+        ],
+        &log,
+    );
+    let mut secrets = vec![server.reviewer.clone(), server.agent.clone()];
+    let (agent_key, _) = add_key(&server, &["--kind", "agent", "--owner", "ana"]);
+    let (reviewer_key, _) = add_key(&server, &["--kind", "reviewer", "--role", ROLE]);
+    secrets.extend([agent_key.clone(), reviewer_key.clone()]);
+    let (agent, reviewer) = (server.client(&agent_key), server.client(&reviewer_key));
+    let wrong = "cs_reviewer_0000000000000000000000000000000000000000000000";
+    assert_eq!(server.client(wrong).get("/reviews").status, 401);
+    secrets.push(wrong.to_owned());
+
+    let ticket = reviewer.post("/events/tickets", &json!({}));
+    let ticket = ticket.body["ticket"].as_str().unwrap().to_owned();
+    let stream = ureq::get(format!("{}/api/v1/events?ticket={ticket}", server.url))
+        .call()
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    drop(stream);
+    secrets.push(ticket);
+
+    let code = reviewer.post("/pairings", &json!({})).body["code"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let paired = server.anonymous().post(
+        "/pairings/redeem",
+        &json!({"code": code, "device": "phone"}),
+    );
+    secrets.extend([code, paired.body["key"].as_str().unwrap().to_owned()]);
+
+    let asked = agent.post("/tool-calls", &tool_call(1));
+    let id = asked.body["outcome"]["confirm_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let decided = reviewer.decide(&id, "ok-1", &decision("approved", "fine"));
+    assert_eq!(decided.status, 200, "{}", decided.text);
+    let outcome = &decided.body["outcome"];
+    let token = outcome["token"]["tokenId"].as_str().unwrap().to_owned();
+    let signature = outcome["receipt"]["signature"].as_str().unwrap().to_owned();
+    let redeemed = agent.post(
+        &format!("/reviews/{id}/redeem"),
+        &json!({"tokenId": token, "toolCall": tool_call(1)["toolCall"], "clientDeviceId": "laptop-7"}),
+    );
+    assert_eq!(redeemed.status, 200, "{}", redeemed.text);
+    secrets.extend([token, signature]);
+
+    let traced = reviewer.send("GET", "/health", None, &[("X-Request-Id", "trace-42")]);
+    assert_eq!(traced.header("x-request-id"), Some("trace-42"));
+    let hostile = reviewer.send("GET", "/health", None, &[("X-Request-Id", "a b\"c")]);
+    let replaced = hostile.header("x-request-id").unwrap().to_owned();
+    assert_eq!(replaced.len(), 32, "a hostile id is replaced: {replaced}");
+
+    let output = std::process::Command::new(support::binary())
+        .args(["webhooks", "--data"])
+        .arg(data.path())
+        .output()
+        .unwrap();
+    let listed = String::from_utf8(output.stdout).unwrap();
+    let webhook_secret = listed
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("secret "))
+        .unwrap()
+        .to_owned();
+    secrets.extend([webhook_secret, "T0SECRETPATH".to_owned()]);
+
+    assert_eq!(server.stop(), Some(0));
+    let text = std::fs::read_to_string(&log).unwrap();
+    for secret in &secrets {
+        assert!(
+            !text.contains(secret.as_str()),
+            "the log holds a secret ({secret}):\n{text}"
+        );
+    }
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    let requests: Vec<&Value> = lines.iter().filter(|l| l["message"] == "request").collect();
+    let line_of = |id: &str| requests.iter().find(|l| l["request_id"] == id).copied();
+    let traced = line_of("trace-42").expect("the traced request's line");
+    assert_eq!(traced["route"], "/api/v1/health");
+    assert_eq!(traced["status"], 200);
+    assert!(traced["latency_ms"].as_f64().unwrap() >= 0.0);
+    assert!(line_of(&replaced).is_some());
+    let redeem = requests
+        .iter()
+        .find(|l| l["route"] == "/api/v1/reviews/{id}/redeem")
+        .expect("the redemption's line names its route, not the review");
+    assert_eq!(redeem["method"], "POST");
+    assert!(requests.iter().any(|l| l["status"] == 401));
+    assert!(requests.len() >= 10, "{} request lines", requests.len());
+    let said = |message: &str| lines.iter().any(|l| l["message"] == message);
+    assert!(
+        said("countersign started") && said("countersign stopped"),
+        "{text}"
+    );
+}

@@ -82,6 +82,7 @@ const HELD: std::time::Duration = std::time::Duration::from_millis(250);
 /// then send only a few requests a second per connection, instead of taking
 /// the server's time from everyone else with thousands of refusals.
 async fn over_rate(over: crate::limits::OverRate) -> ApiError {
+    crate::metrics::rate_limited();
     let pause = over.wait.min(HELD);
     tokio::time::sleep(pause).await;
     ApiError::rate_limited(crate::limits::OverRate {
@@ -139,7 +140,7 @@ impl FromRequestParts<AppState> for Caller {
             let (db, id) = (state.db.clone(), device.id.clone());
             tokio::spawn(async move {
                 if let Err(e) = db.touch_device(&id).await {
-                    eprintln!("countersign: noting device {id}'s last use failed: {e}");
+                    tracing::warn!("noting device {id}'s last use failed: {e}");
                 }
             });
         }

@@ -98,7 +98,7 @@ impl ApiError {
 
     /// 500: the server failed; the cause goes to the log, not to the client.
     pub fn internal(cause: impl std::fmt::Display) -> Self {
-        eprintln!("countersign: internal error: {cause}");
+        tracing::error!("internal error: {cause}");
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal",

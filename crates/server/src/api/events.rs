@@ -60,6 +60,8 @@ struct Cursor {
     queue: VecDeque<Arc<FeedEvent>>,
     live: broadcast::Receiver<Arc<FeedEvent>>,
     behind: bool,
+    /// Counted as open until the stream is dropped.
+    _open: OpenStream,
 }
 
 impl Cursor {
@@ -78,7 +80,7 @@ impl Cursor {
                     Ok(events) if events.is_empty() => self.behind = false,
                     Ok(events) => self.queue.extend(events),
                     Err(e) => {
-                        eprintln!("countersign: event stream: {e}");
+                        tracing::warn!("an event stream could not read the feed: {e}");
                         tokio::time::sleep(Duration::from_secs(1)).await;
                     }
                 }
@@ -118,16 +120,41 @@ pub async fn stream(
         queue: VecDeque::new(),
         live: subscription.live,
         behind: true,
+        _open: OpenStream::new(),
     };
-    let events = stream::unfold(cursor, |mut cursor| async move {
-        let event = cursor.next().await?;
-        let sent = Event::default()
-            .id(event.seq.to_string())
-            .event(event.kind.as_str())
-            .data(&event.data);
-        Some((Ok(sent), cursor))
+    let feed = state.feed.clone();
+    let events = stream::unfold(cursor, move |mut cursor| {
+        let feed = feed.clone();
+        async move {
+            // Ends the stream when the server shuts down, so it can stop.
+            let event = tokio::select! {
+                event = cursor.next() => event?,
+                () = feed.closed() => return None,
+            };
+            let sent = Event::default()
+                .id(event.seq.to_string())
+                .event(event.kind.as_str())
+                .data(&event.data);
+            Some((Ok(sent), cursor))
+        }
     });
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+/// Counts an open event stream for the metrics while it lives.
+struct OpenStream;
+
+impl OpenStream {
+    fn new() -> OpenStream {
+        crate::metrics::event_streams(1.0);
+        OpenStream
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        crate::metrics::event_streams(-1.0);
+    }
 }
 
 fn position(text: &str, name: &str) -> Result<i64, ApiError> {

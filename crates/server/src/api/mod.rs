@@ -123,12 +123,8 @@ pub fn router(state: AppState, max_body: usize) -> Router {
 }
 
 async fn health(axum::extract::State(state): axum::extract::State<AppState>) -> impl IntoResponse {
-    let backend = match state.db.backend() {
-        crate::db::Backend::Sqlite => "sqlite",
-        crate::db::Backend::Postgres => "postgres",
-    };
     axum::Json(
-        serde_json::json!({"status": "ok", "database": backend, "version": env!("CARGO_PKG_VERSION")}),
+        serde_json::json!({"status": "ok", "database": state.db.backend().name(), "version": env!("CARGO_PKG_VERSION")}),
     )
 }
 

@@ -210,7 +210,11 @@ pub async fn outcome(
         if !outcome.is_pending() || tokio::time::Instant::now() >= deadline {
             return Ok(Json(outcome));
         }
-        changed(&mut live, &id, deadline).await;
+        tokio::select! {
+            () = changed(&mut live, &id, deadline) => {}
+            // Shutting down: answer now with the outcome as it stands.
+            () = state.feed.closed() => return Ok(Json(outcome)),
+        }
     }
 }
 

@@ -142,8 +142,11 @@ pub async fn redeem_token(
     let presented = redemption(&body)?;
     for _ in 0..8 {
         let stored = caller.review(&state, &id).await?;
-        let next = redeem(&stored.review, &presented, chrono::Utc::now(), &mut new_id)
-            .map_err(redeem_refusal)?;
+        let next =
+            redeem(&stored.review, &presented, chrono::Utc::now(), &mut new_id).map_err(|e| {
+                crate::metrics::redemption(Some(e.code()));
+                redeem_refusal(e)
+            })?;
         if state
             .changes
             .replace(stored.version, &next, ChangeKind::Redeemed)
@@ -153,6 +156,7 @@ pub async fn redeem_token(
                 .tool_call()
                 .and_then(|c| c.outcome.as_ref())
                 .and_then(|o| o.token.clone());
+            crate::metrics::redemption(None);
             return Ok(Json(Redeemed {
                 redeemed: true,
                 token,

@@ -54,8 +54,8 @@ async fn run(pool: AnyPool, backend: Backend, mut jobs: mpsc::Receiver<Job>) {
             // shared its transaction: each is tried again alone, and only the
             // ones that fail alone are refused, with their own cause.
             Err(e) if batch.len() > 1 => {
-                eprintln!(
-                    "countersign: a group commit of {} changes failed ({e}); committing them one by one",
+                tracing::warn!(
+                    "a group commit of {} changes failed ({e}); committing them one by one",
                     batch.len()
                 );
                 for job in batch {

@@ -77,6 +77,16 @@ pub enum DbError {
     Damaged(String),
 }
 
+impl Backend {
+    /// `sqlite` or `postgres`, as health answers and logs say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
 impl Db {
     /// Connects (creating a SQLite file if needed) and applies the migrations.
     pub async fn open(url: &str) -> Result<Db, DbError> {
@@ -154,6 +164,21 @@ impl Db {
     /// The address it was opened with.
     pub(crate) fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Writes a consistent copy of this SQLite database to a new file at
+    /// `path` (`VACUUM INTO`: one read transaction, writers go on meanwhile).
+    pub async fn copy_into(&self, path: &str) -> Result<(), DbError> {
+        sqlx::query("VACUUM INTO $1")
+            .bind(path)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// This instance's pool: its connections, and how many of them are idle.
+    pub fn pool_use(&self) -> (u32, usize) {
+        (self.pool.size(), self.pool.num_idle())
     }
 
     pub(crate) fn pool(&self) -> &AnyPool {

@@ -560,6 +560,19 @@ impl Db {
             .map(|(word, _)| word))
     }
 
+    /// When the oldest pending review was asked for, if any is pending.
+    pub async fn oldest_pending(&self) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbError> {
+        let row = sqlx::query("SELECT MIN(requested_at) FROM reviews WHERE status = 'pending'")
+            .fetch_one(self.pool())
+            .await?;
+        let Some(at) = row.try_get::<Option<String>, _>(0)? else {
+            return Ok(None);
+        };
+        chrono::DateTime::parse_from_rfc3339(&at)
+            .map(|at| Some(at.to_utc()))
+            .map_err(|_| DbError::Damaged(format!("a review asked at `{at}`")))
+    }
+
     /// How many reviews there are in each status (kept by triggers, O(statuses)).
     pub async fn status_counts(&self) -> Result<StatusCounts, DbError> {
         let rows = sqlx::query("SELECT status, n FROM review_counts WHERE n > 0")

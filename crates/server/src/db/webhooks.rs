@@ -233,6 +233,28 @@ impl Db {
         Ok(counts)
     }
 
+    /// How many deliveries of all webhooks are in each state (every state,
+    /// 0 when none is).
+    pub async fn deliveries_by_state(&self) -> Result<Vec<(&'static str, i64)>, DbError> {
+        let rows = sqlx::query("SELECT state, COUNT(*) FROM webhook_deliveries GROUP BY state")
+            .fetch_all(self.pool())
+            .await?;
+        let mut counts = [
+            DeliveryState::Pending,
+            DeliveryState::Sent,
+            DeliveryState::Failed,
+        ]
+        .map(|state| (state.as_str(), 0));
+        for row in &rows {
+            let state: String = row.try_get(0)?;
+            let Some(slot) = counts.iter_mut().find(|(name, _)| *name == state) else {
+                return Err(DbError::Damaged(format!("a delivery in state `{state}`")));
+            };
+            slot.1 = row.try_get(1)?;
+        }
+        Ok(counts.to_vec())
+    }
+
     /// The latest deliveries of these webhooks, newest first; each address
     /// is shown through `shown`.
     pub async fn recent_deliveries(

@@ -39,13 +39,23 @@ impl Server {
 
     /// Starts on a given database address.
     pub fn start_on(data: &Path, database: Option<&str>, extra: &[&str]) -> Server {
+        Server::start_with(data, database, extra, Stdio::inherit())
+    }
+
+    /// Starts with its log (standard error) written to `log`.
+    pub fn start_logging(data: &Path, extra: &[&str], log: &Path) -> Server {
+        let file = std::fs::File::create(log).expect("create the log file");
+        Server::start_with(data, None, extra, Stdio::from(file))
+    }
+
+    fn start_with(data: &Path, database: Option<&str>, extra: &[&str], stderr: Stdio) -> Server {
         let mut command = Command::new(binary());
         command
             .args(["serve", "--demo", "--listen", "127.0.0.1:0", "--data"])
             .arg(data)
             .args(extra)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(stderr);
         if let Some(url) = database {
             command.args(["--database", url]);
         }
@@ -82,6 +92,15 @@ impl Server {
     /// The server's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Asks the server to stop (SIGTERM) and waits until it has: its exit code.
+    pub fn stop(mut self) -> Option<i32> {
+        Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        self.child.wait().unwrap().code()
     }
 
     /// Kills the process at once (SIGKILL: no shutdown, no flushing).
