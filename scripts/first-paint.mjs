@@ -59,7 +59,7 @@ const parsed = new Promise((resolve) =>
 // Fetched now, imported below: a module's own imports and its wasm need not wait for each other.
 const preload = (...files) => files.forEach((file) => document.head.append(Object.assign(document.createElement("link"), file,
   file.href.endsWith(".wasm") ? { rel: "preload", as: "fetch", type: "application/wasm" } : { rel: "modulepreload" }, { crossOrigin: "anonymous" })));
-// What to draw before the app: the demo's inbox on a first visit, a Countersign server's first page when a
+// What to draw before the app: the demo's inbox on a first visit to a static host, a Countersign server's first page when a
 // connection to one is saved (read as the app reads it: this tab's first, then the remembered one); else nothing.
 const painting = (() => {
   try {
@@ -75,6 +75,8 @@ const painting = (() => {
       if ((saved.backend ?? "countersign") !== "countersign") return null;
       return { server: saved.url.replace(/\\/+$/, ""), key: saved.key };
     }
+    // A Countersign server serves this copy (its mark opens the head): no demo there, the app asks for a key.
+    if (document.querySelector('meta[name="countersign-server"]')) return null;
     return localStorage.getItem("countersign.v1.seeded") === null ? { demo: true } : null;
   } catch {
     return null;

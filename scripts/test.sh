@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Runs every Countersign test on this machine, installing what is missing first:
 # formatting, clippy (-D warnings) on every crate (the app for wasm32), the domain
-# tests, the server's HTTP API tests on SQLite and on a throwaway PostgreSQL (and
-# the MCP gate between a real MCP client and server), the OpenAI Agents SDK
-# bridge and the Python SDK against a real server, the
-# app's view-logic tests in wasm, the release wasm build with its size, and the
+# tests, the server's HTTP API tests on SQLite and on throwaway PostgreSQL servers,
+# one with TLS (and the MCP gate between a real MCP client and server, metrics
+# scraped by a real Prometheus, the systemd unit under systemd-analyze), the
+# OpenAI Agents SDK bridge and the SDKs against a real server, the app's
+# view-logic tests in wasm, the release wasm build with its size, and the
 # browser tests (with a real udspy agent asking through Countersign, a real
-# LangGraph server whose interrupts are reviewed, and the real Claude Code CLI
-# asking through the hook), the hook's fixtures against Anthropic's hook types,
-# a bounded fuzzing run (10 s per target), and a smoke run of the benchmarks.
+# LangGraph server whose interrupts are reviewed, the real Claude Code CLI
+# asking through the hook, and the server behind Debian's nginx with TLS), the
+# hook's fixtures against Anthropic's hook types, a bounded fuzzing run (10 s
+# per target), and a smoke run of the benchmarks.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh --browser --postgres --udspy --mcp --openai-agents --langgraph --sdk --ops --fuzz
@@ -28,6 +30,8 @@ export COUNTERSIGN_REQUIRE_POSTGRES=1
 export COUNTERSIGN_REQUIRE_MCP=1
 # The metrics test scrapes with a real Prometheus (installed above by --ops).
 export COUNTERSIGN_REQUIRE_PROMETHEUS=1
+# The systemd unit in deploy/ is checked with systemd-analyze verify (also --ops).
+export COUNTERSIGN_REQUIRE_SYSTEMD=1
 
 # Each step says how long the one before it took, and the run ends with the total.
 step_name="" step_start=$SECONDS

@@ -47,6 +47,15 @@ fn Shell() -> impl IntoView {
     let route = Memo::new(move |_| location.path.with(|p| Route::parse(p)));
     let current = move |r: Route| move || (route.get() == r).then_some("page");
     let pending = Memo::new(move |_| desk.pending_count());
+    // Served by a Countersign server, not connected yet: only Settings (to
+    // connect) and a pairing link lead anywhere.
+    if desk.awaiting_server() {
+        Effect::new(move |_| {
+            if !matches!(route.get(), Route::Settings | Route::Pair) {
+                location.navigate("/settings", true);
+            }
+        });
+    }
     // The installed app's badge follows the pending count, once opted in.
     Effect::new(move |_| {
         let shown = desk.settings().with(|s| s.notify).then(|| pending.get());

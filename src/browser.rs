@@ -83,6 +83,20 @@ pub fn remove_first_paint() {
     let _ = body.class_list().remove_1("painting");
 }
 
+/// Whether a Countersign server serves this copy of the app (its
+/// `index.html` carries the server's mark; a static host's does not): the
+/// app then opens on that server, not on the local demo.
+pub fn served_by_server() -> bool {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| {
+            d.query_selector(r#"meta[name="countersign-server"]"#)
+                .ok()
+                .flatten()
+        })
+        .is_some()
+}
+
 /// Records a performance mark (read by the benchmarks; harmless otherwise).
 pub fn mark(name: &str) {
     if let Some(performance) = web_sys::window().and_then(|w| w.performance()) {

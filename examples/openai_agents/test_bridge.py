@@ -37,7 +37,8 @@ class Server:
     def __init__(self) -> None:
         self.data = tempfile.TemporaryDirectory()
         self.process = subprocess.Popen(
-            [BINARY, "serve", "--demo", "--listen", "127.0.0.1:0", "--data", self.data.name],
+            [BINARY, "serve", "--demo", "--listen", "127.0.0.1:0", "--data", self.data.name,
+             "--log-filter", "warn"],
             stdout=subprocess.PIPE, text=True,
         )
         self.url = self.reviewer = self.agent = None

@@ -204,8 +204,11 @@ impl Desk {
         // index itself, written before heads were), then the index is parsed
         // and every review read.
         let local = store.clone().filter(|_| !remote);
-        let needs_demo = local.as_ref().is_none_or(|s| !s.seeded()) && !remote;
-        let reading = local.is_some() && !needs_demo;
+        // Served by a Countersign server and not connected to it yet: the app
+        // asks for the reviewer key (Settings), and never shows the demo there.
+        let awaiting = !remote && browser::served_by_server();
+        let needs_demo = local.as_ref().is_none_or(|s| !s.seeded()) && !remote && !awaiting;
+        let reading = local.is_some() && !needs_demo && !awaiting;
         let head = local
             .as_ref()
             .filter(|_| reading)
@@ -280,6 +283,12 @@ impl Desk {
     /// than this browser's storage.
     pub fn remote(&self) -> bool {
         self.backend.with_value(Backend::remote)
+    }
+
+    /// Whether a Countersign server serves this app and it is not connected
+    /// to it yet: the reviewer is asked for a key before anything else.
+    pub fn awaiting_server(&self) -> bool {
+        !self.remote() && browser::served_by_server()
     }
 
     /// Whether reviews come from a Countersign server.

@@ -127,42 +127,12 @@ pub fn SettingsPage() -> impl IntoView {
         Connection::forget();
         reload();
     };
+    let awaiting = desk.awaiting_server();
     let link_detail = move || match desk.link().get() {
         Link::Offline(why) => format!("Offline: {why}"),
         other => other.label().to_owned(),
     };
-    view! {
-        <section class="settings" aria-labelledby="settings-title">
-            <div class="page-head"><h1 id="settings-title">"Settings"</h1></div>
-            <form class="card" on:submit=move |ev| { ev.prevent_default(); on_role(()); }>
-                <div class="field">
-                    <label for="reviewer-role">"Reviewer role"</label>
-                    <p class="subtle">"Your decisions are signed with this role unless you change it on the form."</p>
-                    <input id="reviewer-role" type="text" prop:value=move || role.get() on:input=move |ev| role.set(event_target_value(&ev)) />
-                </div>
-                <div class="actions"><button type="submit" class="button-primary">"Save role"</button></div>
-            </form>
-            <div class="card">
-                <div class="field">
-                    <label for="theme">"Theme"</label>
-                    <select id="theme" on:change=on_theme prop:value=move || desk.settings().with(|s| s.theme.attribute())>
-                        {Theme::CHOICES.iter().map(|(t, label)| view! { <option value=t.attribute()>{*label}</option> }).collect_view()}
-                    </select>
-                </div>
-            </div>
-            <div class="card">
-                <h2>"Storage"</h2>
-                <p>{desk.storage_description()}</p>
-                {connected.then(|| view! { <p>"Connection: " <strong role="status">{link_detail}</strong></p> })}
-                {desk.langgraph().map(|source| view! { <LangGraphGraphs source /> })}
-                {if connected {
-                    view! { <button type="button" class="button-quiet" on:click=disconnect>"Disconnect: use this browser's storage"</button> }.into_any()
-                } else {
-                    view! { <button type="button" class="button-quiet" on:click=reset>"Reset demo data"</button> }.into_any()
-                }}
-            </div>
-            <super::notifications::NotificationChoice />
-            {desk.is_served().then(|| view! { <super::devices::Devices /> <super::deliveries::WebhookDeliveries /> })}
+    let form = view! {
             <form class="card" aria-labelledby="server-title" on:submit=move |ev| { ev.prevent_default(); connect(); }>
                 <h2 id="server-title">{if connected { "Change server" } else { "Connect to a server" }}</h2>
                 <p class="subtle">"Review the requests agents send to a shared server. Your key is kept for this tab only unless you ask to remember it."</p>
@@ -196,8 +166,66 @@ pub fn SettingsPage() -> impl IntoView {
                 <div class="actions"><button type="submit" class="button-primary">"Connect"</button></div>
                 <p role="status" class="subtle">{move || connection_message.get()}</p>
             </form>
+    };
+    // On a first visit to a server's desk, connecting comes first, and this
+    // browser's own storage is not offered.
+    let (top, bottom) = if awaiting {
+        (Some(form), None)
+    } else {
+        (None, Some(form))
+    };
+    view! {
+        <section class="settings" aria-labelledby="settings-title">
+            <div class="page-head"><h1 id="settings-title">"Settings"</h1></div>
+            {awaiting.then(|| view! { <ServerWelcome /> })}
+            {top}
+            <form class="card" on:submit=move |ev| { ev.prevent_default(); on_role(()); }>
+                <div class="field">
+                    <label for="reviewer-role">"Reviewer role"</label>
+                    <p class="subtle">"Your decisions are signed with this role unless you change it on the form."</p>
+                    <input id="reviewer-role" type="text" prop:value=move || role.get() on:input=move |ev| role.set(event_target_value(&ev)) />
+                </div>
+                <div class="actions"><button type="submit" class="button-primary">"Save role"</button></div>
+            </form>
+            <div class="card">
+                <div class="field">
+                    <label for="theme">"Theme"</label>
+                    <select id="theme" on:change=on_theme prop:value=move || desk.settings().with(|s| s.theme.attribute())>
+                        {Theme::CHOICES.iter().map(|(t, label)| view! { <option value=t.attribute()>{*label}</option> }).collect_view()}
+                    </select>
+                </div>
+            </div>
+            {(!awaiting).then(|| view! { <div class="card">
+                <h2>"Storage"</h2>
+                <p>{desk.storage_description()}</p>
+                {connected.then(|| view! { <p>"Connection: " <strong role="status">{link_detail}</strong></p> })}
+                {desk.langgraph().map(|source| view! { <LangGraphGraphs source /> })}
+                {if connected {
+                    view! { <button type="button" class="button-quiet" on:click=disconnect>"Disconnect: use this browser's storage"</button> }.into_any()
+                } else {
+                    view! { <button type="button" class="button-quiet" on:click=reset>"Reset demo data"</button> }.into_any()
+                }}
+            </div> })}
+            <super::notifications::NotificationChoice />
+            {desk.is_served().then(|| view! { <super::devices::Devices /> <super::deliveries::WebhookDeliveries /> })}
+            {bottom}
             <p role="status" class="subtle">{move || message.get()}</p>
         </section>
+    }
+}
+
+/// What a first visit to a server's desk says before the connection form.
+#[component]
+fn ServerWelcome() -> impl IntoView {
+    let origin = web_sys::window()
+        .and_then(|w| w.location().origin().ok())
+        .unwrap_or_default();
+    view! {
+        <div class="card welcome" role="region" aria-labelledby="welcome-title">
+            <h2 id="welcome-title">"Connect to this desk's server"</h2>
+            <p>"This desk is served by the Countersign server at " <strong>{origin}</strong> ". Paste your reviewer key below to see the requests waiting for you."</p>
+            <p class="subtle">"No key yet? Whoever runs the server mints one with " <code>"countersign keys add --kind reviewer"</code> ", or open a pairing link from a device that is connected (Settings → Devices there)."</p>
+        </div>
     }
 }
 

@@ -45,6 +45,24 @@ async function connect(page, key = server.reviewer) {
   await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
 }
 
+test("a first visit to a server's own desk asks for the reviewer key and never shows the demo", async ({ page }) => {
+  // A link to a review, opened in a browser that never saw this desk.
+  await page.goto(`${server.url}/reviews/${MIGRATION}`);
+  await expect(page).toHaveURL(`${server.url}/settings`);
+  const welcome = page.getByRole("region", { name: "Connect to this desk's server" });
+  await expect(welcome).toContainText(`served by the Countersign server at ${server.url}`);
+  await expect(page.getByLabel("Server address")).toHaveValue(server.url);
+  expect(await page.evaluate(() => localStorage.getItem("countersign.v1.seeded")), "the demo is not stored").toBeNull();
+  await expect(page.locator(".first-paint")).toHaveCount(0);
+  expect(await wcagViolations(page)).toEqual([]);
+  await shoot(page, "server-first-visit");
+  await page.getByLabel("Reviewer key").fill(server.reviewer);
+  await page.getByRole("button", { name: "Connect", exact: true }).click();
+  await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
+  await page.goto(`${server.url}/`);
+  await expect(rows(page)).toHaveCount(7);
+});
+
 test("a reviewer connects with a key, sees the server's reviews live, and decides", async ({ page }) => {
   await page.goto(`${server.url}/settings`);
   await page.getByLabel("Reviewer key").fill("cs_reviewer_wrong");
@@ -331,8 +349,8 @@ test("a udspy agent's confirmation is decided in the browser: approved, edited, 
 });
 
 test("a standing approval is listed with its use, revoked in the browser, and the agent's next call is asked again", async ({ page }) => {
-  // Without a server the page says where grants are kept.
-  await page.goto(`${server.url}/grants`);
+  // Without a server (the app on a static host) the page says where grants are kept.
+  await page.goto("/grants");
   await expect(page.getByText(/Standing approvals are kept by a Countersign server/)).toBeVisible();
 
   const call = {

@@ -48,12 +48,15 @@ export const binary = process.env.COUNTERSIGN_BIN ?? "target/debug/countersign";
  */
 export async function startServer(dataDir, listen = "127.0.0.1:0", { demo = true, extra = [] } = {}) {
   const args = ["serve", ...(demo ? ["--demo"] : []), "--listen", listen, "--app-dir", "dist", "--data", dataDir, ...extra];
-  const child = spawn(binary, args, { stdio: ["ignore", "pipe", "inherit"] });
+  // Warnings and errors only: one log line per request would bury the tests' own output.
+  const env = { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "warn" };
+  const child = spawn(binary, args, { stdio: ["ignore", "pipe", "inherit"], env });
   const lines = createInterface({ input: child.stdout });
-  const server = { child, stop: () => new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : (child.once("exit", r), child.kill("SIGKILL")))) };
+  const server = { child, printed: "", stop: () => new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : (child.once("exit", r), child.kill("SIGKILL")))) };
   await new Promise((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`countersign serve exited with ${code}`)));
     lines.on("line", (line) => {
+      server.printed += `${line}\n`;
       if (line.startsWith("countersign: listening on ")) server.url = line.slice("countersign: listening on ".length);
       if (line.startsWith("Demo reviewer key")) server.reviewer = line.split(" ").pop();
       if (line.startsWith("Demo agent key")) server.agent = line.split(" ").pop();

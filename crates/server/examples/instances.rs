@@ -249,6 +249,8 @@ impl Instance {
                 "none",
                 "--reviewer-rate",
                 "none",
+                "--log-filter",
+                "warn",
                 "--data",
             ])
             .arg(data)

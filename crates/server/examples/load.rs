@@ -13,9 +13,14 @@
 //! on its own SQLite file with the same settings, one transaction per insert.
 //! Last, the server process's resident memory.
 //!
+//! With `--observed` it measures only what the operator's figures cost:
+//! durable decisions/s (64 connections on one thread) of servers started with
+//! `--metrics` and request logs at `info` (written to a file), and of the same
+//! binary with metrics off and the log at `warn`, in interleaved runs.
+//!
 //! ```sh
 //! cargo build --release -p countersign-server --bin countersign --example load
-//! target/release/examples/load [--quick] [--database URL]
+//! target/release/examples/load [--quick] [--database URL] [--observed]
 //! ```
 
 use countersign_domain::demo::numbered_id;
@@ -244,6 +249,9 @@ fn main() {
         .and_then(|i| args.get(i + 1)?.parse().ok())
         .unwrap_or(list_size);
     let list_only = args.iter().any(|a| a == "--list-only");
+    let observed = args.iter().any(|a| a == "--observed");
+    // Interleaved rounds of the observed comparison, and each run's seconds.
+    let (rounds, run_seconds) = if quick { (1, 1) } else { (6, 3) };
     let data = std::env::temp_dir().join(format!("countersign-load-{}", std::process::id()));
     std::fs::create_dir_all(&data).unwrap();
     let url = args
@@ -254,10 +262,12 @@ fn main() {
     let sqlite = url.starts_with("sqlite:");
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // Enough pending reviews for every decision the runs below can make.
-    let pending = match (list_only, quick) {
-        (true, _) => 0,
-        (false, true) => 40_000,
-        (false, false) => 80_000,
+    let pending = match (list_only, quick, observed) {
+        (true, _, _) => 0,
+        (false, true, _) => 40_000,
+        (false, false, false) => 80_000,
+        // Up to ~5,000 decisions/s in each of 12 runs of 3 s.
+        (false, false, true) => 200_000,
     };
     let key = runtime.block_on(async {
         let db = Db::open(&url).await.unwrap();
@@ -308,31 +318,14 @@ fn main() {
         .expect(
             "build the server first: cargo build --release -p countersign-server --bin countersign",
         );
-    // It measures the server's own speed: no key's rate may cap it.
-    let mut server = std::process::Command::new(binary)
-        .args([
-            "serve",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--database",
-            &url,
-        ])
-        .args(["--agent-rate", "none", "--reviewer-rate", "none", "--data"])
-        .arg(&data)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("start countersign serve");
     let base = format!("http://127.0.0.1:{port}");
-    for _ in 0..100 {
-        if client()
-            .get(&format!("{base}/api/v1/health"))
-            .call()
-            .is_ok()
-        {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    let start = |observed: bool| start_server(&binary, port, &url, &data, observed);
+    if observed {
+        observed_compare(start, port, &key, rounds, run_seconds);
+        let _ = std::fs::remove_dir_all(&data);
+        return;
     }
+    let mut server = start(false);
     println!(
         "countersign load benchmark: {}, {} cores",
         if sqlite {
@@ -357,6 +350,88 @@ fn main() {
     let _ = server.kill();
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(&data);
+}
+
+/// Starts `countersign serve` on the database and waits until it answers:
+/// with metrics on and request logs at `info` (into a file in `data`), or
+/// with metrics off and the log at `warn`. No key's rate may cap it: it
+/// measures the server's own speed.
+fn start_server(
+    binary: &std::path::Path,
+    port: u16,
+    url: &str,
+    data: &std::path::Path,
+    observed: bool,
+) -> std::process::Child {
+    let mut command = std::process::Command::new(binary);
+    command
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--database", url])
+        .args(["--agent-rate", "none", "--reviewer-rate", "none", "--data"])
+        .arg(data)
+        .stdout(std::process::Stdio::null());
+    if observed {
+        let log = std::fs::File::create(data.join("server.log")).unwrap();
+        command
+            .args(["--metrics", "--log-filter", "info"])
+            .stderr(log);
+    } else {
+        command.args(["--log-filter", "warn"]);
+    }
+    let server = command.spawn().expect("start countersign serve");
+    for _ in 0..100 {
+        let health = client()
+            .get(&format!("http://127.0.0.1:{port}/api/v1/health"))
+            .call();
+        if health.is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server
+}
+
+/// Decisions/s of servers with metrics and request logs on and off, run
+/// after run in alternating order; prints each run and the medians.
+fn observed_compare(
+    start: impl Fn(bool) -> std::process::Child,
+    port: u16,
+    key: &str,
+    rounds: usize,
+    seconds: u64,
+) {
+    let next = Arc::new(AtomicUsize::new(0));
+    let (mut off, mut on) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let order = if round % 2 == 0 {
+            [false, true]
+        } else {
+            [true, false]
+        };
+        for observed in order {
+            let mut server = start(observed);
+            let (latencies, failures, elapsed) =
+                one_thread_decisions(port, key, &next, 64, seconds);
+            let _ = server.kill();
+            let _ = server.wait();
+            assert_eq!(failures, 0, "decisions failed");
+            let rate = latencies.len() as f64 / elapsed.as_secs_f64();
+            if observed {
+                on.push(rate)
+            } else {
+                off.push(rate)
+            }
+        }
+    }
+    let median = |rates: &mut Vec<f64>| {
+        rates.sort_by(f64::total_cmp);
+        rates[rates.len() / 2]
+    };
+    let (off, on) = (median(&mut off), median(&mut on));
+    println!(
+        "decisions/s, 64 connections on one thread, {rounds} interleaved rounds of {seconds} s: metrics and request logs off {off:.0}/s, on {on:.0}/s (median; {:+.1}%)",
+        (on - off) / off * 100.0
+    );
 }
 
 /// Decisions against the `server` process: closed loops from threads and

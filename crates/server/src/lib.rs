@@ -15,6 +15,7 @@
 
 pub mod agent;
 pub mod api;
+mod app;
 pub mod audit;
 pub mod backup;
 pub mod changes;

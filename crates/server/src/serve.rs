@@ -9,17 +9,15 @@ use crate::signing::Signer;
 use crate::webhooks::Webhooks;
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderValue, Method};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::serve::ListenerExt;
-use axum::Router;
 use countersign_domain::policy::Policy;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
-use tower_http::services::ServeDir;
 
 /// How to serve.
 pub struct ServeOptions {
@@ -131,16 +129,28 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
         (None, _) => app = app.merge(crate::metrics::off()),
     }
     let mut policy = None;
-    if let Some(dir) = &options.app_dir {
-        let (files, index) = static_app(dir)?;
+    let source = match &options.app_dir {
+        Some(dir) => Some(crate::app::Source::Dir(dir)),
+        None => crate::app::embedded().then_some(crate::app::Source::Embedded),
+    };
+    let app_from = match &source {
+        Some(crate::app::Source::Dir(dir)) => Some(dir.display().to_string()),
+        Some(crate::app::Source::Embedded) => Some("built in".to_owned()),
+        None => None,
+    };
+    if let Some(source) = source {
+        let (files, index) = crate::app::router(source)?;
         app = app.merge(files);
         policy = crate::headers::app_policy(&String::from_utf8_lossy(&index));
         if policy.is_none() {
             tracing::warn!(
-                "{} has no Content-Security-Policy; build it with ./scripts/build-app.sh",
-                dir.display()
+                "the app has no Content-Security-Policy; build it with ./scripts/build-app.sh"
             );
         }
+    } else {
+        tracing::info!(
+            "no app to serve (this build carries none, and no --app-dir): serving the API only"
+        );
     }
     let mut app = app
         .layer(middleware::from_fn(cache_headers))
@@ -155,8 +165,8 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     let app = app.layer(middleware::from_fn(crate::logs::requests));
     // The first line is for programs (tests, scripts): the address, nothing else.
     println!("countersign: listening on http://{address}");
-    if options.app_dir.is_some() {
-        println!("Open http://{address}/ to review.");
+    if app_from.is_some() {
+        println!("Open {}/ to review.", desk.trim_end_matches('/'));
     }
     match (options.metrics, metrics_at) {
         (_, Some(at)) => println!("Metrics for Prometheus: http://{at}/metrics"),
@@ -165,7 +175,7 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     }
     if let Some((reviewer, agent)) = demo_keys {
         println!(
-            "Demo reviewer key (paste it in Settings > Storage > Countersign server): {reviewer}"
+            "Demo reviewer key (paste it where the app asks for it, Settings → Connect to a server): {reviewer}"
         );
         println!("Demo agent key (for `countersign agent submit`): {agent}");
     }
@@ -182,7 +192,7 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
         version = env!("CARGO_PKG_VERSION"),
         address = %address,
         database = backend.name(),
-        app = options.app_dir.as_ref().map(|dir| dir.display().to_string()),
+        app = app_from,
         "countersign started"
     );
     let closing = {
@@ -256,46 +266,6 @@ async fn seed_demo(db: &Db) -> Result<(String, String), String> {
         .await
         .map_err(|e| e.to_string())?;
     Ok((reviewer.secret, agent.secret))
-}
-
-/// The built app: files as they are, and `index.html` for every other path
-/// without a file extension (the app's own routes, e.g. `/reviews/<id>`).
-/// Also returns `index.html` itself.
-fn static_app(dir: &Path) -> Result<(Router, axum::body::Bytes), String> {
-    let index = std::fs::read(dir.join("index.html")).map_err(|e| {
-        format!(
-            "no built app in {} ({e}); build it with ./scripts/build-app.sh or leave out --app-dir",
-            dir.display()
-        )
-    })?;
-    let index = axum::body::Bytes::from(index);
-    let page = index.clone();
-    let fallback = move |request: Request| {
-        let index = index.clone();
-        async move {
-            let path = request.uri().path();
-            let is_file = path
-                .rsplit('/')
-                .next()
-                .is_some_and(|name| name.contains('.'));
-            if request.method() != Method::GET && request.method() != Method::HEAD {
-                StatusCode::METHOD_NOT_ALLOWED.into_response()
-            } else if is_file {
-                (StatusCode::NOT_FOUND, "not found").into_response()
-            } else {
-                ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], index).into_response()
-            }
-        }
-    };
-    // The build writes brotli and gzip copies beside each file (scripts/compress-dist.mjs).
-    let files = ServeDir::new(dir)
-        .precompressed_br()
-        .precompressed_gzip()
-        .fallback(tower::service_fn(move |request: Request| {
-            let respond = fallback.clone();
-            async move { Ok::<_, std::convert::Infallible>(respond(request).await) }
-        }));
-    Ok((Router::new().fallback_service(files), page))
 }
 
 /// API answers are never cached; trunk's hashed files are cached for a year;

@@ -246,3 +246,90 @@ fn a_database_written_by_a_newer_version_is_refused_and_left_as_it_is() {
     assert!(stderr.contains("restore a backup"), "{stderr}");
     assert_eq!(versions(false), before, "nothing was changed");
 }
+
+/// `deploy/countersign.service` passes `systemd-analyze verify` without a
+/// word (it only warns, exit 0, on a misspelt setting: its output must be
+/// empty), checked in a root holding the built binary where the unit
+/// expects it; and the binary accepts the unit's command line.
+#[test]
+fn the_systemd_unit_verifies_and_its_command_line_serves() {
+    let unit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/countersign.service");
+    let text = std::fs::read_to_string(&unit).unwrap();
+    let has_systemd = Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if has_systemd {
+        let root = tempfile::tempdir().unwrap();
+        let place = |dir: &str| {
+            let dir = root.path().join(dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            dir
+        };
+        std::fs::copy(
+            env!("CARGO_BIN_EXE_countersign"),
+            place("usr/local/bin").join("countersign"),
+        )
+        .unwrap();
+        std::fs::copy(
+            &unit,
+            place("etc/systemd/system").join("countersign.service"),
+        )
+        .unwrap();
+        // The units it refers to (network-online.target, multi-user.target).
+        let units = place("usr/lib/systemd/system");
+        for entry in std::fs::read_dir("/usr/lib/systemd/system")
+            .unwrap()
+            .flatten()
+        {
+            if entry.file_type().unwrap().is_file() {
+                std::fs::copy(entry.path(), units.join(entry.file_name())).unwrap();
+            }
+        }
+        let verified = Command::new("systemd-analyze")
+            .arg("verify")
+            .arg(format!("--root={}", root.path().display()))
+            .arg("countersign.service")
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&verified.stdout),
+            String::from_utf8_lossy(&verified.stderr)
+        );
+        assert!(
+            verified.status.success() && said.trim().is_empty(),
+            "systemd-analyze verify: {said}"
+        );
+    } else {
+        assert!(
+            std::env::var("COUNTERSIGN_REQUIRE_SYSTEMD").is_err(),
+            "COUNTERSIGN_REQUIRE_SYSTEMD is set but systemd-analyze is missing"
+        );
+    }
+    let exec = text
+        .lines()
+        .find_map(|line| line.strip_prefix("ExecStart=/usr/local/bin/countersign "))
+        .expect("an ExecStart line");
+    let data = tempfile::tempdir().unwrap();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_countersign"))
+        .args(exec.split_whitespace())
+        .env("COUNTERSIGN_DATA", data.path())
+        .env("COUNTERSIGN_LISTEN", "127.0.0.1:0")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert!(
+        first.starts_with("countersign: listening on http://127.0.0.1:"),
+        "{first}"
+    );
+}

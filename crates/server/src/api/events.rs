@@ -15,11 +15,11 @@ use super::AppState;
 use crate::db::keys::KeyKind;
 use crate::feed::{Feed, FeedEvent};
 use axum::extract::{RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Json;
 use countersign_domain::wire::{self, ChangePage};
-use futures_util::stream::{self, Stream};
+use futures_util::stream::{self, Stream, StreamExt};
 use serde_json::json;
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -101,7 +101,13 @@ pub async fn stream(
     caller: Caller,
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+) -> Result<
+    (
+        [(HeaderName, &'static str); 1],
+        Sse<impl Stream<Item = Result<Event, Infallible>>>,
+    ),
+    ApiError,
+> {
     caller.require(KeyKind::Reviewer)?;
     let params = Params::parse(raw.as_deref(), &["after", "ticket"])?;
     let mut after = params
@@ -138,7 +144,16 @@ pub async fn stream(
             Some((Ok(sent), cursor))
         }
     });
-    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+    // A proxy passes each event on at once (nginx reads this header), and
+    // a first comment gets the stream's head through proxies that hold it
+    // until the body starts (nginx over HTTP/2), so the client knows it is live.
+    let unbuffered = [(HeaderName::from_static("x-accel-buffering"), "no")];
+    let opened = stream::once(async { Ok(Event::default().comment("open")) });
+    Ok((
+        unbuffered,
+        Sse::new(opened.chain(events))
+            .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))),
+    ))
 }
 
 /// Counts an open event stream for the metrics while it lives.

@@ -56,6 +56,11 @@ impl Server {
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(stderr);
+        // Warnings and errors only, unless RUST_LOG asks: a line per request
+        // would bury the tests' own output.
+        if std::env::var_os("RUST_LOG").is_none() {
+            command.env("RUST_LOG", "warn");
+        }
         if let Some(url) = database {
             command.args(["--database", url]);
         }

@@ -1,0 +1,116 @@
+// Countersign as an operator deploys it (docs/operating.md): behind Debian's
+// real nginx with the documented configuration (deploy/nginx/countersign.conf),
+// TLS ending at nginx with a certificate this test makes. The first visit
+// asks for the key, live events arrive through the proxy, the server's
+// printed links use --public-url, and request ids pass through.
+import { expect, test } from "@playwright/test";
+import { api, newPlanReview, shoot, startServer } from "./support.mjs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+test.use({ ignoreHTTPSErrors: true });
+
+const freePort = () => new Promise((resolve) => {
+  const probe = createServer().listen(0, "127.0.0.1", () => {
+    const { port } = probe.address();
+    probe.close(() => resolve(port));
+  });
+});
+
+/** A certificate for `localhost`, self-signed, in `dir`. */
+function certificate(dir) {
+  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+    "-keyout", join(dir, "privkey.pem"), "-out", join(dir, "fullchain.pem")], { stdio: "ignore" });
+}
+
+/** nginx with the documented server block, its port, name, certificate and upstream put in. */
+async function startNginx(dir, port, upstream) {
+  const documented = readFileSync("deploy/nginx/countersign.conf", "utf8");
+  const block = documented
+    .replace("listen 443 ssl http2;", `listen 127.0.0.1:${port} ssl http2;`)
+    .replace("server_name desk.example.com;", "server_name localhost;")
+    .replaceAll("/etc/ssl/countersign/", `${dir}/`)
+    .replaceAll("http://127.0.0.1:8080", upstream);
+  const directives = block.split("\n").filter((line) => !line.trim().startsWith("#")).join("\n");
+  expect(directives, "every placeholder was found").not.toMatch(/listen 443|desk\.example\.com|\/etc\/ssl|127\.0\.0\.1:8080/);
+  writeFileSync(join(dir, "nginx.conf"), `daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log;
+events {}
+http {
+  log_format ids '$request_id $request';
+  access_log ${dir}/access.log ids;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+${block}
+}
+`);
+  execFileSync("nginx", ["-t", "-q", "-c", join(dir, "nginx.conf")], { stdio: "inherit" });
+  const child = spawn("nginx", ["-c", join(dir, "nginx.conf")], { stdio: "inherit" });
+  const url = `https://localhost:${port}`;
+  for (let i = 0; i < 100; i++) {
+    // Node's fetch would refuse the test's own certificate; curl -k takes it.
+    const up = (() => {
+      try {
+        return execFileSync("curl", ["-sk", "-o", "/dev/null", "-w", "%{http_code}", `${url}/api/v1/health`], { encoding: "utf8" }) === "200";
+      } catch {
+        return false;
+      }
+    })();
+    if (up) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { url, stop: () => child.kill("SIGQUIT") };
+}
+
+let dir;
+let server;
+let nginx;
+test.beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), "countersign-proxy-"));
+  certificate(dir);
+  const port = await freePort();
+  server = await startServer(join(dir, "data"), "127.0.0.1:0", { extra: ["--public-url", `https://localhost:${port}`] });
+  nginx = await startNginx(dir, port, server.url);
+  expect(nginx.url).toBe(`https://localhost:${port}`);
+});
+test.afterEach(async () => {
+  nginx?.stop();
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("behind nginx with TLS: the first visit connects, live events arrive, links and request ids are right", async ({ page }) => {
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  expect(server.printed).toContain(`Open ${nginx.url}/ to review.`);
+
+  await page.goto(`${nginx.url}/`);
+  await expect(page).toHaveURL(`${nginx.url}/settings`);
+  await expect(page.getByRole("region", { name: "Connect to this desk's server" })).toContainText(nginx.url);
+  await page.getByLabel("Reviewer key").fill(server.reviewer);
+  await page.getByRole("button", { name: "Connect", exact: true }).click();
+  await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
+  await page.goto(`${nginx.url}/`);
+  const rows = page.getByRole("list", { name: "Reviews" }).getByRole("listitem");
+  await expect(rows).toHaveCount(7);
+
+  // An agent asks (straight to the server): the row arrives through nginx's event stream.
+  const created = await api(server, server.agent, "POST", "/reviews", newPlanReview(7));
+  expect(created.status).toBe(201);
+  await expect(rows).toHaveCount(8, { timeout: 5000 });
+  await shoot(page, "proxy-inbox");
+
+  // nginx's request id is the one the server logs and answers with.
+  const head = execFileSync("curl", ["-sk", "-D", "-", "-o", "/dev/null", `${nginx.url}/api/v1/health`], { encoding: "utf8" });
+  const id = head.match(/x-request-id: ([0-9a-f]{32})/i)?.[1];
+  expect(readFileSync(join(dir, "access.log"), "utf8")).toContain(`${id} GET /api/v1/health`);
+  expect(errors).toEqual([]);
+});
