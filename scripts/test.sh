@@ -21,6 +21,8 @@ export CARGO_INCREMENTAL=0
 # Two throwaway PostgreSQL servers for the server's PostgreSQL tests, stopped on
 # exit: a plain one, and one as managed services run it (TLS only, passwords).
 pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/countersign-pg.XXXXXX")
+# PostgreSQL runs as its own user (when this runs as root): it must reach its folders in here.
+chmod 755 "$pg_dir"
 trap 'scripts/postgres.sh stop "$pg_dir/plain"; scripts/postgres.sh stop "$pg_dir/tls"; rm -rf "$pg_dir"' EXIT
 export COUNTERSIGN_TEST_POSTGRES COUNTERSIGN_TEST_POSTGRES_TLS="$pg_dir/tls"
 COUNTERSIGN_TEST_POSTGRES=$(scripts/postgres.sh start "$pg_dir/plain")
