@@ -581,7 +581,7 @@ if (existsSync(".venv-sdk/bin/python") && existsSync("sdk/typescript/dist/index.
 // ---------------------------------------------------------------- 7. operating
 say("## 7. Operating");
 say();
-say("What the operator's figures cost, and how fast a server is up. `load --observed`: durable decisions/s from 64 connections on one thread, against servers started with `--metrics` and the request log at `info` (written to a file), and against the same binary with metrics off and the log at `warn`, run after run in alternating order (6 rounds of 3 s). Budget: on within 5 % of off. Start: `target/release/countersign serve` on an empty data folder (it makes the database, runs the migrations and makes the signing key) until `/api/v1/health` answers, polled every 2 ms; the median of 11 starts. Budget: 200 ms.");
+say("What the operator's figures cost, and how fast a server is up. `load --observed`: durable decisions/s from 64 connections on one thread, against servers started with `--metrics` and the request log at `info` (written to a file), and against the same binary with metrics off and the log at `warn`, run after run in alternating order (12 runs of 3 s). Budget: on within 5 % of off. Start: `target/release/countersign serve` on an empty data folder (it makes the database, runs the migrations and makes the signing key) until `/api/v1/health` answers, polled every 2 ms; the median of 11 starts. Budget: 200 ms.");
 say();
 {
   const observed = load(["--observed"]).split("\n").find((l) => l.startsWith("decisions/s")) ?? "n/a";

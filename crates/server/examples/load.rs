@@ -429,7 +429,8 @@ fn observed_compare(
     };
     let (off, on) = (median(&mut off), median(&mut on));
     println!(
-        "decisions/s, 64 connections on one thread, {rounds} interleaved rounds of {seconds} s: metrics and request logs off {off:.0}/s, on {on:.0}/s (median; {:+.1}%)",
+        "decisions/s, 64 connections on one thread, {} interleaved runs of {seconds} s: metrics and request logs off {off:.0}/s, on {on:.0}/s (median; {:+.1}%)",
+        rounds * 2,
         (on - off) / off * 100.0
     );
 }
