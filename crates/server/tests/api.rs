@@ -1502,7 +1502,7 @@ fn serves_the_built_app_with_spa_fallback_caching_compression_cors_and_security_
 fn sigterm_answers_waiting_requests_ends_streams_and_exits_cleanly() {
     let data = tempfile::tempdir().unwrap();
     let log = data.path().join("server.log");
-    let server = Server::start_logging(data.path(), &[], &log);
+    let server = Server::start_logging(data.path(), &["--log-filter", "info"], &log);
     let agent = server.client(&server.agent);
     assert_eq!(agent.post("/reviews", &review(70, 2, false)).status, 201);
     let events = ureq::get(format!("{}/api/v1/events", server.url))
