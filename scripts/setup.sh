@@ -191,6 +191,8 @@ if $want_openai_agents; then
 fi
 
 if $want_sdk; then
+  # The root README's quickstart, run by the SDK's tests, reviews with curl.
+  command -v curl >/dev/null || apt_install curl
   step "the Python SDK (sdk/python) with pytest $PYTEST_VERSION and mypy $MYPY_VERSION in .venv-sdk"
   # Installed again whenever its manifest changes; its tests run on the source.
   manifest=$(sha256sum sdk/python/pyproject.toml | cut -d' ' -f1)
