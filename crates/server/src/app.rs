@@ -144,8 +144,8 @@ fn embedded_file(path: &str, raw: &'static [u8], headers: &HeaderMap) -> Respons
     };
     let copy = ["br", "gzip"]
         .into_iter()
-        .find_map(|coding| Some((coding, file(&format!("{path}.{}", ext_of(coding)))?)))
-        .filter(|(coding, _)| accepts(coding));
+        .filter(|coding| accepts(coding))
+        .find_map(|coding| Some((coding, file(&format!("{path}.{}", ext_of(coding)))?)));
     let mut response = match copy {
         Some((coding, bytes)) => {
             let mut response = bytes.into_response();

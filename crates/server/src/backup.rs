@@ -52,7 +52,7 @@ pub async fn run(
             signing_key.display()
         )
     })?;
-    write_private(&key_copy, &key).map_err(|e| {
+    crate::signing::write_private(&key_copy, &key).map_err(|e| {
         format!(
             "the database was copied to {}, but the signing key could not be written to {} ({e}): copy {} yourself",
             file.display(),
@@ -67,13 +67,4 @@ pub async fn run(
         key_copy.display()
     )
     .map_err(|e| e.to_string())
-}
-
-/// Creates `path` readable by its owner only, and writes `bytes`.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)?.write_all(bytes)
 }

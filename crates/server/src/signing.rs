@@ -97,8 +97,8 @@ impl Signer {
     }
 }
 
-/// Writes a new file only its owner may read.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes a new file only its owner may read (never over an existing one).
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);

@@ -304,12 +304,15 @@ fn a_backup_taken_while_serving_restores_to_a_server_with_everything() {
     });
     let backups = tempfile::tempdir().unwrap();
     let file = backups.path().join("countersign-backup.db");
-    let made = Command::new(binary())
-        .args(["backup", "--data"])
-        .arg(data.path())
-        .arg(&file)
-        .output()
-        .unwrap();
+    let backup = || {
+        Command::new(binary())
+            .args(["backup", "--data"])
+            .arg(data.path())
+            .arg(&file)
+            .output()
+            .unwrap()
+    };
+    let made = backup();
     assert!(
         made.status.success(),
         "{}",
@@ -318,12 +321,7 @@ fn a_backup_taken_while_serving_restores_to_a_server_with_everything() {
     let said = String::from_utf8(made.stdout).unwrap();
     assert!(said.contains("signing-key.pem"), "{said}");
     deciding.join().unwrap();
-    let again = Command::new(binary())
-        .args(["backup", "--data"])
-        .arg(data.path())
-        .arg(&file)
-        .output()
-        .unwrap();
+    let again = backup();
     assert_eq!(again.status.code(), Some(2), "a backup never overwrites");
     let public_key = reviewer.get("/signing-key").body["public_key"].clone();
     drop(server);

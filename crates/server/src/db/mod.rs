@@ -289,6 +289,16 @@ fn sqlite_create_mode(url: &str, backend: Backend) -> String {
     }
 }
 
+/// A stored time read back; `what` names it in the error when it is damaged.
+pub(crate) fn parse_stored_time(
+    text: &str,
+    what: &str,
+) -> Result<chrono::DateTime<chrono::Utc>, DbError> {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|at| at.to_utc())
+        .map_err(|_| DbError::Damaged(format!("{what} `{text}`")))
+}
+
 /// Now, as stored: UTC with a fixed width, so text order is time order.
 pub fn stored_time(at: chrono::DateTime<chrono::Utc>) -> String {
     at.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()

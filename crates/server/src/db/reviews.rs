@@ -568,9 +568,7 @@ impl Db {
         let Some(at) = row.try_get::<Option<String>, _>(0)? else {
             return Ok(None);
         };
-        chrono::DateTime::parse_from_rfc3339(&at)
-            .map(|at| Some(at.to_utc()))
-            .map_err(|_| DbError::Damaged(format!("a review asked at `{at}`")))
+        super::parse_stored_time(&at, "a review asked at").map(Some)
     }
 
     /// How many reviews there are in each status (kept by triggers, O(statuses)).

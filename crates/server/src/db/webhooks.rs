@@ -176,9 +176,7 @@ impl Db {
         let Some(next) = row.try_get::<Option<String>, _>(0)? else {
             return Ok(None);
         };
-        chrono::DateTime::parse_from_rfc3339(&next)
-            .map(|at| Some(at.to_utc()))
-            .map_err(|_| DbError::Damaged(format!("a delivery due at `{next}`")))
+        super::parse_stored_time(&next, "a delivery due at").map(Some)
     }
 
     /// Records how an attempt ended: sent, to be tried again at `retry_at`
