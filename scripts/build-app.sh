@@ -2,6 +2,8 @@
 # Builds the release app into dist/ with trunk (offline, pinned tools), makes it
 # run under a strict Content-Security-Policy, writes brotli and gzip copies of
 # its files for servers that send precompressed files, and prints its size.
+# COUNTERSIGN_BASE=/countersign/ builds it for a static host that serves it
+# under that path (default /); `countersign serve` serves the app at /.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$PWD/node_modules/.bin:$PATH"
@@ -16,5 +18,6 @@ node scripts/split-app.mjs dist "$target_dir/wasm32-unknown-unknown/wasm-release
 RUSTFLAGS="" cargo build --package countersign-first-paint --target wasm32-unknown-unknown --profile wasm-release
 node scripts/first-paint.mjs dist "$target_dir/wasm32-unknown-unknown/wasm-release/countersign_first_paint.wasm"
 node scripts/harden-dist.mjs dist
+node scripts/rebase-dist.mjs dist "${COUNTERSIGN_BASE:-/}"
 node scripts/compress-dist.mjs dist
 node scripts/size-report.mjs dist

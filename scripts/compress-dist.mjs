@@ -2,18 +2,13 @@
 // wasm file of a release build (dist/), so a server that serves precompressed
 // files (`countersign serve` does) sends the smallest encoding without
 // compressing on every request. Usage: node scripts/compress-dist.mjs [dist-dir]
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { brotliCompressSync, constants, gzipSync } from "node:zlib";
+import { writeCompressed } from "./dist-files.mjs";
 
 const dist = process.argv[2] ?? "dist";
 const COMPRESSIBLE = /\.(html|js|css|wasm|svg|json|webmanifest)$/;
 for (const name of readdirSync(dist)) {
   const path = join(dist, name);
-  if (!COMPRESSIBLE.test(name) || !statSync(path).isFile()) continue;
-  const bytes = readFileSync(path);
-  writeFileSync(`${path}.br`, brotliCompressSync(bytes, {
-    params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length },
-  }));
-  writeFileSync(`${path}.gz`, gzipSync(bytes, { level: 9 }));
+  if (COMPRESSIBLE.test(name) && statSync(path).isFile()) writeCompressed(path);
 }

@@ -47,11 +47,15 @@ for (const [tag] of preloads) html = html.replace(tag, "");
 
 const start = `import init, * as bindings from '/${appGlue}';\nconst wasm = await init({ module_or_path: '/${appWasm}' });`;
 if (!html.includes(start)) throw new Error(`${indexPath}: the boot script does not start the app as trunk writes it`);
-const file = (name) => ({ href: `/${name}`, integrity: integrityOf(readFileSync(join(dist, name))) });
+// Each file by name: the boot script puts it under the path the app is served at.
+const file = (name) => ({ href: name, integrity: integrityOf(readFileSync(join(dist, name))) });
 const app = { glue: file(appGlue), loader: file(loader), wasm: file(appWasm) };
 const firstPaint = { glue: file(paint.glue), wasm: file(paint.wasm) };
-const boot = `const app = ${JSON.stringify(app)};
+const boot = `// The path the app is served under: "/" unless scripts/rebase-dist.mjs moved it (say to "/countersign/").
+const base = document.querySelector('meta[name="countersign-base"]')?.content ?? "/";
+const app = ${JSON.stringify(app)};
 const firstPaint = ${JSON.stringify(firstPaint)};
+for (const file of [...Object.values(app), ...Object.values(firstPaint)]) file.href = base + file.href;
 // This script runs while the page is parsed (inline, before the stylesheet), so what it needs is asked
 // for at once; whatever touches the body waits until the body is there.
 const parsed = new Promise((resolve) =>
@@ -63,7 +67,7 @@ const preload = (...files) => files.forEach((file) => document.head.append(Objec
 // connection to one is saved (read as the app reads it: this tab's first, then the remembered one); else nothing.
 const painting = (() => {
   try {
-    if (location.pathname !== "/" || location.search) return null;
+    if (location.pathname !== base || location.search) return null;
     for (const storage of [sessionStorage, localStorage]) {
       let saved;
       try {
@@ -92,7 +96,7 @@ const paintFailed = (e) => console.warn("The first paint failed; the app draws t
 if (painting?.demo) {
   preload(firstPaint.glue, firstPaint.wasm);
   try {
-    (await loadPaint()).draw_demo();
+    (await loadPaint()).draw_demo(base);
   } catch (e) {
     paintFailed(e);
   }
@@ -104,7 +108,7 @@ if (painting?.demo) {
     { headers: key ? { Authorization: \`Bearer \${key}\` } : {} }).then((r) => (r.ok ? r.text() : null));
   const drawn = Promise.all([loadPaint(), answer]).then(([paint, text]) => {
     // Once the app has started, it lists the inbox itself: a late answer is not drawn over it.
-    if (text !== null && performance.getEntriesByName("countersign:start").length === 0) paint.draw_served(server, text);
+    if (text !== null && performance.getEntriesByName("countersign:start").length === 0) paint.draw_served(server, text, base);
   }).catch(paintFailed);
   // The app waits for the rows (its files would slow them down), but not for a slow server.
   await Promise.race([drawn, new Promise((resolve) => setTimeout(resolve, 500))]);

@@ -16,7 +16,7 @@
 # folder with pip as its users do) and its test tools, pytest and mypy; and the
 # TypeScript SDK's npm packages (sdk/typescript/node_modules).
 # With --ops, what the operator's tests run against: Debian's prometheus (and promtool),
-# systemd's systemd-analyze and nginx.
+# systemd's systemd-analyze, nginx and Caddy.
 # With --fuzz, cargo-fuzz, for scripts/fuzz.sh (which runs it on the machine's
 # one toolchain: a fresh machine cannot fetch a nightly one).
 # Every version is pinned below.
@@ -146,9 +146,10 @@ if $want_postgres; then
 fi
 
 if $want_ops; then
-  step "Prometheus and promtool, systemd-analyze, nginx (Debian), for the metrics and deployment tests"
-  if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null || ! command -v systemd-analyze >/dev/null || ! command -v nginx >/dev/null; then
-    apt_install prometheus systemd nginx
+  step "Prometheus and promtool, systemd-analyze, nginx, Caddy (Debian), for the metrics and deployment tests"
+  if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null || ! command -v systemd-analyze >/dev/null \
+    || ! command -v nginx >/dev/null || ! command -v caddy >/dev/null; then
+    apt_install prometheus systemd nginx caddy
   else
     echo "present"
   fi

@@ -51,9 +51,13 @@ try {
   const boot = '<script type="module">';
   const html = readFileSync(indexPath, "utf8");
   if (!html.includes(boot)) throw new Error(`${indexPath}: no inline boot script to extend`);
-  const preload = `if (location.pathname.startsWith("/reviews/")) {
-  const link = Object.assign(document.createElement("link"), { rel: "preload", as: "fetch", href: "/${review}", crossOrigin: "anonymous" });
-  document.head.append(link);
+  // Under the path the app is served at (scripts/rebase-dist.mjs writes it in the page).
+  const preload = `{
+  const base = document.querySelector('meta[name="countersign-base"]')?.content ?? "/";
+  if (location.pathname.startsWith(\`\${base}reviews/\`)) {
+    const link = Object.assign(document.createElement("link"), { rel: "preload", as: "fetch", href: base + "${review}", crossOrigin: "anonymous" });
+    document.head.append(link);
+  }
 }
 `;
   let page = html.replace(boot, `${boot}\n${preload}`);

@@ -4,7 +4,7 @@ use crate::desk::Desk;
 use crate::keyboard::{use_shortcuts, SHORTCUTS};
 use crate::pages::inbox::Inbox;
 use crate::pages::on_demand::{self, OnDemand};
-use crate::router::{provide_location, Route};
+use crate::router::{href, provide_location, Route};
 use leptos::prelude::*;
 
 /// The whole app.
@@ -64,7 +64,7 @@ fn Shell() -> impl IntoView {
     view! {
         <a class="skip-link" href="#main">"Skip to content"</a>
         <header class="topbar">
-            <a class="brand" href="/">
+            <a class="brand" href=href("/")>
                 <span class="brand-mark" aria-hidden="true">"✓"</span>
                 "Countersign"
             </a>
@@ -74,10 +74,10 @@ fn Shell() -> impl IntoView {
                 </span>
             })}
             <nav aria-label="Main">
-                <a href="/" aria-current=current(Route::Inbox)>"Inbox " <span class="count" aria-label=move || format!("{} pending", pending.get())>{pending}</span></a>
-                <a href="/grants" aria-current=current(Route::Grants)>"Grants"</a>
-                <a href="/import" aria-current=current(Route::Import)>"Import"</a>
-                <a href="/settings" aria-current=current(Route::Settings)>"Settings"</a>
+                <a href=href("/") aria-current=current(Route::Inbox)>"Inbox " <span class="count" aria-label=move || format!("{} pending", pending.get())>{pending}</span></a>
+                <a href=href("/grants") aria-current=current(Route::Grants)>"Grants"</a>
+                <a href=href("/import") aria-current=current(Route::Import)>"Import"</a>
+                <a href=href("/settings") aria-current=current(Route::Settings)>"Settings"</a>
             </nav>
             <button type="button" class="help-button" aria-label="Keyboard shortcuts" aria-keyshortcuts="?" on:click=move |_| help.update(|h| *h = !*h)>"?"</button>
         </header>
@@ -95,7 +95,7 @@ fn Shell() -> impl IntoView {
                 Route::NotFound => view! {
                     <section class="not-found">
                         <h1>"Page not found"</h1>
-                        <p><a href="/">"Back to the inbox"</a></p>
+                        <p><a href=href("/")>"Back to the inbox"</a></p>
                     </section>
                 }
                 .into_any(),

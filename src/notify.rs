@@ -49,7 +49,7 @@ pub fn tell_new(summary: &ReviewSummary) {
     let Ok(shown) = Notification::new_with_options(&title, &options) else {
         return;
     };
-    let path = format!("/reviews/{}", summary.id);
+    let path = crate::router::href(&format!("/reviews/{}", summary.id));
     let opened = shown.clone();
     let open = Closure::once_into_js(move || {
         opened.close();

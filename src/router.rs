@@ -2,10 +2,54 @@
 //! reviewer is (path and query), links navigate without reloading, and the back
 //! button works. Four routes do not need a router framework (leptos_router pulls
 //! in a URL parser with IDNA tables: about 40 KB brotli of the budget).
+//!
+//! The app may be served under a sub-path (`/countersign/`, set at build time:
+//! `scripts/rebase-dist.mjs` writes it into index.html as
+//! `<meta name="countersign-base">`). Past this module every path is the app's
+//! own, starting at `/`: [`Location`] strips the base as it reads the address,
+//! [`href`] and [`Location::navigate`] put it back.
 
 use leptos::ev;
 use leptos::prelude::*;
+use std::sync::OnceLock;
 use wasm_bindgen::JsCast;
+
+/// The path the app is served under: `/`, or e.g. `/countersign/` (always
+/// starting and ending with `/`), read once from the page.
+pub fn base() -> &'static str {
+    static BASE: OnceLock<String> = OnceLock::new();
+    BASE.get_or_init(|| {
+        web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| {
+                d.query_selector("meta[name=\"countersign-base\"]")
+                    .ok()
+                    .flatten()
+            })
+            .and_then(|meta| meta.get_attribute("content"))
+            .filter(|base| base.starts_with('/') && base.ends_with('/'))
+            .unwrap_or_else(|| "/".to_owned())
+    })
+}
+
+/// The address of the app's `path` (which starts with `/`), for a link.
+pub fn href(path: &str) -> String {
+    based(base(), path)
+}
+
+fn based(base: &str, path: &str) -> String {
+    format!("{base}{}", path.trim_start_matches('/'))
+}
+
+/// The app's own path of the address `pathname`; `None` when it is not under
+/// `base` (another site on the same host).
+fn app_path<'a>(base: &str, pathname: &'a str) -> Option<&'a str> {
+    if pathname.len() + 1 == base.len() && base.starts_with(pathname) {
+        return Some("/");
+    }
+    let rest = pathname.strip_prefix(base.trim_end_matches('/'))?;
+    rest.starts_with('/').then_some(rest)
+}
 
 /// A screen of the app, parsed from the path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +91,7 @@ impl Route {
 /// Where the app is: reactive path and query string (without `?`).
 #[derive(Clone, Copy)]
 pub struct Location {
-    /// `window.location.pathname`.
+    /// `window.location.pathname` without the base: the app's own path.
     pub path: RwSignal<String>,
     /// `window.location.search` without the `?`.
     pub query: RwSignal<String>,
@@ -64,14 +108,20 @@ impl Location {
         })
     }
 
-    /// Goes to `url` (path and query); `replace` keeps the history entry.
+    /// Goes to the app's `url` (path and query, or a query alone); `replace`
+    /// keeps the history entry.
     pub fn navigate(&self, url: &str, replace: bool) {
         if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
             let state = wasm_bindgen::JsValue::NULL;
-            let _ = if replace {
-                history.replace_state_with_url(&state, "", Some(url))
+            let url = if url.starts_with('/') {
+                href(url)
             } else {
-                history.push_state_with_url(&state, "", Some(url))
+                url.to_owned()
+            };
+            let _ = if replace {
+                history.replace_state_with_url(&state, "", Some(&url))
+            } else {
+                history.push_state_with_url(&state, "", Some(&url))
             };
         }
         let path_changed = self.sync();
@@ -87,7 +137,8 @@ impl Location {
         let Some(location) = web_sys::window().map(|w| w.location()) else {
             return false;
         };
-        let path = location.pathname().unwrap_or_else(|_| "/".into());
+        let pathname = location.pathname().unwrap_or_else(|_| "/".into());
+        let path = app_path(base(), &pathname).unwrap_or(&pathname).to_owned();
         let query = location
             .search()
             .unwrap_or_default()
@@ -134,15 +185,18 @@ pub fn provide_location() -> Location {
         let Some(anchor) = anchor else { return };
         let same_origin =
             web_sys::window().and_then(|w| w.location().origin().ok()) == Some(anchor.origin());
-        if !same_origin
-            || !anchor.target().is_empty()
+        let pathname = anchor.pathname();
+        let Some(path) = app_path(base(), &pathname).filter(|_| same_origin) else {
+            return;
+        };
+        if !anchor.target().is_empty()
             || anchor.has_attribute("download")
             || anchor.hash().len() > 1
         {
             return;
         }
         event.prevent_default();
-        location.navigate(&format!("{}{}", anchor.pathname(), anchor.search()), false);
+        location.navigate(&format!("{path}{}", anchor.search()), false);
     });
     on_cleanup(move || {
         popstate.remove();
@@ -185,6 +239,25 @@ mod tests {
         assert_eq!(Route::parse("/reviews/"), Route::NotFound);
         assert_eq!(Route::parse("/reviews/a/b"), Route::NotFound);
         assert_eq!(Route::parse("/nope"), Route::NotFound);
+    }
+
+    #[wasm_bindgen_test]
+    fn paths_move_under_the_base_and_back() {
+        assert_eq!(based("/", "/settings"), "/settings");
+        assert_eq!(based("/countersign/", "/settings"), "/countersign/settings");
+        assert_eq!(based("/countersign/", "/"), "/countersign/");
+        assert_eq!(app_path("/", "/reviews/x"), Some("/reviews/x"));
+        assert_eq!(
+            app_path("/countersign/", "/countersign/reviews/x"),
+            Some("/reviews/x")
+        );
+        assert_eq!(app_path("/countersign/", "/countersign/"), Some("/"));
+        assert_eq!(app_path("/countersign/", "/countersign"), Some("/"));
+        assert_eq!(app_path("/countersign/", "/countersigned/x"), None);
+        assert_eq!(app_path("/countersign/", "/settings"), None);
+        // Served at the root, this page's base is the root.
+        assert_eq!(base(), "/");
+        assert_eq!(href("/grants"), "/grants");
     }
 
     #[wasm_bindgen_test]

@@ -3,6 +3,7 @@
 //! single-use token.
 
 use crate::desk::{Desk, Entry};
+use crate::router::href;
 use crate::split::{on_demand, LoadFailed};
 use countersign_domain::model::{ConfirmStatus, DecisionStatus};
 use countersign_domain::toolcall::{ToolChoice, ToolMode};
@@ -122,7 +123,7 @@ pub fn CallGroup(
         <li class="call-group card" aria-label=label.clone()>
             <p><strong>{format!("{count} × ")}<code>{name.clone()}</code></strong> {format!(" in session {session}")}</p>
             <ul class="plain-list">
-                {members.iter().map(|e| view! { <li><a href=format!("/reviews/{}", e.id())>{e.title().to_owned()}</a></li> }).collect_view()}
+                {members.iter().map(|e| view! { <li><a href=href(&format!("/reviews/{}", e.id()))>{e.title().to_owned()}</a></li> }).collect_view()}
             </ul>
             <div class="actions">
                 <button type="button" class="button-approve" disabled=move || busy.get()

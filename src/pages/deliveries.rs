@@ -3,6 +3,7 @@
 //! answering is seen here rather than noticed by a missed approval.
 
 use crate::desk::Desk;
+use crate::router::href;
 use countersign_domain::wire::{Delivery, DeliveryState, WebhookList, WebhookStatus};
 use leptos::prelude::*;
 
@@ -82,7 +83,7 @@ fn DeliveryRow(delivery: Delivery) -> impl IntoView {
     view! {
         <li>
             <span class=class>{label}</span>" "
-            <a href=format!("/reviews/{}", delivery.review_id)>{delivery.kind.as_str()}</a>
+            <a href=href(&format!("/reviews/{}", delivery.review_id))>{delivery.kind.as_str()}</a>
             <span class="subtle">{format!(" · {attempts} · {}", delivery.url)}</span>
             {delivery.last_error.map(|e| view! { <p class="field-error">{e}</p> })}
         </li>

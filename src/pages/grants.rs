@@ -4,6 +4,7 @@
 
 use crate::browser;
 use crate::desk::Desk;
+use crate::router::href;
 use countersign_domain::toolcall::{Scope, ScopeGrant};
 use countersign_domain::wire::GrantRecord;
 use countersign_domain::Timestamp;
@@ -30,7 +31,7 @@ pub fn GrantsPage() -> impl IntoView {
             {move || match ledger.get() {
                 None => view! { <p role="status">"Loading…"</p> }.into_any(),
                 Some(None) => view! {
-                    <p class="card">"Standing approvals are kept by a Countersign server. Connect to one in " <a href="/settings">"Settings"</a> " to see and revoke them."</p>
+                    <p class="card">"Standing approvals are kept by a Countersign server. Connect to one in " <a href=href("/settings")>"Settings"</a> " to see and revoke them."</p>
                 }
                 .into_any(),
                 Some(Some(Err(e))) => view! {

@@ -3,7 +3,7 @@
 
 use crate::components::call_group::{similar_calls, CallGroup};
 use crate::desk::{Ask, Desk, Entry, Link, Listing, PageLink};
-use crate::router::use_location;
+use crate::router::{href, use_location};
 use crate::split::on_demand;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::wire::{Order, ReviewQuery};
@@ -178,7 +178,7 @@ pub fn Inbox() -> impl IntoView {
                 };
                 (e.summary(), marks)
             });
-            review_rows(marked, crate::browser::now())
+            review_rows(marked, crate::browser::now(), crate::router::base())
         })
     });
     let list = NodeRef::<leptos::html::Ol>::new();
@@ -428,7 +428,7 @@ fn EmptyState(filters: Memo<Filters>, listing: Memo<Listing>) -> impl IntoView {
         <div class="empty" role="status">
             <p>{message}</p>
             {(!desk.remote()).then(|| view! {
-                <p><a href="/import">"Import MPLP JSON"</a>" to review a plan or a confirm from a file."</p>
+                <p><a href=href("/import")>"Import MPLP JSON"</a>" to review a plan or a confirm from a file."</p>
             })}
         </div>
     }
@@ -452,7 +452,10 @@ fn keep_row_focus(
             .and_then(|w| w.document()?.active_element())
             .is_none_or(|el| el.tag_name() == "BODY");
         let link = list
-            .query_selector(&format!("a.review-link[href=\"/reviews/{id}\"]"))
+            .query_selector(&format!(
+                "a.review-link[href=\"{}\"]",
+                href(&format!("/reviews/{id}"))
+            ))
             .ok()
             .flatten()
             .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok());
@@ -471,7 +474,7 @@ fn row_of(target: Option<web_sys::EventTarget>) -> Option<MplpId> {
         .closest("a.review-link")
         .ok()??;
     link.get_attribute("href")?
-        .strip_prefix("/reviews/")?
+        .strip_prefix(&href("/reviews/"))?
         .parse()
         .ok()
 }

@@ -10,6 +10,7 @@ use crate::components::tool_call::{RedeemForm, ToolCallPanel};
 use crate::desk::{Desk, Entry, Link, Unfound};
 use crate::download::download;
 use crate::exchange;
+use crate::router::href;
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::policy::Rule;
 use countersign_domain::text::reveal;
@@ -65,7 +66,7 @@ fn NotOpened(id: MplpId, why: String) -> impl IntoView {
             <p>{why}</p>
             <p>
                 <button type="button" on:click=move |_| desk.open(id)>"Try again"</button>
-                " or " <a href="/settings">"check the connection in Settings"</a>
+                " or " <a href=href("/settings")>"check the connection in Settings"</a>
             </p>
         </section>
     }
@@ -78,7 +79,7 @@ fn NoSuchReview(id: String) -> impl IntoView {
         <section class="not-found">
             <h1>"No such review"</h1>
             <p>{format!("Nothing here has the confirm id “{id}”. It may have been decided elsewhere or removed, or the link is mistyped.")}</p>
-            <p><a href="/">"Back to the inbox"</a></p>
+            <p><a href=href("/")>"Back to the inbox"</a></p>
         </section>
     }
 }
@@ -209,7 +210,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
 
     view! {
         <article class="review" aria-labelledby="review-title">
-            <p class="breadcrumb"><a href="/" aria-keyshortcuts="Escape">"← Inbox"</a></p>
+            <p class="breadcrumb"><a href=href("/") aria-keyshortcuts="Escape">"← Inbox"</a></p>
             <header class="review-head">
                 <h1 id="review-title">{reveal::prose(entry.title())}</h1>
                 <p class="review-meta">

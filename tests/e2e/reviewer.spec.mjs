@@ -478,10 +478,13 @@ test("export writes MPLP documents and learning samples", async ({ page }) => {
 test("the app can be installed: manifest and icons are served", async ({ page, request }) => {
   await page.goto("/");
   const href = await page.locator('link[rel="manifest"]').getAttribute("href");
-  const manifest = await (await request.get(href)).json();
+  // Its addresses are relative to it, so an app served under a sub-path installs there.
+  const at = new URL(href, page.url());
+  const manifest = await (await request.get(at.href)).json();
   expect(manifest.display).toBe("standalone");
+  expect(new URL(manifest.start_url, at).href).toBe(new URL("/", page.url()).href);
   for (const icon of manifest.icons) {
-    const response = await request.get(icon.src);
+    const response = await request.get(new URL(icon.src, at).href);
     expect(response.ok(), icon.src).toBe(true);
     expect(response.headers()["content-type"]).toBe(icon.type);
   }

@@ -16,28 +16,29 @@ use countersign_domain::wire::SummaryPage;
 use countersign_markup::Inbox;
 use wasm_bindgen::prelude::*;
 
-/// Draws the demo's inbox (a first visit); whether anything was drawn.
+/// Draws the demo's inbox (a first visit), its links under `base` (the path
+/// the app is served under); whether anything was drawn.
 #[wasm_bindgen]
-pub fn draw_demo() -> bool {
+pub fn draw_demo(base: &str) -> bool {
     let now = now();
     // Damaged summaries draw nothing: the app then shows the inbox itself.
     let Ok(summaries) = countersign_domain::demo::summaries(now) else {
         return false;
     };
-    Inbox::of(&summaries).is_some_and(|inbox| draw(&inbox.html(now)))
+    Inbox::of(&summaries).is_some_and(|inbox| draw(&inbox.html(now, base)))
 }
 
 /// Draws the first page of pending reviews that the Countersign server at
 /// `server` answered with `answer` (the body of `GET /api/v1/reviews?
 /// view=summary&status=pending&limit=50`); whether anything was drawn. An
 /// answer that is not such a page draws nothing: the app then lists the
-/// inbox itself and says what is wrong.
+/// inbox itself and says what is wrong. Links are under `base`.
 #[wasm_bindgen]
-pub fn draw_served(server: &str, answer: &str) -> bool {
+pub fn draw_served(server: &str, answer: &str, base: &str) -> bool {
     let Ok(page) = serde_json::from_str::<SummaryPage>(answer) else {
         return false;
     };
-    Inbox::served(&page, server).is_some_and(|inbox| draw(&inbox.html(now())))
+    Inbox::served(&page, server).is_some_and(|inbox| draw(&inbox.html(now(), base)))
 }
 
 fn now() -> DateTime<Utc> {

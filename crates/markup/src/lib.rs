@@ -100,19 +100,20 @@ impl<'a> Inbox<'a> {
         })
     }
 
-    /// The shell and the inbox, with times said as of `now`.
-    pub fn html(&self, now: DateTime<Utc>) -> String {
+    /// The shell and the inbox, with times said as of `now` and links under
+    /// `base` (the path the app is served under: `/` or e.g. `/countersign/`).
+    pub fn html(&self, now: DateTime<Utc>, base: &str) -> String {
         let mut html = Html(String::with_capacity(4096 + 800 * self.page.len()));
-        self.shell(&mut html);
+        self.shell(&mut html, base);
         html.tag("<main id=\"main\" tabindex=\"-1\"><section class=\"inbox\" aria-labelledby=\"inbox-title\"><div class=\"page-head\"><h1 id=\"inbox-title\">Inbox</h1><p class=\"subtle\">Requests from agents waiting for a human decision.</p></div>");
         self.tabs(&mut html);
         self.filters(&mut html);
         // Where the app says what a group's decision did (empty until then).
         html.tag("<p class=\"subtle group-result\" role=\"status\"></p>");
-        call_groups(&mut html, &self.page);
+        call_groups(&mut html, &self.page, base);
         html.tag("<ol class=\"review-list\" aria-label=\"Reviews\">");
         for summary in &self.page {
-            row(&mut html, summary, RowMarks::default(), now);
+            row(&mut html, summary, RowMarks::default(), now, base);
         }
         html.tag("</ol>");
         self.pager(&mut html);
@@ -122,17 +123,17 @@ impl<'a> Inbox<'a> {
 
     /// The skip link, the header with the server's link state and the
     /// navigation, and the notices region.
-    fn shell(&self, html: &mut Html) {
-        html.tag("<a class=\"skip-link\" href=\"#main\">Skip to content</a><header class=\"topbar\"><a class=\"brand\" href=\"/\"><span class=\"brand-mark\" aria-hidden=\"true\">✓</span>Countersign</a>");
+    fn shell(&self, html: &mut Html, base: &str) {
+        html.tag(&format!("<a class=\"skip-link\" href=\"#main\">Skip to content</a><header class=\"topbar\"><a class=\"brand\" href=\"{base}\"><span class=\"brand-mark\" aria-hidden=\"true\">✓</span>Countersign</a>"));
         if let Some(url) = self.server {
             html.tag("<span class=\"link-state\" role=\"status\" title=\"")
                 .text(url)
                 .tag("\" data-state=\"connecting\">Connecting…</span>");
         }
         let pending = self.counts.pending;
-        html.tag("<nav aria-label=\"Main\"><a href=\"/\" aria-current=\"page\">Inbox <span class=\"count\" aria-label=\"")
+        html.tag(&format!("<nav aria-label=\"Main\"><a href=\"{base}\" aria-current=\"page\">Inbox <span class=\"count\" aria-label=\""))
             .tag(&format!("{pending} pending\">{pending}</span></a>"))
-            .tag("<a href=\"/grants\">Grants</a><a href=\"/import\">Import</a><a href=\"/settings\">Settings</a></nav><button class=\"help-button\" type=\"button\" aria-label=\"Keyboard shortcuts\" aria-keyshortcuts=\"?\">?</button></header><div class=\"notices\" role=\"region\" aria-label=\"Notices\"></div>");
+            .tag(&format!("<a href=\"{base}grants\">Grants</a><a href=\"{base}import\">Import</a><a href=\"{base}settings\">Settings</a></nav><button class=\"help-button\" type=\"button\" aria-label=\"Keyboard shortcuts\" aria-keyshortcuts=\"?\">?</button></header><div class=\"notices\" role=\"region\" aria-label=\"Notices\"></div>"));
     }
 
     /// The status tabs with their counts, Pending pressed.
@@ -178,7 +179,7 @@ impl<'a> Inbox<'a> {
 }
 /// Pending calls of the same tool in the same session, two or more, each
 /// group in the order of its oldest call.
-fn call_groups(html: &mut Html, page: &[&ReviewSummary]) {
+fn call_groups(html: &mut Html, page: &[&ReviewSummary], base: &str) {
     let mut groups: Vec<(&str, &str, Vec<&ReviewSummary>)> = Vec::new();
     for summary in page {
         let Some((name, session)) = &summary.call else {
@@ -207,7 +208,7 @@ fn call_groups(html: &mut Html, page: &[&ReviewSummary]) {
             .text(session)
             .tag("</p><ul class=\"plain-list\">");
         for member in members {
-            html.tag(&format!("<li><a href=\"/reviews/{}\">", member.id))
+            html.tag(&format!("<li><a href=\"{base}reviews/{}\">", member.id))
                 .text(&member.title)
                 .tag("</a></li>");
         }
@@ -232,22 +233,24 @@ pub struct RowMarks {
     pub thread: Option<ThreadStatus>,
 }
 
-/// The `<li>` rows of `rows`, with times said as of `now`.
+/// The `<li>` rows of `rows`, with times said as of `now` and links under
+/// `base`.
 pub fn review_rows<'a>(
     rows: impl IntoIterator<Item = (&'a ReviewSummary, RowMarks)>,
     now: DateTime<Utc>,
+    base: &str,
 ) -> String {
     let mut html = Html(String::with_capacity(800 * PAGE_SIZE));
     for (summary, marks) in rows {
-        row(&mut html, summary, marks, now);
+        row(&mut html, summary, marks, now, base);
     }
     html.0
 }
 
 /// One review's row: a link to it with its tag, title and badges, then its
 /// status, requester, time, steps and decisions.
-fn row(html: &mut Html, summary: &ReviewSummary, marks: RowMarks, now: DateTime<Utc>) {
-    html.tag(&format!("<li class=\"review-row\"><a class=\"review-link\" href=\"/reviews/{}\"><span class=\"review-main\"><span class=\"tag\">", summary.id))
+fn row(html: &mut Html, summary: &ReviewSummary, marks: RowMarks, now: DateTime<Utc>, base: &str) {
+    html.tag(&format!("<li class=\"review-row\"><a class=\"review-link\" href=\"{base}reviews/{}\"><span class=\"review-main\"><span class=\"tag\">", summary.id))
         .text(&summary.kind)
         .tag("</span><span class=\"review-title\">")
         .text(&reveal::prose(&summary.title))
@@ -327,7 +330,7 @@ mod tests {
             summary(2, ConfirmStatus::Approved, "2026-11-26T10:00:00Z"),
             summary(3, ConfirmStatus::Pending, "2026-11-26T09:00:00Z"),
         ];
-        let html = Inbox::of(&all).unwrap().html(now());
+        let html = Inbox::of(&all).unwrap().html(now(), "/");
         let first = html.find("Plan 3").unwrap();
         assert!(first < html.find("Plan 1").unwrap(), "oldest first");
         assert!(!html.contains("Plan 2"), "only pending rows");
@@ -344,7 +347,7 @@ mod tests {
         let mut hostile = summary(1, ConfirmStatus::Pending, "2026-11-26T11:00:00Z");
         hostile.title = "<img src=x onerror=alert(1)> \u{202E}evil".to_owned();
         hostile.by = "agent\"><script>".to_owned();
-        let html = Inbox::of(&[hostile]).unwrap().html(now());
+        let html = Inbox::of(&[hostile]).unwrap().html(now(), "/");
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt; [U+202E]evil"));
         assert!(html.contains("<option value=\"agent&quot;&gt;&lt;script&gt;\">"));
         assert!(!html.contains("<img") && !html.contains("<script"));
@@ -357,9 +360,31 @@ mod tests {
             ..summary(id, ConfirmStatus::Pending, "2026-11-26T11:00:00Z")
         };
         let calls = [call(1, "send"), call(2, "send"), call(3, "delete")];
-        let html = Inbox::of(&calls).unwrap().html(now());
+        let html = Inbox::of(&calls).unwrap().html(now(), "/");
         assert!(html.contains("aria-label=\"2 similar calls: send in session s1\""));
         assert!(!html.contains("similar calls: delete"));
+    }
+
+    #[test]
+    fn every_link_stays_under_the_base() {
+        let call = |id| ReviewSummary {
+            call: Some(("send".to_owned(), "s1".to_owned())),
+            ..summary(id, ConfirmStatus::Pending, "2026-11-26T11:00:00Z")
+        };
+        let calls = [call(1), call(2)];
+        let html = Inbox::of(&calls).unwrap().html(now(), "/countersign/");
+        let links: Vec<&str> = html
+            .split("href=\"")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .filter(|link| *link != "#main")
+            .collect();
+        assert_eq!(links.len(), 5 + 2 + 2, "{links:?}");
+        assert!(
+            links.iter().all(|l| l.starts_with("/countersign/")),
+            "{links:?}"
+        );
+        assert!(links.contains(&"/countersign/settings"));
     }
 
     #[test]
@@ -379,7 +404,7 @@ mod tests {
             queued: true,
             thread: Some(ThreadStatus::Error),
         };
-        let html = review_rows([(&escalated, marks)], now());
+        let html = review_rows([(&escalated, marks)], now(), "/");
         let at = |text: &str| {
             html.find(text)
                 .unwrap_or_else(|| panic!("{text} in {html}"))
@@ -391,7 +416,7 @@ mod tests {
             thread: Some(ThreadStatus::Busy),
             ..RowMarks::default()
         };
-        assert!(review_rows([(&escalated, busy)], now()).contains(">Thread busy</span>"));
+        assert!(review_rows([(&escalated, busy)], now(), "/").contains(">Thread busy</span>"));
     }
 
     #[test]
@@ -400,7 +425,7 @@ mod tests {
             escalated: true,
             ..summary(1, ConfirmStatus::Approved, "2026-11-26T11:00:00Z")
         };
-        let html = review_rows([(&decided, RowMarks::default())], now());
+        let html = review_rows([(&decided, RowMarks::default())], now(), "/");
         assert!(!html.contains("badge"), "{html}");
         assert!(html.starts_with("<li class=\"review-row\">") && html.ends_with("</li>"));
     }
@@ -429,7 +454,7 @@ mod tests {
         );
         let html = Inbox::served(&page, "https://review.example.com/?a=\"&b")
             .unwrap()
-            .html(now());
+            .html(now(), "/");
         assert!(html.contains("<span class=\"link-state\" role=\"status\" title=\"https://review.example.com/?a=&quot;&amp;b\" data-state=\"connecting\">Connecting…</span><nav"));
         assert!(html.contains("aria-label=\"120 pending\">120</span>"));
         assert!(html.contains("All<span class=\"count\">124</span>"));

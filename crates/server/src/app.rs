@@ -49,6 +49,12 @@ pub fn router(source: Source) -> Result<(Router, Bytes), String> {
             .ok_or("this countersign carries no built app")?
             .to_vec(),
     };
+    if let Some(base) = sub_path(&index) {
+        return Err(format!(
+            "the built app was made for a static host serving it under {base} (COUNTERSIGN_BASE); \
+             countersign serves it at /: build it again without COUNTERSIGN_BASE"
+        ));
+    }
     let index = Bytes::from(marked(&index));
     let page = index.clone();
     let start = {
@@ -105,6 +111,15 @@ fn fallback(request: &Request, index: Bytes) -> Response {
     } else {
         ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], index).into_response()
     }
+}
+
+/// The sub-path `index.html` was built for (`scripts/rebase-dist.mjs`), if
+/// not `/`.
+fn sub_path(index: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(index);
+    let (_, rest) = text.split_once(r#"<meta name="countersign-base" content=""#)?;
+    let base = rest.split('"').next()?;
+    (base != "/").then(|| base.to_owned())
 }
 
 /// `index.html` with [`SERVED_MARK`] as the first thing in its head.
@@ -199,5 +214,25 @@ mod tests {
         let page = marked(b"<!doctype html><html><head><title>x</title></head></html>");
         let text = String::from_utf8(page).unwrap();
         assert!(text.starts_with(&format!("<!doctype html><html><head>{SERVED_MARK}<title>")));
+    }
+
+    #[test]
+    fn a_build_for_a_sub_path_is_refused_with_its_path() {
+        let dir = std::env::temp_dir().join(format!("countersign-app-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let page = |base: &str| {
+            format!(
+                r#"<html><head><meta name="countersign-base" content="{base}" /></head></html>"#
+            )
+        };
+        std::fs::write(dir.join("index.html"), page("/countersign/")).unwrap();
+        let refused = router(Source::Dir(&dir)).err().unwrap();
+        assert!(
+            refused.contains("under /countersign/ (COUNTERSIGN_BASE)"),
+            "{refused}"
+        );
+        std::fs::write(dir.join("index.html"), page("/")).unwrap();
+        assert!(router(Source::Dir(&dir)).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
