@@ -17,6 +17,7 @@
 # TypeScript SDK's npm packages (sdk/typescript/node_modules).
 # With --ops, what the operator's tests run against: Debian's prometheus (and promtool),
 # systemd's systemd-analyze, nginx and Caddy.
+# With --docs, mdBook, which builds the docs book (docs/).
 # With --fuzz, cargo-fuzz, for scripts/fuzz.sh (which runs it on the machine's
 # one toolchain: a fresh machine cannot fetch a nightly one).
 # Every version is pinned below.
@@ -37,6 +38,7 @@ LANGGRAPH_API_VERSION=0.16.7
 LANGGRAPH_VERSION=1.2.22
 LANGCHAIN_VERSION=1.5.0
 CARGO_FUZZ_VERSION=0.13.2
+MDBOOK_VERSION=0.5.4
 HTTPX_VERSION=0.28.1
 PYTEST_VERSION=9.2.0
 MYPY_VERSION=2.4.1
@@ -49,6 +51,7 @@ want_langgraph=false
 want_fuzz=false
 want_sdk=false
 want_ops=false
+want_docs=false
 for flag in "$@"; do
   case "$flag" in
     --browser) want_browser=true ;;
@@ -60,7 +63,8 @@ for flag in "$@"; do
     --fuzz) want_fuzz=true ;;
     --sdk) want_sdk=true ;;
     --ops) want_ops=true ;;
-    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy] [--mcp] [--openai-agents] [--langgraph] [--sdk] [--ops] [--fuzz]" >&2; exit 2 ;;
+    --docs) want_docs=true ;;
+    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy] [--mcp] [--openai-agents] [--langgraph] [--sdk] [--ops] [--docs] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 apt_install() {
@@ -225,6 +229,16 @@ if $want_langgraph; then
     make_venv .venv-langgraph
     .venv-langgraph/bin/pip install --quiet "langgraph-cli[inmem]==$LANGGRAPH_CLI_VERSION" \
       "langgraph-api==$LANGGRAPH_API_VERSION" "langgraph==$LANGGRAPH_VERSION" "langchain==$LANGCHAIN_VERSION"
+  else
+    echo "present"
+  fi
+fi
+
+if $want_docs; then
+  step "mdBook $MDBOOK_VERSION, for the docs book"
+  if [[ "$(mdbook --version 2>/dev/null)" != "mdbook v$MDBOOK_VERSION" ]]; then
+    # Without the live-reload server and file watcher: the book is only built.
+    cargo install mdbook --version "$MDBOOK_VERSION" --locked --no-default-features --features search --force
   else
     echo "present"
   fi

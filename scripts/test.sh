@@ -9,11 +9,12 @@
 # browser tests (with a real udspy agent asking through Countersign, a real
 # LangGraph server whose interrupts are reviewed, the real Claude Code CLI
 # asking through the hook, and the server behind Debian's nginx with TLS), the
-# hook's fixtures against Anthropic's hook types, a bounded fuzzing run (10 s
+# hook's fixtures against Anthropic's hook types, the docs book with its links,
+# a bounded fuzzing run (10 s
 # per target), and a smoke run of the benchmarks.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/setup.sh --browser --postgres --udspy --mcp --openai-agents --langgraph --sdk --ops --fuzz
+scripts/setup.sh --browser --postgres --udspy --mcp --openai-agents --langgraph --sdk --ops --docs --fuzz
 export PATH="$PWD/node_modules/.bin:$PATH"
 # One full run reuses nothing incremental builds keep, and they cost gigabytes of disk.
 export CARGO_INCREMENTAL=0
@@ -49,6 +50,10 @@ cargo fmt --all --check
 step "clippy"
 cargo clippy -p countersign-domain -p countersign-markup -p countersign-first-paint -p countersign-server --all-targets -- -D warnings
 cargo clippy -p countersign-app -p countersign-bench -p countersign-floor --target wasm32-unknown-unknown --all-targets -- -D warnings
+
+step "the docs book (mdBook), every link and anchor resolving"
+mdbook build docs
+node scripts/check-book.mjs docs target/book
 
 step "the Claude Code hook's fixtures against Anthropic's published hook types"
 node tests/claude-code/check-types.mjs

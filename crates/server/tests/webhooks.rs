@@ -1,5 +1,5 @@
 //! Webhooks through the real server and a real receiver on 127.0.0.1: every
-//! event arrives, signed as the README says, after refusals and after a
+//! event arrives, signed as the server guide (docs/server.md) says, after refusals and after a
 //! SIGKILL of the server; retries carry the same id; forged and replayed
 //! requests fail the documented check; escalation and expiry each fire once.
 
@@ -141,7 +141,7 @@ impl Receiver {
     }
 }
 
-/// The README's check: HMAC-SHA256 of "{id}.{timestamp}.{body}" with the
+/// The server guide's check: HMAC-SHA256 of "{id}.{timestamp}.{body}" with the
 /// secret's key, in `webhook-signature`, and a timestamp within 5 minutes.
 fn verify(secret: &str, request: &Received, now: i64) -> bool {
     let key = STANDARD
@@ -161,10 +161,10 @@ fn verify(secret: &str, request: &Received, now: i64) -> bool {
             .any(|candidate| candidate == expected)
 }
 
-/// Runs the README's Python receiver check on a request as received, with
-/// its body altered, and 10 minutes later.
+/// Runs the server guide's Python receiver check (docs/server.md) on a
+/// request as received, with its body altered, and 10 minutes later.
 fn readme_verdicts(secret: &str, request: &Received) -> String {
-    let readme = include_str!("../../../README.md");
+    let readme = include_str!("../../../docs/server.md");
     let start = readme.find("  import base64, hashlib, hmac, time").unwrap();
     let end = start + readme[start..].find("  ```").unwrap();
     let snippet: String = readme[start..end]
@@ -197,7 +197,7 @@ print(" ".join(str(v) for v in verdicts))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
-        .expect("python3 runs the README's receiver check");
+        .expect("python3 runs the server guide's receiver check");
     use std::io::Write;
     child
         .stdin
@@ -317,7 +317,7 @@ fn every_event_arrives_signed(database: Option<&str>) {
         now
     ));
 
-    // The README's own receiver code agrees.
+    // The server guide's own receiver code agrees.
     assert_eq!(
         readme_verdicts(&secret, &accepted[0]),
         "True False False",
@@ -380,7 +380,7 @@ fn a_receiver_that_hangs_on_some_deliveries_delays_no_other() {
     let dir = tempfile::tempdir().unwrap();
     // Requests about the calls marked "Hang" are never answered; every other
     // delivery is refused once, then accepted: its retry must come on the
-    // README's schedule (0.5 to 1.5 s after the refused attempt).
+    // server guide's schedule (0.5 to 1.5 s after the refused attempt).
     let receiver = Receiver::answering(|before, request| {
         if request.body.contains("Hang here") {
             Reply::Hang

@@ -64,8 +64,13 @@ def section(readme: str, heading: str) -> str:
     return readme[start : end if end >= 0 else len(readme)]
 
 
-def test_the_root_readme_quickstart_and_its_curl_reviewer_run_as_written(server: Server) -> None:
-    agent_sdks = section((REPO / "README.md").read_text(), "## Agent SDKs")
+@pytest.mark.parametrize(
+    "where",
+    ["README.md", "docs/sdks.md"],
+)
+def test_the_quickstart_and_its_curl_reviewer_run_as_written(server: Server, where: str) -> None:
+    text = (REPO / where).read_text()
+    agent_sdks = section(text, "## Agent SDKs") if where == "README.md" else text
     quickstart = re.findall(r"```python\n(.*?)```", agent_sdks, re.S)[0]
     reviewer = re.findall(r"```sh\n(.*?)```", agent_sdks, re.S)[1]
     env = {

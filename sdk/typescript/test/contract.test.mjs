@@ -25,10 +25,11 @@ before(async () => {
 });
 after(() => server.stop());
 
-/** The first ```ts block of the SDK's README, and of the root README's "Agent SDKs". */
+/** The first ```ts block of the SDK's README, of the root README's "Agent SDKs" and of the SDK guide. */
 const quickstarts = [
   ["the SDK's README", readFileSync(join(sdk, "README.md"), "utf8")],
   ["the root README", readFileSync(join(REPO, "README.md"), "utf8").split("## Agent SDKs")[1].split("\n## ")[0]],
+  ["the SDK guide", readFileSync(join(REPO, "docs/sdks.md"), "utf8")],
 ];
 
 for (const [where, readme] of quickstarts) test(`the quickstart of ${where} runs as written`, async () => {
