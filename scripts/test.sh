@@ -9,8 +9,8 @@
 # browser tests (with a real udspy agent asking through Countersign, a real
 # LangGraph server whose interrupts are reviewed, the real Claude Code CLI
 # asking through the hook, and the server behind Debian's nginx with TLS), the
-# hook's fixtures against Anthropic's hook types, the docs book with its links,
-# a bounded fuzzing run (10 s
+# hook's fixtures against Anthropic's hook types, the docs book with its links
+# and its runnable examples, a bounded fuzzing run (10 s
 # per target), and a smoke run of the benchmarks.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -51,10 +51,6 @@ step "clippy"
 cargo clippy -p countersign-domain -p countersign-markup -p countersign-first-paint -p countersign-server --all-targets -- -D warnings
 cargo clippy -p countersign-app -p countersign-bench -p countersign-floor --target wasm32-unknown-unknown --all-targets -- -D warnings
 
-step "the docs book (mdBook), every link and anchor resolving"
-mdbook build docs
-node scripts/check-book.mjs docs target/book
-
 step "the Claude Code hook's fixtures against Anthropic's published hook types"
 node tests/claude-code/check-types.mjs
 
@@ -68,6 +64,11 @@ PYTHONPATH=examples/openai_agents .venv-openai-agents/bin/python -m unittest exa
 step "the SDKs: Python (mypy --strict) and TypeScript (tsc --strict) against a real server"
 (cd sdk/python && PYTHONPATH=src ../../.venv-sdk/bin/mypy && PYTHONPATH=src ../../.venv-sdk/bin/python -m pytest -q)
 (cd sdk/typescript && npx tsc -p . && node --test test/*.test.mjs)
+
+step "the docs: the book (mdBook) with every link and anchor resolving; the runnable examples against a real server"
+mdbook build docs
+node scripts/check-book.mjs docs target/book
+node --test tests/docs/
 
 step "app view-logic tests (wasm, headless chromium)"
 CHROMEDRIVER=/usr/bin/chromedriver cargo test -p countersign-app --target wasm32-unknown-unknown

@@ -10,9 +10,13 @@ import { fileURLToPath } from "node:url";
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 const BINARY = process.env.COUNTERSIGN_BIN ?? join(REPO, "target/debug/countersign");
 
-/** Starts `countersign serve --demo` on a free port; resolves with its address and keys. */
-export async function startServer() {
-  const data = mkdtempSync(join(tmpdir(), "countersign-sdk-"));
+/**
+ * Starts `countersign serve --demo` on a free port, keeping its data in `data`
+ * (a new temporary folder, removed on stop, if not given); resolves with its
+ * address and keys.
+ */
+export async function startServer({ data: given } = {}) {
+  const data = given ?? mkdtempSync(join(tmpdir(), "countersign-sdk-"));
   const child = spawn(BINARY, ["serve", "--demo", "--listen", "127.0.0.1:0", "--data", data], { stdio: ["ignore", "pipe", "ignore"] });
   const found = {};
   const lines = createInterface({ input: child.stdout });
@@ -35,6 +39,7 @@ export async function startServer() {
   return {
     url: found.url,
     agentKey: found.agent,
+    reviewerKey: found.reviewer,
     publicKey,
     api,
     /** The pending reviews `agent` asked for. */
@@ -66,7 +71,7 @@ export async function startServer() {
     },
     stop() {
       child.kill("SIGKILL");
-      rmSync(data, { recursive: true, force: true });
+      if (!given) rmSync(data, { recursive: true, force: true });
     },
   };
 }
