@@ -36,6 +36,9 @@ export COUNTERSIGN_REQUIRE_PROMETHEUS=1
 # The systemd unit in deploy/ is checked with systemd-analyze verify (also --ops).
 export COUNTERSIGN_REQUIRE_SYSTEMD=1
 
+# The docs book shows screenshots the browser tests took after this moment.
+run_started=$(date +%s)
+
 # Each step says how long the one before it took, and the run ends with the total.
 step_name="" step_start=$SECONDS
 step() {
@@ -65,11 +68,6 @@ step "the SDKs: Python (mypy --strict) and TypeScript (tsc --strict) against a r
 (cd sdk/python && PYTHONPATH=src ../../.venv-sdk/bin/mypy && PYTHONPATH=src ../../.venv-sdk/bin/python -m pytest -q)
 (cd sdk/typescript && npx tsc -p . && node --test test/*.test.mjs)
 
-step "the docs: the book (mdBook) with every link and anchor resolving; the runnable examples against a real server"
-mdbook build docs
-node scripts/check-book.mjs docs target/book
-node --test tests/docs/
-
 step "app view-logic tests (wasm, headless chromium)"
 CHROMEDRIVER=/usr/bin/chromedriver cargo test -p countersign-app --target wasm32-unknown-unknown
 
@@ -79,6 +77,10 @@ scripts/build-app.sh
 step "browser tests (headless chromium; the server tests drive target/debug/countersign and its seed example)"
 cargo build -p countersign-server --bin countersign --example seed
 npx playwright test
+
+step "the docs: the book (mdBook) with this run's screenshots and every link resolving; the runnable examples against a real server"
+node scripts/book.mjs --screenshots-since "$run_started"
+node --test tests/docs/
 
 step "fuzzing, bounded (scripts/fuzz.sh: 10 s per target, seeded from the fixtures)"
 scripts/fuzz.sh 10
