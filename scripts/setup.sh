@@ -17,7 +17,7 @@
 # TypeScript SDK's npm packages (sdk/typescript/node_modules).
 # With --ops, what the operator's tests run against: Debian's prometheus (and promtool),
 # systemd's systemd-analyze, nginx and Caddy.
-# With --docs, mdBook, which builds the docs book (docs/).
+# With --docs, mdBook, which builds the docs book (docs/), and jq for its examples.
 # With --fuzz, cargo-fuzz, for scripts/fuzz.sh (which runs it on the machine's
 # one toolchain: a fresh machine cannot fetch a nightly one).
 # Every version is pinned below.
@@ -235,6 +235,12 @@ if $want_langgraph; then
 fi
 
 if $want_docs; then
+  step "jq (Debian), which the HTTP API reference's examples use"
+  if ! command -v jq >/dev/null; then
+    apt_install jq
+  else
+    echo "present"
+  fi
   step "mdBook $MDBOOK_VERSION, for the docs book"
   if [[ "$(mdbook --version 2>/dev/null)" != "mdbook v$MDBOOK_VERSION" ]]; then
     # Without the live-reload server and file watcher: the book is only built.

@@ -1,13 +1,15 @@
 // Every code block of README.md and docs/*.md marked runnable (```sh,run) is
-// run as written. A page's blocks run in order, as a reader follows them: in
+// run as written. A page's blocks run in order in one shell, as a reader
+// pastes them into one terminal (what a block sets, the next one has): in
 // one fresh folder, with `countersign` (target/debug) on the PATH and a real
 // `countersign serve --demo` keeping its data in that folder's data/, its
 // address in COUNTERSIGN_URL, its demo keys in COUNTERSIGN_AGENT_KEY and
-// REVIEWER_KEY. A block that exits non-zero fails.
+// REVIEWER_KEY. A block that exits non-zero fails, and so does a curl that
+// gets an HTTP error.
 // Run by the test command; alone: node --test tests/docs/
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -33,23 +35,30 @@ test("the docs have runnable blocks, each in a language this runner runs", () =>
 for (const source of sources) {
   const page = blocks.filter((block) => block.where.startsWith(`${source}:`));
   if (page.length === 0) continue;
-  test(`${source}: its runnable blocks run as written`, async (t) => {
+  test(`${source}: its runnable blocks run as written, in order`, async (t) => {
     const folder = mkdtempSync(join(tmpdir(), "countersign-docs-"));
     const server = await startServer({ data: join(folder, "data") });
+    // An HTTP error fails the block: the tests' curl reads this config (a reader's shows the error's body).
+    writeFileSync(join(folder, ".curlrc"), "fail-with-body\n");
     const env = {
       ...process.env,
+      CURL_HOME: folder,
       PATH: `${join(REPO, "target/debug")}:${process.env.PATH}`,
       COUNTERSIGN_URL: server.url,
       COUNTERSIGN_AGENT_KEY: server.agentKey,
       REVIEWER_KEY: server.reviewerKey,
     };
+    // Each block announces itself on stderr, so a failure names the block it came from.
+    const script = page.map((block, i) => `echo "::block ${i}" >&2\n${block.code}`).join("\n");
     try {
-      for (const block of page) await t.test(block.where, async () => {
-        const ran = await new Promise((resolve) =>
-          execFile("bash", ["-euo", "pipefail", "-c", block.code], { cwd: folder, env, timeout: 60_000 },
-            (error, stdout, stderr) => resolve({ code: error ? (error.code ?? 1) : 0, stdout, stderr })));
-        assert.equal(ran.code, 0, `${block.where} exited ${ran.code}:\n${ran.stdout}${ran.stderr}`);
-      });
+      const ran = await new Promise((resolve) =>
+        execFile("bash", ["-euo", "pipefail", "-c", script], { cwd: folder, env, timeout: 120_000 },
+          (error, stdout, stderr) => resolve({ code: error ? (error.code ?? 1) : 0, stdout, stderr })));
+      const last = Number([...ran.stderr.matchAll(/^::block (\d+)$/gm)].at(-1)?.[1] ?? 0);
+      const output = `${ran.stdout}${ran.stderr.replace(/^::block \d+\n/gm, "")}`;
+      assert.equal(ran.code, 0, `the block at ${page[last].where} exited ${ran.code}:\n${output}`);
+      t.diagnostic(`${page.length} block(s) ran: ${page.map((b) => b.where).join(", ")}`);
+      if (process.env.COUNTERSIGN_DOCS_VERBOSE) t.diagnostic(ran.stdout);
     } finally {
       server.stop();
       rmSync(folder, { recursive: true, force: true });
