@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { expect, test } from "@playwright/test";
 import { binary, failOnScriptErrors, shoot, startServer } from "./support.mjs";
 import { startModel } from "./model-stand-in.mjs";
@@ -29,16 +29,17 @@ test.afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** The hook's settings exactly as the guide (docs/agents.md) tells a developer to write them. */
+const documentedSettings = readFileSync("docs/agents.md", "utf8").split("## Claude Code")[1].match(/```json\n([\s\S]*?)```/)[1];
+
 /** A project whose `.claude/settings.json` runs the hook before every tool. */
 function project() {
   const dir = mkdtempSync(join(tmpdir(), "countersign-project-"));
   mkdirSync(join(dir, ".claude"));
   mkdirSync(join(dir, "home"));
-  const hook = `${resolve(binary)} hook claude-code --timeout 90`;
-  writeFileSync(
-    join(dir, ".claude", "settings.json"),
-    JSON.stringify({ hooks: { PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: hook, timeout: 100 }] }] } }),
-  );
+  const settings = JSON.parse(documentedSettings);
+  expect(settings.hooks.PreToolUse[0].hooks[0].command).toBe("countersign hook claude-code");
+  writeFileSync(join(dir, ".claude", "settings.json"), documentedSettings);
   return dir;
 }
 
@@ -53,6 +54,8 @@ function runClaude(dir, prompt) {
       ANTHROPIC_BASE_URL: model.url,
       ANTHROPIC_API_KEY: "sk-stand-in",
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      // `countersign` is found on the PATH, as the documented command expects.
+      PATH: `${dirname(resolve(binary))}:${process.env.PATH}`,
       COUNTERSIGN_SERVER: server.url,
       COUNTERSIGN_KEY: server.agent,
     },
