@@ -1,6 +1,6 @@
 """A udspy agent whose risky tool asks a human through Countersign.
 
-Usage: python agent.py SERVER PATH  (the agent key in COUNTERSIGN_KEY; the
+Usage: python agent.py SERVER PATH  (the agent key in COUNTERSIGN_AGENT_KEY; the
 server's receipt key, to check approvals offline, in COUNTERSIGN_PUBLIC_KEY)
 
 ``archive_file`` is a ``@confirm_first`` tool: its first call raises
@@ -31,7 +31,7 @@ def main():
     server, path = sys.argv[1], sys.argv[2]
     countersign = Countersign(
         server,
-        os.environ["COUNTERSIGN_KEY"],
+        os.environ["COUNTERSIGN_AGENT_KEY"],
         os.environ.get("COUNTERSIGN_PUBLIC_KEY"),
         agent="udspy-agent",
         device="udspy-host",

@@ -127,23 +127,33 @@ pub fn SettingsPage() -> impl IntoView {
         Connection::forget();
         reload();
     };
-    let awaiting = desk.awaiting_server();
     let link_detail = move || match desk.link().get() {
         Link::Offline(why) => format!("Offline: {why}"),
         other => other.label().to_owned(),
     };
+    let awaiting = desk.awaiting_server();
+    // On a first visit to a server's desk, the form is for that server: it
+    // says which, and no other kind of server is offered.
+    let title = if awaiting {
+        "Connect to this desk's server"
+    } else if connected {
+        "Change server"
+    } else {
+        "Connect to a server"
+    };
     let form = view! {
             <form class="card" aria-labelledby="server-title" on:submit=move |ev| { ev.prevent_default(); connect(); }>
-                <h2 id="server-title">{if connected { "Change server" } else { "Connect to a server" }}</h2>
+                <h2 id="server-title">{title}</h2>
+                {awaiting.then(|| view! { <ServerWelcome /> })}
                 <p class="subtle">"Review the requests agents send to a shared server. Your key is kept for this tab only unless you ask to remember it."</p>
-                <div class="field">
+                {(!awaiting).then(|| view! { <div class="field">
                     <label for="server-kind">"Kind of server"</label>
                     <select id="server-kind" prop:value=move || if backend.get() == ServerKind::LangGraph { "langgraph" } else { "countersign" }
                         on:change=move |ev| backend.set(if event_target_value(&ev) == "langgraph" { ServerKind::LangGraph } else { ServerKind::Countersign })>
                         <option value="countersign">"Countersign server"</option>
                         <option value="langgraph">"LangGraph server (its agents’ interrupts)"</option>
                     </select>
-                </div>
+                </div> })}
                 <div class="field">
                     <label for="server-url">"Server address"</label>
                     <input id="server-url" type="url" autocomplete="url" prop:value=move || server_url.get() on:input=move |ev| server_url.set(event_target_value(&ev)) />
@@ -177,7 +187,6 @@ pub fn SettingsPage() -> impl IntoView {
     view! {
         <section class="settings" aria-labelledby="settings-title">
             <div class="page-head"><h1 id="settings-title">"Settings"</h1></div>
-            {awaiting.then(|| view! { <ServerWelcome /> })}
             {top}
             <form class="card" on:submit=move |ev| { ev.prevent_default(); on_role(()); }>
                 <div class="field">
@@ -214,18 +223,15 @@ pub fn SettingsPage() -> impl IntoView {
     }
 }
 
-/// What a first visit to a server's desk says before the connection form.
+/// What the connection form says on a first visit to a server's desk.
 #[component]
 fn ServerWelcome() -> impl IntoView {
     let origin = web_sys::window()
         .and_then(|w| w.location().origin().ok())
         .unwrap_or_default();
     view! {
-        <div class="card welcome" role="region" aria-labelledby="welcome-title">
-            <h2 id="welcome-title">"Connect to this desk's server"</h2>
-            <p>"This desk is served by the Countersign server at " <strong>{origin}</strong> ". Paste your reviewer key below to see the requests waiting for you."</p>
-            <p class="subtle">"No key yet? Whoever runs the server mints one with " <code>"countersign keys add --kind reviewer"</code> ", or open a pairing link from a device that is connected (Settings → Devices there)."</p>
-        </div>
+        <p>"This desk is served by the Countersign server at " <strong>{origin}</strong> ". Paste your reviewer key below to see the requests waiting for you."</p>
+        <p class="subtle">"No key yet? Whoever runs the server mints one with " <code>"countersign keys add --kind reviewer"</code> ", or open a pairing link from a device that is connected (Settings → Devices there)."</p>
     }
 }
 

@@ -56,8 +56,8 @@ function runClaude(dir, prompt) {
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
       // `countersign` is found on the PATH, as the documented command expects.
       PATH: `${dirname(resolve(binary))}:${process.env.PATH}`,
-      COUNTERSIGN_SERVER: server.url,
-      COUNTERSIGN_KEY: server.agent,
+      COUNTERSIGN_URL: server.url,
+      COUNTERSIGN_AGENT_KEY: server.agent,
     },
   });
   let out = "";

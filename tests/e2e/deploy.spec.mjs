@@ -92,7 +92,7 @@ test("behind nginx with TLS: the first visit connects, live events arrive, links
 
   await page.goto(`${nginx.url}/`);
   await expect(page).toHaveURL(`${nginx.url}/settings`);
-  await expect(page.getByRole("region", { name: "Connect to this desk's server" })).toContainText(nginx.url);
+  await expect(page.getByRole("form", { name: "Connect to this desk's server" })).toContainText(nginx.url);
   await page.getByLabel("Reviewer key").fill(server.reviewer);
   await page.getByRole("button", { name: "Connect", exact: true }).click();
   await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");

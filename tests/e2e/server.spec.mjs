@@ -49,7 +49,7 @@ test("a first visit to a server's own desk asks for the reviewer key and never s
   // A link to a review, opened in a browser that never saw this desk.
   await page.goto(`${server.url}/reviews/${MIGRATION}`);
   await expect(page).toHaveURL(`${server.url}/settings`);
-  const welcome = page.getByRole("region", { name: "Connect to this desk's server" });
+  const welcome = page.getByRole("form", { name: "Connect to this desk's server" });
   await expect(welcome).toContainText(`served by the Countersign server at ${server.url}`);
   await expect(page.getByLabel("Server address")).toHaveValue(server.url);
   expect(await page.evaluate(() => localStorage.getItem("countersign.v1.seeded")), "the demo is not stored").toBeNull();
@@ -199,7 +199,7 @@ test("an agent's plan appears live, the reviewer approves it in the browser, and
   const planFile = join(dataDir, "plan.json");
   writeFileSync(planFile, JSON.stringify(newPlanReview(8).target.plan));
   const agent = spawn(binary, ["agent", "--server", server.url, "submit", planFile, "--role", "cleanup-agent", "--wait", "--timeout", "60"], {
-    env: { ...process.env, COUNTERSIGN_KEY: server.agent },
+    env: { ...process.env, COUNTERSIGN_AGENT_KEY: server.agent },
   });
   let stdout = "";
   agent.stdout.on("data", (d) => (stdout += d));
@@ -293,7 +293,7 @@ test("a udspy agent's confirmation is decided in the browser: approved, edited, 
   const trusted = (await api(server, server.agent, "GET", "/signing-key")).body.public_key;
   const run = (path, publicKey = trusted) => {
     const agent = spawn(python, ["examples/udspy/agent.py", server.url, path], {
-      env: { ...process.env, COUNTERSIGN_KEY: server.agent, COUNTERSIGN_PUBLIC_KEY: publicKey, PYTHONPATH: "examples/udspy" },
+      env: { ...process.env, COUNTERSIGN_AGENT_KEY: server.agent, COUNTERSIGN_PUBLIC_KEY: publicKey, PYTHONPATH: "examples/udspy" },
     });
     let stdout = "", stderr = "";
     agent.stdout.on("data", (d) => (stdout += d));

@@ -227,14 +227,10 @@ enum HookCli {
 #[derive(Args)]
 struct AgentConnection {
     /// The server's address.
-    #[arg(
-        long,
-        env = "COUNTERSIGN_SERVER",
-        default_value = "http://127.0.0.1:8080"
-    )]
+    #[arg(long, env = "COUNTERSIGN_URL", default_value = "http://127.0.0.1:8080")]
     server: String,
     /// An agent key.
-    #[arg(long, env = "COUNTERSIGN_KEY", hide_env_values = true)]
+    #[arg(long, env = "COUNTERSIGN_AGENT_KEY", hide_env_values = true)]
     key: String,
     /// The server's public key (base64, or a file holding it): each
     /// approval's signed receipt is then checked offline before its token is

@@ -1334,7 +1334,7 @@ fn agent_submit_waits_for_the_reviewers_decision() {
             .args(["agent", "--server", &server.url, "submit"])
             .arg(file)
             .args(["--role", "deploy-agent", "--wait", "--timeout", "30"])
-            .env("COUNTERSIGN_KEY", &server.agent)
+            .env("COUNTERSIGN_AGENT_KEY", &server.agent)
             .output()
             .unwrap()
     };
