@@ -2,7 +2,7 @@
 // Code hooks (npm @anthropic-ai/claude-agent-sdk, pinned): the event the
 // hook's tests send is a `PreToolUseHookInput`, and every answer the hook's
 // tests expect from it (tests/claude-code/answers.json, compared with the
-// hook's real output in crates/server/tests/hook.rs) is a `SyncHookJSONOutput`.
+// hook's real output in crates/server/tests/it/hook.rs) is a `SyncHookJSONOutput`.
 // The JSON is written into a TypeScript file with `satisfies`, so its strings
 // are checked as the literal values the types allow; `tsc` fails on a
 // mismatch. Usage: node tests/claude-code/check-types.mjs

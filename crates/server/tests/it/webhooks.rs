@@ -3,8 +3,7 @@
 //! SIGKILL of the server; retries carry the same id; forged and replayed
 //! requests fail the documented check; escalation and expiry each fire once.
 
-mod support;
-
+use crate::support::{binary, tool_call, Client, Server};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use hmac::{Hmac, Mac};
@@ -15,7 +14,6 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use support::{binary, tool_call, Client, Server};
 
 /// One request as the receiver got it.
 #[derive(Debug, Clone)]
@@ -164,7 +162,7 @@ fn verify(secret: &str, request: &Received, now: i64) -> bool {
 /// Runs the server guide's Python receiver check (docs/server.md) on a
 /// request as received, with its body altered, and 10 minutes later.
 fn readme_verdicts(secret: &str, request: &Received) -> String {
-    let readme = include_str!("../../../docs/server.md");
+    let readme = include_str!("../../../../docs/server.md");
     let start = readme.find("  import base64, hashlib, hmac, time").unwrap();
     let end = start + readme[start..].find("  ```").unwrap();
     let snippet: String = readme[start..end]
@@ -258,7 +256,7 @@ fn every_event_arrives_signed_and_a_refused_one_comes_again_with_its_id() {
 
 #[test]
 fn on_postgresql_every_event_arrives_signed_after_refusals() {
-    if let Some(url) = support::fresh_database("countersign_webhooks") {
+    if let Some(url) = crate::support::fresh_database("countersign_webhooks") {
         every_event_arrives_signed(Some(&url));
     }
 }
@@ -545,9 +543,9 @@ fn the_inbox_row_of_an_escalated_review_says_so() {
     let server = Server::start(dir.path(), &["--policy", policy.to_str().unwrap()]);
     let agent = server.client(&server.agent);
     let reviewer = server.client(&server.reviewer);
-    let created = agent.post("/reviews", &support::review(1, 3, false));
+    let created = agent.post("/reviews", &crate::support::review(1, 3, false));
     assert_eq!(created.status, 201, "{}", created.text);
-    let id = support::confirm_id(1);
+    let id = crate::support::confirm_id(1);
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let page = reviewer.get(&format!("/reviews?q={id}&view=summary"));

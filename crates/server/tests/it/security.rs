@@ -3,12 +3,10 @@
 //! review, a token redeemed by many at the same instant, and the server killed
 //! with SIGKILL in the middle of a decision load, on SQLite and PostgreSQL.
 
-mod support;
-
+use crate::support::{confirm_id, fresh_database, review, Client, Reply, Server};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Barrier;
-use support::{confirm_id, fresh_database, review, Client, Reply, Server};
 
 /// Who calls, in the order of the table's columns.
 const CALLERS: [&str; 6] = [
@@ -94,7 +92,7 @@ fn open_events(server: &Server, key: Option<&str>) -> u16 {
 
 /// Tool call `n`: a transfer of `n` EUR in its own run.
 fn tool_call(n: usize) -> Value {
-    let mut body = support::tool_call(json!({"amount": n, "to": "ACME GmbH"}));
+    let mut body = crate::support::tool_call(json!({"amount": n, "to": "ACME GmbH"}));
     body["runId"] = json!(format!("run-{n}"));
     body["clientDeviceId"] = json!("laptop-7");
     body
@@ -576,7 +574,7 @@ fn the_log_holds_no_secret_and_a_line_per_request() {
     let replaced = hostile.header("x-request-id").unwrap().to_owned();
     assert_eq!(replaced.len(), 32, "a hostile id is replaced: {replaced}");
 
-    let output = std::process::Command::new(support::binary())
+    let output = std::process::Command::new(crate::support::binary())
         .args(["webhooks", "--data"])
         .arg(data.path())
         .output()

@@ -1,7 +1,6 @@
 //! Test harness: the real `countersign` binary serving on a free port over a
 //! real database, an HTTP client, and a checker that holds every response to
 //! the OpenAPI document.
-#![allow(dead_code)] // each test file uses its own part of the harness
 
 use serde_json::{json, Value};
 use std::collections::BTreeSet;

@@ -1,12 +1,10 @@
 //! The HTTP API through the real server process over a real SQLite file, every
 //! response held to the OpenAPI document (`crates/server/openapi.json`).
 
-mod support;
-
+use crate::support::{confirm_id, plan, review, Client, Contract, Reply, Server};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
-use support::{confirm_id, plan, review, Client, Contract, Reply, Server};
 
 /// Sends and checks against the contract in one step.
 struct Checked<'a> {
@@ -735,7 +733,7 @@ fn device_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked) {
 
 /// A tool-call request with `args` at risk tier `tier`.
 fn tool_call(args: Value, tier: &str) -> Value {
-    let mut body = support::tool_call(args);
+    let mut body = crate::support::tool_call(args);
     body["riskTier"] = json!(tier);
     body["riskReasons"] = json!(["moves money out of the company"]);
     body["clientDeviceId"] = json!("laptop-7");
@@ -1330,7 +1328,7 @@ fn agent_submit_waits_for_the_reviewers_decision() {
     std::fs::write(&file, plan(9, 3, false).to_string()).unwrap();
     let reviewer = server.client(&server.reviewer);
     let run = |file: &std::path::Path| {
-        std::process::Command::new(support::binary())
+        std::process::Command::new(crate::support::binary())
             .args(["agent", "--server", &server.url, "submit"])
             .arg(file)
             .args(["--role", "deploy-agent", "--wait", "--timeout", "30"])
@@ -1654,7 +1652,7 @@ fn prometheus_scrapes_what_a_workload_did() {
         reviewer.decide(&confirm_id(81), "m-1", &rejected).status,
         200
     );
-    let mut call = support::tool_call(json!({"amount": 5, "to": "ACME"}));
+    let mut call = crate::support::tool_call(json!({"amount": 5, "to": "ACME"}));
     call["clientDeviceId"] = Value::Null;
     let asked = agent.post("/tool-calls", &call);
     let id = asked.body["outcome"]["confirm_id"]

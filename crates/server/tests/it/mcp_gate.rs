@@ -6,14 +6,12 @@
 //! virtual environment is missing, unless `COUNTERSIGN_REQUIRE_MCP=1` (the
 //! test command sets it).
 
-mod support;
-
+use crate::support::{binary, Client, Server};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::{binary, Client, Server};
 
 /// The virtual environment's Python, if it is there.
 fn python() -> Option<PathBuf> {

@@ -3,13 +3,11 @@
 //! record that key; a used or expired code is refused, saying which; a
 //! revoked device's next request is 401.
 
-mod support;
-
+use crate::support::{tool_call, Server};
 use countersign_server::db::devices::PairingRefused;
 use countersign_server::db::keys::KeyKind;
 use countersign_server::db::Db;
 use serde_json::json;
-use support::{tool_call, Server};
 
 #[test]
 fn a_paired_phone_decides_as_its_own_key_until_it_is_revoked() {
@@ -68,7 +66,7 @@ fn a_paired_phone_decides_as_its_own_key_until_it_is_revoked() {
     );
 
     // Revoking the pairing key revokes what it paired, and what those paired.
-    let pair = |by: &support::Client, name: &str| {
+    let pair = |by: &crate::support::Client, name: &str| {
         let code = by.post("/pairings", &json!({})).body["code"].clone();
         let paired = server
             .anonymous()

@@ -2,16 +2,14 @@
 //! command: scope grants, expiry, denial and feedback, the R3/R4 scope rules,
 //! simultaneous redemptions, and an agent that asks, waits and redeems.
 
-mod support;
-
+use crate::support::{binary, Client, Server};
 use serde_json::{json, Value};
 use std::process::Command;
 use std::time::Duration;
-use support::{binary, Client, Server};
 
 /// A transfer with `args` at risk tier `tier` in session `session`.
 fn request(args: Value, tier: &str, session: &str) -> Value {
-    let mut body = support::tool_call(args);
+    let mut body = crate::support::tool_call(args);
     body["riskTier"] = json!(tier);
     body["sessionId"] = json!(session);
     body
@@ -27,7 +25,7 @@ fn ask(agent: &Client, body: &Value) -> (String, Value) {
     (id, reply.body["outcome"].clone())
 }
 
-fn approve(reviewer: &Client, id: &str, tool_call: Value) -> support::Reply {
+fn approve(reviewer: &Client, id: &str, tool_call: Value) -> crate::support::Reply {
     reviewer.decide(
         id,
         &format!("approve-{id}"),

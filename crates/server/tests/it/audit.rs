@@ -4,15 +4,13 @@
 //! `audit verify`; `audit export` ends with a checkpoint signed by the
 //! server's key.
 
-mod support;
-
+use crate::support::{binary, confirm_id, fresh_database, review, Server};
 use base64::Engine;
 use ed25519_dalek::{Signature, VerifyingKey};
 use serde_json::{json, Value};
 use sqlx::Row;
 use std::path::PathBuf;
 use std::process::{Command, Output};
-use support::{binary, confirm_id, fresh_database, review, Server};
 
 /// Where a (stopped) server kept its data.
 struct Place {
@@ -128,7 +126,10 @@ fn make_history(server: &Server) {
             .status,
         200
     );
-    let asked = agent.post("/tool-calls", &support::tool_call(json!({"amount": 5})));
+    let asked = agent.post(
+        "/tool-calls",
+        &crate::support::tool_call(json!({"amount": 5})),
+    );
     let id = asked.body["outcome"]["confirm_id"]
         .as_str()
         .unwrap()
@@ -289,7 +290,7 @@ fn a_backup_taken_while_serving_restores_to_a_server_with_everything() {
         assert_eq!(agent.post("/reviews", &review(n, 2, false)).status, 201);
     }
     let counts =
-        |reviewer: &support::Client| reviewer.get("/reviews?limit=1").body["counts"].clone();
+        |reviewer: &crate::support::Client| reviewer.get("/reviews?limit=1").body["counts"].clone();
     let before = counts(&reviewer);
     // Decisions go on while the copy is taken.
     let deciding = std::thread::spawn({

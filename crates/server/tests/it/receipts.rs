@@ -4,13 +4,11 @@
 //! redeem --public-key` refuses a token whose receipt does not verify before
 //! it is spent.
 
-mod support;
-
+use crate::support::{binary, Server};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::process::{Command, Output};
-use support::{binary, Server};
 
 fn run(args: &[&str]) -> Output {
     Command::new(binary()).args(args).output().unwrap()
@@ -40,7 +38,7 @@ fn approved_transfer(server: &Server, amount: u32) -> (String, Value) {
     let agent = server.client(&server.agent);
     let asked = agent.post(
         "/tool-calls",
-        &support::tool_call(json!({"amount": amount})),
+        &crate::support::tool_call(json!({"amount": amount})),
     );
     assert_eq!(asked.status, 201, "{}", asked.text);
     let id = asked.body["outcome"]["confirm_id"]
@@ -168,11 +166,11 @@ fn a_plan_receipt_names_the_plan_as_asked_and_after_a_resubmission_the_revised_o
         server.client(&server.agent),
         server.client(&server.reviewer),
     );
-    let created = agent.post("/reviews", &support::review(1, 3, false));
+    let created = agent.post("/reviews", &crate::support::review(1, 3, false));
     assert_eq!(created.status, 201, "{}", created.text);
     let asked = canonical_sha256(&created.body["review"]["target"]["plan"]);
     assert_eq!(created.body["review"]["target_sha256"], json!(asked));
-    let id = support::confirm_id(1);
+    let id = crate::support::confirm_id(1);
     let reject =
         json!({"status": "rejected", "decided_by_role": "reviewer", "reason": "too broad"});
     let decided = reviewer.decide(&id, "reject-1", &reject);
@@ -184,7 +182,7 @@ fn a_plan_receipt_names_the_plan_as_asked_and_after_a_resubmission_the_revised_o
     assert_eq!(decided.body["review"]["target"]["plan"]["status"], "draft");
     assert_eq!(body["target"]["sha256"], json!(asked));
 
-    let mut revised = support::plan(1, 2, false);
+    let mut revised = crate::support::plan(1, 2, false);
     revised["title"] = json!("Test plan 1, smaller");
     let reopened = agent.post(
         &format!("/reviews/{id}/resubmit"),
@@ -208,7 +206,7 @@ fn a_plan_receipt_names_the_plan_as_asked_and_after_a_resubmission_the_revised_o
 fn a_plan_without_a_canonical_form_is_refused_when_asked_not_when_decided() {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path(), &[]);
-    let mut review = support::review(2, 2, false);
+    let mut review = crate::support::review(2, 2, false);
     // An integer no IEEE 754 double holds exactly: it has no RFC 8785 form.
     review["target"]["plan"]["steps"][0]["order_index"] = json!(9_007_199_254_740_993_u64);
     let refused = server.client(&server.agent).post("/reviews", &review);
@@ -291,7 +289,10 @@ fn a_call_let_through_by_a_grant_has_a_receipt_naming_the_grant_and_who_granted_
     let alice = server.client(out.lines().next().unwrap());
     let agent = server.client(&server.agent);
     let ask = || {
-        let asked = agent.post("/tool-calls", &support::tool_call(json!({"amount": 40})));
+        let asked = agent.post(
+            "/tool-calls",
+            &crate::support::tool_call(json!({"amount": 40})),
+        );
         assert_eq!(asked.status, 201, "{}", asked.text);
         asked.body
     };

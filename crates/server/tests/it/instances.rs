@@ -3,12 +3,10 @@
 //! at once reaches a live subscriber on each instance exactly once, in feed
 //! order, and no request is answered with a server error.
 
-mod support;
-
+use crate::support::{confirm_id, fresh_database, review, subscribe, Client, Server};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-use support::{confirm_id, fresh_database, review, subscribe, Client, Server};
 
 const INSTANCES: usize = 3;
 /// Workers per instance; each runs whole review lifecycles one after another.
@@ -40,7 +38,7 @@ fn work(
     worker: u32,
 ) -> Result<u32, String> {
     let on = |i: usize, key: &str| servers[i % servers.len()].client(key);
-    let expect = |what: &str, reply: support::Reply, status: u16| -> Result<Value, String> {
+    let expect = |what: &str, reply: crate::support::Reply, status: u16| -> Result<Value, String> {
         if reply.status == status {
             Ok(reply.body)
         } else {
@@ -80,7 +78,7 @@ fn work(
         let args = json!({"amount": n, "to": "ACME GmbH"});
         let asked = expect(
             "ask",
-            on(i + 1, agent_key).post("/tool-calls", &support::tool_call(args.clone())),
+            on(i + 1, agent_key).post("/tool-calls", &crate::support::tool_call(args.clone())),
             201,
         )?;
         let call = asked["outcome"]["confirm_id"]

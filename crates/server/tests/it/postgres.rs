@@ -3,10 +3,8 @@
 //! `scripts/postgres.sh start DIR`); the test command sets it and
 //! `COUNTERSIGN_REQUIRE_POSTGRES=1`, so there it can never be skipped.
 
-mod support;
-
+use crate::support::{confirm_id, fresh_database, review, Client, Server};
 use serde_json::json;
-use support::{confirm_id, fresh_database, review, Client, Server};
 
 #[test]
 fn decisions_and_paging_work_on_postgresql() {
@@ -149,7 +147,7 @@ fn tool_calls_grants_expiry_and_tokens_work_on_postgresql() {
     let agent = server.client(&server.agent);
     let reviewer = server.client(&server.reviewer);
     let ask = |args: serde_json::Value, expires: Option<String>| {
-        let mut body = support::tool_call(args);
+        let mut body = crate::support::tool_call(args);
         body["toolCall"]["name"] = json!("rotate_key");
         if let Some(at) = expires {
             body["expiresAt"] = json!(at);
@@ -281,7 +279,7 @@ impl TlsPostgres {
 /// its exit code and what it printed on stderr.
 fn open_database(url: &str, env: &[(&str, &str)]) -> (i32, String) {
     let data = tempfile::tempdir().unwrap();
-    let output = std::process::Command::new(support::binary())
+    let output = std::process::Command::new(crate::support::binary())
         .args(["keys", "--data"])
         .arg(data.path())
         .args(["--database", url, "list"])

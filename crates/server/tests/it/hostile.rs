@@ -4,10 +4,8 @@
 //! nesting past the parser's depth and broken Unicode are refused with errors
 //! that say what is wrong.
 
-mod support;
-
+use crate::support::{confirm_id, fresh_database, review, Server};
 use serde_json::{json, Value};
-use support::{confirm_id, fresh_database, review, Server};
 
 /// Text an attacker would put in any field a reviewer reads.
 const PAYLOADS: [&str; 9] = [
@@ -333,7 +331,7 @@ fn p99(mut latencies: Vec<std::time::Duration>) -> f64 {
 }
 
 /// A reviewer's list, `count` times in a row: its latencies (each must succeed).
-fn lists(reviewer: &support::Client, count: usize) -> Vec<std::time::Duration> {
+fn lists(reviewer: &crate::support::Client, count: usize) -> Vec<std::time::Duration> {
     (0..count)
         .map(|_| {
             let start = std::time::Instant::now();
@@ -368,7 +366,7 @@ fn a_flooding_agent_key_is_answered_429_and_the_reviewer_is_still_served() {
                     let mut replies = Vec::new();
                     let mut n = 0;
                     while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-                        let mut body = support::tool_call(json!({"amount": n}));
+                        let mut body = crate::support::tool_call(json!({"amount": n}));
                         body["runId"] = json!(format!("flood-{t}-{n}"));
                         let reply = flooder.post("/tool-calls", &body);
                         replies

@@ -8,14 +8,12 @@
 //! 20 s by default; `COUNTERSIGN_SOAK_SECONDS=600 cargo test --release -p
 //! countersign-server --test soak -- --nocapture` is the longer run.
 
-mod support;
-
+use crate::support::{confirm_id, fresh_database, review, subscribe, Client, Reply, Server};
 use serde_json::json;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use support::{confirm_id, fresh_database, review, subscribe, Client, Reply, Server};
 
 const AGENTS: u32 = 4;
 const REVIEWERS: u32 = 4;
@@ -100,7 +98,7 @@ fn post(client: &Client, path: &str, body: &serde_json::Value) -> Result<Reply, 
 
 /// Tool call `n`, in one of five sessions.
 fn tool_call(n: u32) -> serde_json::Value {
-    let mut body = support::tool_call(json!({"service": format!("svc-{n}"), "drain": true}));
+    let mut body = crate::support::tool_call(json!({"service": format!("svc-{n}"), "drain": true}));
     body["sessionId"] = json!(format!("soak-{}", n % 5));
     body["runId"] = json!(format!("run-{n}"));
     body

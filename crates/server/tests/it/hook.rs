@@ -2,20 +2,18 @@
 //! Claude Code runs it (the event on stdin, the answer on stdout) while a
 //! reviewer decides through the API.
 
-mod support;
-
+use crate::support::{binary, Client, Server};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::{binary, Client, Server};
 
 /// What Claude Code sends before running `tool` with `input`: the event of
 /// tests/claude-code/event.json (checked against Anthropic's published hook
 /// types by its check-types.mjs), with a field this hook does not know.
 fn event(tool: &str, input: Value) -> Value {
     let mut event: Value =
-        serde_json::from_str(include_str!("../../../tests/claude-code/event.json")).unwrap();
+        serde_json::from_str(include_str!("../../../../tests/claude-code/event.json")).unwrap();
     event["tool_name"] = json!(tool);
     event["tool_input"] = input;
     event["some_field_added_later"] = json!(true);
@@ -26,7 +24,7 @@ fn event(tool: &str, input: Value) -> Value {
 /// against Anthropic's published hook types too).
 fn expected(case: &str) -> Value {
     let answers: Value =
-        serde_json::from_str(include_str!("../../../tests/claude-code/answers.json")).unwrap();
+        serde_json::from_str(include_str!("../../../../tests/claude-code/answers.json")).unwrap();
     answers[case].clone()
 }
 

@@ -4,12 +4,10 @@
 //! with a 403 naming the rule, a veto rejects, and two approvals at the same
 //! instant make exactly one transition to approved (SQLite and PostgreSQL).
 
-mod support;
-
+use crate::support::{binary, fresh_database, tool_call, Client, Server};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Command;
-use support::{binary, fresh_database, tool_call, Client, Server};
 
 const POLICY: &str = r#"
 # Payments need two people, one of them a release manager.
@@ -58,7 +56,7 @@ fn ask(agent: &Client, tool: &str, tier: &str) -> String {
         .to_owned()
 }
 
-fn approve(reviewer: &Client, id: &str, role: &str, idem: &str) -> support::Reply {
+fn approve(reviewer: &Client, id: &str, role: &str, idem: &str) -> crate::support::Reply {
     reviewer.decide(
         id,
         idem,
@@ -83,7 +81,7 @@ fn team(server: &Server) -> Team {
     }
 }
 
-fn status(reply: &support::Reply) -> &str {
+fn status(reply: &crate::support::Reply) -> &str {
     reply.body["review"]["confirm"]["status"]
         .as_str()
         .unwrap_or("")

@@ -1,0 +1,23 @@
+//! The server's integration tests, one binary: each module drives the real
+//! `countersign` binary (or its library) through one part of the contract,
+//! sharing the harness in `support` (a server on a fresh SQLite file or
+//! PostgreSQL database, an HTTP client that checks answers against the
+//! OpenAPI document, fixtures).
+
+mod support;
+
+mod api;
+mod audit;
+mod cli;
+mod devices;
+mod hook;
+mod hostile;
+mod instances;
+mod mcp_gate;
+mod policy;
+mod postgres;
+mod receipts;
+mod security;
+mod soak;
+mod tool_calls;
+mod webhooks;
