@@ -4,22 +4,14 @@
 // asks for the key, live events arrive through the proxy, the server's
 // printed links use --public-url, and request ids pass through.
 import { expect, test } from "@playwright/test";
-import { api, newPlanReview, shoot, startServer } from "./support.mjs";
+import { api, freePort, newPlanReview, shoot, startServer } from "./support.mjs";
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 test.use({ ignoreHTTPSErrors: true });
-
-const freePort = () => new Promise((resolve) => {
-  const probe = createServer().listen(0, "127.0.0.1", () => {
-    const { port } = probe.address();
-    probe.close(() => resolve(port));
-  });
-});
 
 /** GET through nginx, taking the test's own certificate: the status and headers. */
 const get = (url) => new Promise((resolve) => {

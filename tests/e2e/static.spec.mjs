@@ -10,21 +10,13 @@
 import { expect, test } from "@playwright/test";
 import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { shoot } from "./support.mjs";
+import { freePort, shoot } from "./support.mjs";
 
 const BASE = "/countersign/";
 const BILLING = "c0ffee00-0000-4000-8000-000000000003";
 const MIGRATION = "550e8400-e29b-41d4-a716-446655440520";
-
-const freePort = () => new Promise((resolve) => {
-  const probe = createServer().listen(0, "127.0.0.1", () => {
-    const { port } = probe.address();
-    probe.close(() => resolve(port));
-  });
-});
 
 async function until(url) {
   for (let i = 0; i < 200; i++) {

@@ -117,7 +117,7 @@ export async function wcagViolations(page) {
 const LANGGRAPH = process.env.LANGGRAPH_BIN ?? `${process.cwd()}/.venv-langgraph/bin/langgraph`;
 
 /** A port of 127.0.0.1 free now. */
-function freePort() {
+export function freePort() {
   return new Promise((resolve) => {
     const probe = createServer().listen(0, "127.0.0.1", () => {
       const { port } = probe.address();
