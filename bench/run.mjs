@@ -21,7 +21,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, totalmem, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { distFiles } from "../scripts/dist-files.mjs";
 import { chromium } from "@playwright/test";
@@ -84,6 +84,15 @@ copyFileSync("node_modules/canonicalize/lib/canonicalize.js", `${page}/canonical
 // environment would add to them).
 const floorEnv = { ...process.env, RUSTFLAGS: "" };
 sh("trunk", ["build", "--release", "--config", "Trunk.toml", "--dist", "target/bench-floor", "bench/floor/index.html"], { stdio: ["ignore", "ignore", "inherit"], env: floorEnv });
+
+// The server and its examples. The smoke run takes the debug profile the tests
+// have built (a release build of the server is minutes), made to carry dist/ as
+// a release build does by itself (crates/server/build.rs).
+const serverDir = quick ? "target/debug" : "target/release";
+const buildNative = (...targets) =>
+  sh("cargo", ["build", "-q", ...(quick ? [] : ["--release"]), "-p", "countersign-server", "--bin", "countersign", ...targets], {
+    env: { ...process.env, ...(quick ? { COUNTERSIGN_APP_DIR: resolve("dist") } : {}) },
+  });
 
 const machine = `${cpus()[0]?.model ?? "unknown CPU"}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GB RAM`;
 const chromiumVersion = sh(process.env.CHROMIUM ?? "/usr/bin/chromium", ["--version"], { stdio: ["ignore", "pipe", "ignore"] }).trim();
@@ -325,7 +334,7 @@ table(["reviews", "app: to interactive, again", "plain JS, again", "app ÷ plain
 // ---------------------------------------------------------------- 2b. server desk
 // The desk on `countersign serve` holding N reviews (the server's seed
 // example), cold: a fresh browser context with the connection saved.
-sh("cargo", ["build", "-q", "--release", "-p", "countersign-server", "--bin", "countersign", "--example", "seed"]);
+buildNative("--example", "seed");
 const brotliOf = new Map();
 // What a file of dist/ weighs with brotli (quality 11, as compress-dist.mjs writes it).
 const brotliKb = (name) => {
@@ -337,9 +346,9 @@ const brotliKb = (name) => {
 };
 async function seededServer(count) {
   const dir = mkdtempSync(join(tmpdir(), "countersign-bench-desk."));
-  const key = sh("target/release/examples/seed", ["--database", `sqlite://${dir}/countersign.db`, "--count", String(count)]).match(/reviewer key: (\S+)/)[1];
+  const key = sh(`${serverDir}/examples/seed`, ["--database", `sqlite://${dir}/countersign.db`, "--count", String(count)]).match(/reviewer key: (\S+)/)[1];
   const port = freePort();
-  const child = spawn("target/release/countersign", ["serve", "--listen", `127.0.0.1:${port}`, "--app-dir", "dist", "--data", dir], { stdio: "ignore" });
+  const child = spawn(`${serverDir}/countersign`, ["serve", "--listen", `127.0.0.1:${port}`, "--app-dir", "dist", "--data", dir], { stdio: "ignore" });
   started.push(child);
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100 && !(await fetch(`${url}/api/v1/health`).then((r) => r.ok, () => false)); i++) await pause(100);
@@ -465,8 +474,8 @@ say("## 5. Server");
 say();
 say("`target/release/examples/load` (`crates/server/examples/load.rs`; the server in its own process, the load clients in the example's, on 127.0.0.1: 64 client threads, then 64 connections on one thread from Debian's `wrk` when installed, else from hyper's client). Decisions are durable (SQLite WAL with `synchronous=FULL`; PostgreSQL with `fsync=on`). The floor: a bare SQLite insert loop on the same disk and settings, one transaction per insert, run just before and just after the one-thread decisions (their mean: this disk's sync speed drifts by a third within minutes).");
 say();
-sh("cargo", ["build", "-q", "--release", "-p", "countersign-server", "--bin", "countersign", "--example", "load"]);
-const load = (extra) => sh("target/release/examples/load", [...(quick ? ["--quick"] : []), ...extra], { stdio: ["ignore", "pipe", "ignore"] });
+buildNative("--example", "load");
+const load = (extra) => sh(`${serverDir}/examples/load`, [...(quick ? ["--quick"] : []), ...extra], { stdio: ["ignore", "pipe", "ignore"] });
 const serverRuns = [];
 for (let run = 0; run < (quick ? 1 : 2); run++) serverRuns.push(["SQLite", load([])]);
 if (!quick && existsSync("/usr/lib/postgresql")) {
@@ -557,14 +566,14 @@ if (existsSync(".venv-sdk/bin/python") && existsSync("sdk/typescript/dist/index.
   say();
   const dir = mkdtempSync(join(tmpdir(), "countersign-bench-sdk."));
   const port = freePort();
-  const child = spawn("target/release/countersign", ["serve", "--demo", "--listen", `127.0.0.1:${port}`, "--data", dir, "--agent-rate", "none", "--reviewer-rate", "none"], { stdio: ["ignore", "pipe", "ignore"] });
+  const child = spawn(`${serverDir}/countersign`, ["serve", "--demo", "--listen", `127.0.0.1:${port}`, "--data", dir, "--agent-rate", "none", "--reviewer-rate", "none"], { stdio: ["ignore", "pipe", "ignore"] });
   started.push(child);
   let printed = "";
   child.stdout.on("data", (chunk) => (printed += chunk));
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100 && !(printed.includes("Demo agent key") && (await fetch(`${url}/api/v1/health`).then((r) => r.ok, () => false))); i++) await pause(100);
   const keyOf = (label) => printed.split("\n").find((l) => l.startsWith(label))?.split(" ").at(-1);
-  const publicKey = sh("target/release/countersign", ["keys", "--data", dir, "signing-key"], { stdio: ["ignore", "pipe", "ignore"] }).trim();
+  const publicKey = sh(`${serverDir}/countersign`, ["keys", "--data", dir, "signing-key"], { stdio: ["ignore", "pipe", "ignore"] }).trim();
   const args = [url, keyOf("Demo agent key"), keyOf("Demo reviewer key"), publicKey, String(quick ? 3 : 200)];
   const lines = [
     ...sh(".venv-sdk/bin/python", ["bench/sdk.py", ...args], { env: { ...process.env, PYTHONPATH: "sdk/python/src" } }).trim().split("\n"),
@@ -590,13 +599,13 @@ say();
     const dir = mkdtempSync(join(tmpdir(), "countersign-bench-start."));
     const port = freePort();
     const begun = performance.now();
-    const child = spawn("target/release/countersign", ["serve", "--listen", `127.0.0.1:${port}`, "--data", dir], { stdio: "ignore" });
+    const child = spawn(`${serverDir}/countersign`, ["serve", "--listen", `127.0.0.1:${port}`, "--data", dir], { stdio: "ignore" });
     started.push(child);
     while (!(await fetch(`http://127.0.0.1:${port}/api/v1/health`).then((r) => r.ok, () => false))) await pause(2);
     starts.push(performance.now() - begun);
     // The release binary carries the app (crates/server/build.rs): served with no --app-dir, marked as a server's.
     const served = await fetch(`http://127.0.0.1:${port}/settings`).then((r) => r.text());
-    if (!served.includes('<meta name="countersign-server"')) throw new Error("target/release/countersign does not carry the built app");
+    if (!served.includes('<meta name="countersign-server"')) throw new Error(`${serverDir}/countersign does not carry the built app`);
     child.kill("SIGTERM");
     await new Promise((resolve) => child.once("exit", resolve));
     rmSync(dir, { recursive: true, force: true });

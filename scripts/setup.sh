@@ -103,7 +103,7 @@ rustup component list --installed | grep -q '^clippy' || rustup component add cl
 
 step "wasm-bindgen-cli $WASM_BINDGEN_VERSION"
 if [[ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]] || ! command -v wasm-bindgen-test-runner >/dev/null; then
-  # Not --locked: the registry lacks a crate its lockfile names (TOOLCHAIN.md).
+  # Not --locked: the registry here lacks a crate version its lockfile names.
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
 else
   echo "present"

@@ -11,7 +11,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { hashOf, minified, run, WASM_OPT } from "./wasm-tools.mjs";
+import { hashOf, minified, run, runAll, WASM_OPT } from "./wasm-tools.mjs";
 
 const [dist, cargoWasm] = process.argv.slice(2);
 if (!dist || !cargoWasm) throw new Error("usage: node scripts/split-app.mjs <dist-dir> <cargo-wasm>");
@@ -27,16 +27,17 @@ try {
   const bindgen = join(work, "bindgen");
   // --keep-lld-exports: the chunks link against the main module's function table.
   run("wasm-bindgen", ["--target", "web", "--no-typescript", "--keep-lld-exports", "--out-dir", bindgen, "--out-name", stem, join(split, `${stem}.wasm`)]);
-  run("wasm-opt", [...WASM_OPT, join(bindgen, `${stem}_bg.wasm`), "-o", join(dist, `${stem}_bg.wasm`)]);
-
   let loader = readFileSync(join(split, "__wasm_split.js"), "utf8");
   const renamed = {};
   const chunks = readdirSync(split).filter((f) => f.endsWith(".wasm") && f !== `${stem}.wasm`);
   if (chunks.length === 0) throw new Error(`${cargoWasm}: no split points found (built without the split feature?)`);
+  // The main module and every chunk through wasm-opt, on every core.
+  await runAll([
+    ["wasm-opt", [...WASM_OPT, join(bindgen, `${stem}_bg.wasm`), "-o", join(dist, `${stem}_bg.wasm`)]],
+    ...chunks.map((chunk) => ["wasm-opt", [...WASM_OPT, join(split, chunk), "-o", join(work, chunk)]]),
+  ]);
   for (const chunk of chunks) {
-    const optimized = join(work, chunk);
-    run("wasm-opt", [...WASM_OPT, join(split, chunk), "-o", optimized]);
-    const bytes = readFileSync(optimized);
+    const bytes = readFileSync(join(work, chunk));
     const name = `${chunk.slice(0, -".wasm".length)}-${hashOf(bytes)}.wasm`;
     writeFileSync(join(dist, name), bytes);
     renamed[chunk] = name;

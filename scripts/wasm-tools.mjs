@@ -1,7 +1,8 @@
-// What the build scripts share: wasm-opt's flags, running a tool, content
+// What the build scripts share: wasm-opt's flags, running tools, content
 // hashes for file names, and JavaScript minification.
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
+import { availableParallelism } from "node:os";
 import { minify } from "terser";
 
 // The features rustc 1.88+ emits for wasm32 by default; wasm-opt must accept them.
@@ -16,6 +17,22 @@ export const WASM_OPT = [
 ];
 /** Runs a tool, its output shown, failing the build when it fails. */
 export const run = (cmd, args) => execFileSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"] });
+/**
+ * Runs every `[cmd, args]` job, as many at once as there are cores; their
+ * output is shown only when one fails, which fails the build.
+ */
+export async function runAll(jobs) {
+  const queue = [...jobs];
+  const worker = async () => {
+    for (let job = queue.shift(); job; job = queue.shift()) {
+      const [cmd, args] = job;
+      await new Promise((resolve, reject) =>
+        execFile(cmd, args, { maxBuffer: 64 * 2 ** 20 }, (error, stdout, stderr) =>
+          error ? reject(new Error(`${cmd} ${args.join(" ")} failed:\n${stdout}${stderr}`)) : resolve()));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(availableParallelism(), queue.length) }, worker));
+}
 /** 16 hex digits of the SHA-256 of `bytes`, for content-hashed file names. */
 export const hashOf = (bytes) => createHash("sha256").update(bytes).digest("hex").slice(0, 16);
 /** Subresource Integrity of `bytes` (as harden-dist.mjs writes it). */
