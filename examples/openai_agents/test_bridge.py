@@ -15,13 +15,17 @@ import os
 
 # No traces leave the machine (the SDK would try to send them to OpenAI).
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
+import re
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 import unittest
 import urllib.error
 import urllib.request
+
+from pathlib import Path
 
 from agents import Agent, function_tool
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
@@ -128,6 +132,17 @@ class BridgeTest(unittest.TestCase):
         reviewer.join()
         self.assertEqual(RAN, [{"amount": 120, "to": "Printer Co"}])
         self.assertEqual(result.final_output, "tool said: sent 120 to Printer Co")
+
+    def test_the_guide_s_example_runs_as_written(self) -> None:
+        guide = (Path(__file__).resolve().parents[2] / "docs" / "openai-agents.md").read_text()
+        example = re.findall(r"```python\n(.*?)```", guide, re.S)[0]
+        env = {**os.environ, "COUNTERSIGN_URL": self.server.url, "COUNTERSIGN_AGENT_KEY": self.server.agent,
+               "PYTHONPATH": str(Path(__file__).resolve().parent)}
+        reviewer = self.server.decide_when_asked({"status": "approved", "decided_by_role": "reviewer"})
+        ran = subprocess.run([sys.executable, "-c", example], env=env, capture_output=True, text=True, timeout=120)
+        reviewer.join()
+        self.assertEqual(ran.returncode, 0, ran.stderr)
+        self.assertEqual(ran.stdout.split("\n")[:2], ["sent 120 to Printer Co", "The printer is paid."])
 
     def test_a_rejected_call_does_not_run_and_the_model_reads_the_reason(self) -> None:
         reviewer = self.server.decide_when_asked({"status": "rejected", "decided_by_role": "reviewer", "reason": "Pay the printer next month"})

@@ -29,8 +29,8 @@ test.afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** The hook's settings exactly as the guide (docs/agents.md) tells a developer to write them. */
-const documentedSettings = readFileSync("docs/agents.md", "utf8").split("## Claude Code")[1].match(/```json\n([\s\S]*?)```/)[1];
+/** The hook's settings exactly as the guide (docs/claude-code.md) tells a developer to write them. */
+const documentedSettings = readFileSync("docs/claude-code.md", "utf8").match(/```json\n([\s\S]*?)```/)[1];
 
 /** A project whose `.claude/settings.json` runs the hook before every tool. */
 function project() {

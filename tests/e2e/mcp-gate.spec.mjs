@@ -24,14 +24,24 @@ test.afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** The gate as the MCP guide (docs/mcp.md) has a client start it; its server
+ * (after `--`) is this test's, its environment names this test's Countersign. */
+const documented = JSON.parse(readFileSync("docs/mcp.md", "utf8").match(/```json\n([\s\S]*?)```/)[1]).mcpServers.notes;
+
+test("the MCP guide's client settings start the gate with the keys it reads", () => {
+  expect(documented.command).toBe("countersign");
+  expect(documented.args[0]).toBe("mcp-gate");
+  expect(Object.keys(documented.env).sort()).toEqual(["COUNTERSIGN_AGENT_KEY", "COUNTERSIGN_URL"]);
+});
+
 /** Runs the client: `write_note` with `note` through the gate; resolves with
  * the client's answer and the server's log of what ran. */
 function writeThroughGate(note) {
   const log = join(mkdtempSync(join(tmpdir(), "countersign-notes-")), "ran.jsonl");
-  const gate = [resolve(binary), "mcp-gate", "--server", server.url, "--key", server.agent, "--gate", "write_*", "--timeout", "90", "--", PYTHON, resolve("tests/mcp/server.py")];
+  const gate = [resolve(binary), ...documented.args.slice(0, documented.args.indexOf("--")), "--timeout", "90", "--", PYTHON, resolve("tests/mcp/server.py")];
   const child = spawn(PYTHON, [resolve("tests/mcp/client.py"), "write_note", JSON.stringify(note), "--", ...gate], {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NOTES_LOG: log },
+    env: { ...process.env, NOTES_LOG: log, COUNTERSIGN_URL: server.url, COUNTERSIGN_AGENT_KEY: server.agent },
   });
   let out = "";
   let err = "";

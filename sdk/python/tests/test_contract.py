@@ -66,7 +66,7 @@ def section(readme: str, heading: str) -> str:
 
 @pytest.mark.parametrize(
     "where",
-    ["README.md", "docs/sdks.md"],
+    ["README.md", "docs/python.md"],
 )
 def test_the_quickstart_and_its_curl_reviewer_run_as_written(server: Server, where: str) -> None:
     text = (REPO / where).read_text()

@@ -29,7 +29,7 @@ after(() => server.stop());
 const quickstarts = [
   ["the SDK's README", readFileSync(join(sdk, "README.md"), "utf8")],
   ["the root README", readFileSync(join(REPO, "README.md"), "utf8").split("## Agent SDKs")[1].split("\n## ")[0]],
-  ["the SDK guide", readFileSync(join(REPO, "docs/sdks.md"), "utf8")],
+  ["the TypeScript guide", readFileSync(join(REPO, "docs/typescript.md"), "utf8")],
 ];
 
 for (const [where, readme] of quickstarts) test(`the quickstart of ${where} runs as written`, async () => {
