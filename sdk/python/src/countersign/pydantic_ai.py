@@ -1,0 +1,119 @@
+"""Pydantic AI: every tool declared with `requires_approval=True` is decided
+in Countersign, through Pydantic AI's own deferred-tool results.
+
+    from pydantic_ai import Agent
+    from countersign.pydantic_ai import CountersignApprovals
+
+    agent = Agent(model, capabilities=[CountersignApprovals("payments", risk="R3")])
+
+    @agent.tool_plain(requires_approval=True)
+    def transfer(amount: int, to: str) -> str: ...
+
+Reviews are asked by `pydantic-ai:<agent>`, in the run's conversation (so
+"approve for this session" lasts as long as it does). An approved call runs
+with exactly the approved arguments (the reviewer's edit, as the framework's
+`override_args`), after its token was checked and redeemed. Anything else
+is the framework's denial, with a message the model reads: the reviewer's
+reason, or why no decision could be had (no decision in time, an
+unreachable server, an answer that cannot be read, a receipt that does not
+match). Needs the extra: `pip install 'countersign-sdk[pydantic-ai]'`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, RunContext, ToolApproved, ToolDenied
+
+from .calls import check_risk
+from .client import AsyncCountersign, Settings
+from .errors import Denied, NotApproved
+
+__all__ = ["CountersignApprovals"]
+
+REQUESTER_PREFIX = "pydantic-ai"
+
+
+@dataclass
+class CountersignApprovals(AbstractCapability[Any]):
+    """A Pydantic AI capability that asks Countersign about every call waiting
+    for approval, then answers the run with the decisions.
+
+    `agent` names the agent to reviewers (`pydantic-ai:<agent>`); `url`,
+    `agent_key` and `public_key` default to `COUNTERSIGN_URL`,
+    `COUNTERSIGN_AGENT_KEY` and `COUNTERSIGN_PUBLIC_KEY`. `risk` is the tier
+    of every call, `risks` a tier per tool name; `timeout` the seconds a
+    reviewer has. A tier outside R0-R4, a missing address or key, or a public
+    key that cannot be read is a `ValueError` here, before any run.
+    """
+
+    agent: str
+    url: str | None = None
+    agent_key: str | None = None
+    public_key: str | None = None
+    risk: str = "R2"
+    risks: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = 300.0
+    _server: tuple[str, str, str | None] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # Settings are checked here, so a mistake stops the agent before it runs.
+        for tier in (self.risk, *self.risks.values()):
+            check_risk(tier)
+        url, key, public = self.url, self.agent_key, self.public_key
+        if url is None or key is None:
+            url, key, public = Settings.from_env()
+        public = self.public_key or public
+        Settings.of(url, key, public, self.agent, None)
+        self._server = (url, key, public)
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+    async def handle_deferred_tool_calls(
+        self, ctx: RunContext[Any], *, requests: DeferredToolRequests
+    ) -> DeferredToolResults | None:
+        return await self.review(requests, session=ctx.conversation_id, run=ctx.run_id)
+
+    async def review(
+        self, requests: DeferredToolRequests, *, session: str | None = None, run: str | None = None
+    ) -> DeferredToolResults:
+        """Asks about every call of `requests.approvals` at once and waits for
+        the decisions: the results to continue the run with (as the capability
+        does, or as `deferred_tool_results=` of a run resumed elsewhere)."""
+        client = AsyncCountersign(
+            *self._server,
+            agent=f"{REQUESTER_PREFIX}:{self.agent}",
+            session=session or f"pydantic-ai-{uuid.uuid4()}",
+        )
+        async with client:
+            answers = await asyncio.gather(*(self._decide(client, call, run) for call in requests.approvals))
+        return DeferredToolResults(approvals={call.tool_call_id: answer for call, answer in zip(requests.approvals, answers)})
+
+    async def _decide(self, client: AsyncCountersign, call: ToolCallPart, run: str | None) -> ToolApproved | ToolDenied:
+        try:
+            args = call.args_as_dict(raise_if_invalid=True)
+        except ValueError as unreadable:
+            return ToolDenied(f"Countersign: the arguments of {call.tool_name} are not a JSON object ({unreadable}); the call did not run")
+        try:
+            request = await client.ask(
+                call.tool_name, args,
+                risk=self.risks.get(call.tool_name, self.risk),
+                summary=f"{call.tool_name}, asked by the Pydantic AI agent {self.agent}",
+                timeout=self.timeout, run=run,
+            )
+            approval = await request.wait()
+            await approval.redeem()
+        except Denied as denied:
+            by = denied.decided_by or "a reviewer"
+            return ToolDenied(f"Denied in Countersign by {by}: {denied.reason or 'no reason given'}")
+        except NotApproved as failed:
+            return ToolDenied(f"Countersign: {failed}; the call did not run")
+        return ToolApproved(override_args=dict(approval.args))
