@@ -55,6 +55,21 @@ function randomId(): string {
   return crypto.randomUUID();
 }
 
+/**
+ * @internal `COUNTERSIGN_URL`, `COUNTERSIGN_AGENT_KEY` and (optional)
+ * `COUNTERSIGN_PUBLIC_KEY`; a `TypeError` naming what is missing.
+ */
+export function envConnection(): { url: string; agentKey: string; publicKey: string | undefined } {
+  const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {};
+  const url = env["COUNTERSIGN_URL"];
+  const agentKey = env["COUNTERSIGN_AGENT_KEY"];
+  if (!url || !agentKey) {
+    const missing = [!url && "COUNTERSIGN_URL", !agentKey && "COUNTERSIGN_AGENT_KEY"].filter(Boolean).join(" and ");
+    throw new TypeError(`set ${missing} (the server's address and an agent key)`);
+  }
+  return { url, agentKey, publicKey: env["COUNTERSIGN_PUBLIC_KEY"] || undefined };
+}
+
 /** A Countersign server, asked with an agent key. */
 export class Countersign {
   readonly url: string;
@@ -80,14 +95,7 @@ export class Countersign {
 
   /** From `COUNTERSIGN_URL`, `COUNTERSIGN_AGENT_KEY` and (optional) `COUNTERSIGN_PUBLIC_KEY`. */
   static fromEnv(options: { agent?: string } = {}): Countersign {
-    const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {};
-    const url = env["COUNTERSIGN_URL"];
-    const agentKey = env["COUNTERSIGN_AGENT_KEY"];
-    if (!url || !agentKey) {
-      const missing = [!url && "COUNTERSIGN_URL", !agentKey && "COUNTERSIGN_AGENT_KEY"].filter(Boolean).join(" and ");
-      throw new TypeError(`set ${missing} (the server's address and an agent key)`);
-    }
-    return new Countersign({ url, agentKey, publicKey: env["COUNTERSIGN_PUBLIC_KEY"] || undefined, ...options });
+    return new Countersign({ ...envConnection(), ...options });
   }
 
   /** Asks a reviewer about one call; resolves with the request once the server has it. */
