@@ -25,28 +25,12 @@
  * The `ai` package is only needed for its types.
  */
 import type { ModelMessage, ToolApprovalResponse, ToolModelMessage } from "ai";
-import { type Args, checkArgs, checkRisk, type RiskTier } from "./calls.js";
-import { Countersign, DEFAULT_TIMEOUT_MS, envConnection } from "./client.js";
-import { Denied, NotApproved } from "./errors.js";
+import { type AdapterOptions, Asker } from "./adapters.js";
 
 /** How the calls of one agent are asked about. */
-export interface ApprovalOptions {
+export interface ApprovalOptions extends AdapterOptions {
   /** The agent's name: reviews are asked by `vercel-ai:<agent>`. */
   agent: string;
-  /** The server (`COUNTERSIGN_URL` by default). */
-  url?: string;
-  /** An agent key (`COUNTERSIGN_AGENT_KEY` by default). */
-  agentKey?: string;
-  /** The server's receipt key (`COUNTERSIGN_PUBLIC_KEY` by default): receipts are checked offline with it. */
-  publicKey?: string;
-  /** The tier of every call (R2 by default). */
-  risk?: RiskTier | string;
-  /** A tier per tool name, before `risk`. */
-  risks?: Record<string, RiskTier | string>;
-  /** How long a reviewer has (5 minutes by default). */
-  timeoutMs?: number;
-  /** The session "approve for this session" grants last for (one per `CountersignApprovals` by default). */
-  session?: string;
 }
 
 /** A call the model made and the AI SDK holds for approval. */
@@ -59,25 +43,13 @@ interface Held {
 
 /** Answers the AI SDK's tool-approval requests through Countersign. */
 export class CountersignApprovals {
-  readonly #client: Countersign;
+  readonly #asker: Asker;
   readonly #agent: string;
-  readonly #risk: RiskTier;
-  readonly #risks: Map<string, RiskTier>;
-  readonly #timeoutMs: number;
 
   /** Settings that cannot work (a tier outside R0–R4, no server or key) throw a `TypeError` here, before any run. */
   constructor(options: ApprovalOptions) {
     this.#agent = options.agent;
-    this.#risk = checkRisk(options.risk ?? "R2");
-    this.#risks = new Map(Object.entries(options.risks ?? {}).map(([tool, tier]) => [tool, checkRisk(tier)]));
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const agent = `vercel-ai:${options.agent}`;
-    const session = options.session ?? `vercel-ai-${crypto.randomUUID()}`;
-    const where =
-      options.url !== undefined && options.agentKey !== undefined
-        ? { url: options.url, agentKey: options.agentKey, publicKey: options.publicKey }
-        : { ...envConnection(), ...(options.publicKey === undefined ? {} : { publicKey: options.publicKey }) };
-    this.#client = new Countersign({ ...where, agent, session });
+    this.#asker = new Asker("vercel-ai", options);
   }
 
   /**
@@ -88,39 +60,20 @@ export class CountersignApprovals {
   async answer(messages: readonly ModelMessage[]): Promise<ToolModelMessage | undefined> {
     const held = waiting(messages);
     if (held.length === 0) return undefined;
-    const content = await Promise.all(held.map((call) => this.#decide(call)));
+    const content = await Promise.all(
+      held.map(async (call): Promise<ToolApprovalResponse> => {
+        // The AI SDK runs an approved tool with the model's input: no edit can reach it.
+        const verdict = await this.#asker.decide(this.#agent, call.toolName, call.input, false);
+        return {
+          type: "tool-approval-response",
+          approvalId: call.approvalId,
+          approved: verdict === null,
+          ...(verdict === null ? {} : { reason: verdict }),
+          ...(call.providerExecuted ? { providerExecuted: true } : {}),
+        };
+      }),
+    );
     return { role: "tool", content };
-  }
-
-  async #decide(call: Held): Promise<ToolApprovalResponse> {
-    const answer = (approved: boolean, reason?: string): ToolApprovalResponse => ({
-      type: "tool-approval-response",
-      approvalId: call.approvalId,
-      approved,
-      ...(reason === undefined ? {} : { reason }),
-      ...(call.providerExecuted ? { providerExecuted: true } : {}),
-    });
-    let args: Args;
-    try {
-      args = checkArgs(call.input);
-    } catch (e) {
-      return answer(false, `Countersign: the input of ${call.toolName} is not a JSON object (${message(e)}); the call did not run`);
-    }
-    try {
-      const request = await this.#client.ask(call.toolName, args, {
-        risk: this.#risks.get(call.toolName) ?? this.#risk,
-        summary: `${call.toolName}, asked by the AI SDK agent ${this.#agent}`,
-        timeoutMs: this.#timeoutMs,
-        editable: false,
-      });
-      const approval = await request.wait();
-      await approval.redeem();
-      return answer(true);
-    } catch (e) {
-      if (e instanceof Denied) return answer(false, `Denied in Countersign by ${e.decidedBy ?? "a reviewer"}: ${e.reason ?? "no reason given"}`);
-      if (e instanceof NotApproved) return answer(false, `Countersign: ${e.message}; the call did not run`);
-      throw e;
-    }
   }
 }
 
@@ -144,8 +97,4 @@ function waiting(messages: readonly ModelMessage[]): Held[] {
       // A request whose call is not in the messages is denied: nothing to show a reviewer.
       return { approvalId: request.approvalId, toolName: call?.toolName ?? "an unknown tool", input: call?.input, providerExecuted: call?.providerExecuted ?? false };
     });
-}
-
-function message(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -1,0 +1,177 @@
+// The OpenAI Agents SDK for JavaScript (npm `@openai/agents`, its own
+// ScriptedModel: no network, no keys) asking through Countersign, against a
+// real `countersign serve`.
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { Agent, tool } from "@openai/agents";
+import { assistantMessage, functionCall, modelResponder, ScriptedModel } from "@openai/agents-core/testing";
+import { CountersignRuns } from "@countersign/sdk/openai-agents";
+import { REPO, startServer } from "./support.mjs";
+
+// No traces leave the machine (the SDK would send them to OpenAI).
+process.env.OPENAI_AGENTS_DISABLE_TRACING = "1";
+const CALL = { amount: 120, to: "Printer Co" };
+
+let server;
+before(async () => {
+  server = await startServer();
+});
+after(() => server.stop());
+
+/** An agent whose model asks for one transfer, then says what the tool answered (or why it did not run). */
+function paymentsAgent(name, ran) {
+  const transfer = tool({
+    name: "transfer",
+    description: "Send money",
+    parameters: { type: "object", properties: { amount: { type: "number" }, to: { type: "string" } }, required: ["amount", "to"], additionalProperties: false },
+    strict: true,
+    needsApproval: true,
+    execute: async ({ amount, to }) => {
+      ran.push({ amount, to });
+      return `sent ${amount} to ${to}`;
+    },
+  });
+  const model = new ScriptedModel([
+    [functionCall("transfer", CALL, { callId: "call_1" })],
+    modelResponder(({ request }) => {
+      const output = request.input.filter((item) => item.type === "function_call_result").at(-1)?.output;
+      return [assistantMessage(`tool said: ${typeof output === "string" ? output : output?.text}`)];
+    }),
+  ]);
+  return new Agent({ name, instructions: "Pay the invoice.", tools: [transfer], model });
+}
+
+const runsFor = (options = {}) =>
+  new CountersignRuns({ url: server.url, agentKey: server.agentKey, publicKey: server.publicKey, timeoutMs: 30_000, ...options });
+const agentName = () => `payments-${randomUUID().slice(0, 8)}`;
+
+test("an approved call runs once with the model's arguments; an edit is refused, as the SDK cannot run one", async () => {
+  const name = agentName();
+  const ran = [];
+  const reviewer = (async () => {
+    for (let i = 0; i < 400; i++) {
+      const [item] = await server.pending(`openai-agents:${name}`);
+      if (item) {
+        const id = item.confirm.confirm_id;
+        const edit = { decided_by_role: "reviewer", status: "approved", tool_call: { mode: "edit", args: JSON.stringify({ amount: 1, to: "Printer Co" }) } };
+        const refused = await server.api("POST", `/reviews/${id}/decisions`, edit, { "Idempotency-Key": `edit-${id}` });
+        await server.decide(id, { status: "approved" });
+        return refused.status;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  const result = await runsFor({ risk: "R3" }).run(paymentsAgent(name, ran), "Pay the printer");
+  assert.equal(await reviewer, 422);
+  assert.deepEqual(ran, [CALL]);
+  assert.equal(result.finalOutput, "tool said: sent 120 to Printer Co");
+});
+
+test("a rejected call does not run, and the model reads the reviewer's reason", async () => {
+  const name = agentName();
+  const ran = [];
+  const decided = server.decideWhenAsked(`openai-agents:${name}`, { status: "rejected", reason: "Pay the printer next month" });
+  const result = await runsFor().run(paymentsAgent(name, ran), "Pay the printer");
+  await decided;
+  assert.deepEqual(ran, []);
+  assert.equal(result.finalOutput, "tool said: Denied in Countersign by reviewer: Pay the printer next month");
+});
+
+test("no decision in time: the call does not run and the review is withdrawn", async () => {
+  const name = agentName();
+  const ran = [];
+  const result = await runsFor({ timeoutMs: 1000 }).run(paymentsAgent(name, ran), "Pay the printer");
+  assert.deepEqual(ran, []);
+  assert.match(result.finalOutput, /^tool said: Countersign: no reviewer decided within 1 s/);
+  assert.deepEqual(await server.pending(`openai-agents:${name}`), []);
+});
+
+test("an unreachable server: the call does not run, and the model is told why", async () => {
+  const ran = [];
+  const runs = new CountersignRuns({ url: "http://127.0.0.1:1", agentKey: "cs_agent_x" });
+  const result = await runs.run(paymentsAgent(agentName(), ran), "Pay the printer");
+  assert.deepEqual(ran, []);
+  assert.match(result.finalOutput, /^tool said: Countersign: cannot reach http:\/\/127\.0\.0\.1:1/);
+});
+
+test("a receipt signed by another key: the call does not run", async () => {
+  const name = agentName();
+  const ran = [];
+  const { publicKey } = await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]);
+  const other = Buffer.from(await crypto.subtle.exportKey("raw", publicKey)).toString("base64");
+  const decided = server.decideWhenAsked(`openai-agents:${name}`, { status: "approved" });
+  const result = await runsFor({ publicKey: other }).run(paymentsAgent(name, ran), "Pay the printer");
+  await decided;
+  assert.deepEqual(ran, []);
+  assert.match(result.finalOutput, /the call did not run$/);
+});
+
+test("settings that cannot work are refused before any run", () => {
+  assert.throws(() => runsFor({ risk: "R5" }), /R5/);
+  assert.throws(() => runsFor({ risks: { transfer: "R9" } }), /R9/);
+});
+
+test("a run put aside while waiting is resumed in another process", async () => {
+  const { run } = await import("@openai/agents");
+  const name = agentName();
+  const paused = await run(paymentsAgent(name, []), "Pay the printer");
+  const pending = await runsFor().ask(paused);
+  assert.equal((await server.pending(`openai-agents:${name}`)).length, 1);
+  // The agent is rebuilt in the other process from the same code, as an app does.
+  const script = `
+process.env.OPENAI_AGENTS_DISABLE_TRACING = "1";
+const { readFileSync } = await import("node:fs");
+const { Agent, tool } = await import("@openai/agents");
+const { assistantMessage, modelResponder, ScriptedModel } = await import("@openai/agents-core/testing");
+const { CountersignRuns } = await import("@countersign/sdk/openai-agents");
+const { name, pending } = JSON.parse(readFileSync(0, "utf8"));
+const ran = [];
+const transfer = tool({ name: "transfer", description: "Send money", strict: true, needsApproval: true,
+  parameters: { type: "object", properties: { amount: { type: "number" }, to: { type: "string" } }, required: ["amount", "to"], additionalProperties: false },
+  execute: async (args) => (ran.push(args), "sent") });
+const model = new ScriptedModel([modelResponder(() => [assistantMessage("done")])]);
+const agent = new Agent({ name, instructions: "Pay the invoice.", tools: [transfer], model });
+const result = await new CountersignRuns().resume(agent, pending);
+console.log(JSON.stringify({ ran, output: result.finalOutput }));
+`;
+  const resumeFile = join(REPO, "sdk/typescript/test/.resume-agents.mjs");
+  writeFileSync(resumeFile, script);
+  try {
+    const decided = server.decideWhenAsked(`openai-agents:${name}`, { status: "approved" });
+    const env = { ...process.env, COUNTERSIGN_URL: server.url, COUNTERSIGN_AGENT_KEY: server.agentKey };
+    const child = execFile(process.execPath, [resumeFile], { env, timeout: 60_000 });
+    child.stdin.end(JSON.stringify({ name, pending }));
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    const code = await new Promise((resolve) => child.on("exit", resolve));
+    await decided;
+    assert.equal(code, 0, err);
+    assert.deepEqual(JSON.parse(out), { ran: [CALL], output: "done" });
+  } finally {
+    rmSync(resumeFile, { force: true });
+  }
+});
+
+test("the guide's example runs as written", async () => {
+  const guide = readFileSync(join(REPO, "docs/openai-agents-js.md"), "utf8");
+  const example = guide.match(/```ts\n([\s\S]*?)```/)[1];
+  const file = join(REPO, "sdk/typescript/test/.guide-agents.mjs");
+  writeFileSync(file, example);
+  try {
+    const decided = server.decideWhenAsked("openai-agents:payments", { status: "approved" });
+    const env = { ...process.env, COUNTERSIGN_URL: server.url, COUNTERSIGN_AGENT_KEY: server.agentKey, OPENAI_AGENTS_DISABLE_TRACING: "1" };
+    const out = await new Promise((resolve, reject) =>
+      execFile(process.execPath, [file], { env, timeout: 60_000 }, (error, stdout, stderr) => (error ? reject(new Error(stderr || error.message)) : resolve(stdout))),
+    );
+    await decided;
+    assert.deepEqual(out.trim().split("\n"), ["sent 120 to Printer Co", "The printer is paid."]);
+  } finally {
+    rmSync(file, { force: true });
+  }
+});
