@@ -43,6 +43,7 @@ HTTPX_VERSION=0.28.1
 PYTEST_VERSION=9.2.0
 MYPY_VERSION=2.4.1
 PYDANTIC_AI_VERSION=2.68.0
+GOOGLE_ADK_VERSION=2.13.0
 want_browser=false
 want_postgres=false
 want_udspy=false
@@ -199,16 +200,18 @@ fi
 if $want_sdk; then
   # The root README's quickstart, run by the SDK's tests, reviews with curl.
   command -v curl >/dev/null || apt_install curl
-  step "the Python SDK (sdk/python) with pytest $PYTEST_VERSION, mypy $MYPY_VERSION and its framework extras (pydantic-ai-slim $PYDANTIC_AI_VERSION) in .venv-sdk"
+  step "the Python SDK (sdk/python) with pytest $PYTEST_VERSION, mypy $MYPY_VERSION and its framework extras (pydantic-ai-slim $PYDANTIC_AI_VERSION, google-adk $GOOGLE_ADK_VERSION) in .venv-sdk"
   # Installed again whenever its manifest changes; its tests run on the source.
   manifest=$(sha256sum sdk/python/pyproject.toml | cut -d' ' -f1)
   if [[ "$(cat .venv-sdk/.manifest 2>/dev/null)" != "$manifest" ]] \
     || [[ "$(.venv-sdk/bin/pip show mypy 2>/dev/null | sed -n 's/^Version: //p')" != "$MYPY_VERSION" ]] \
-    || [[ "$(.venv-sdk/bin/pip show pydantic-ai-slim 2>/dev/null | sed -n 's/^Version: //p')" != "$PYDANTIC_AI_VERSION" ]]; then
+    || [[ "$(.venv-sdk/bin/pip show pydantic-ai-slim 2>/dev/null | sed -n 's/^Version: //p')" != "$PYDANTIC_AI_VERSION" ]] \
+    || [[ "$(.venv-sdk/bin/pip show google-adk 2>/dev/null | sed -n 's/^Version: //p')" != "$GOOGLE_ADK_VERSION" ]]; then
     make_venv .venv-sdk
     .venv-sdk/bin/pip install --quiet ./sdk/python "httpx==$HTTPX_VERSION" \
       "cryptography==$CRYPTOGRAPHY_VERSION" "rfc8785==$RFC8785_VERSION" \
-      "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION" "pydantic-ai-slim==$PYDANTIC_AI_VERSION"
+      "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION" "pydantic-ai-slim==$PYDANTIC_AI_VERSION" \
+      "google-adk==$GOOGLE_ADK_VERSION"
     echo "$manifest" > .venv-sdk/.manifest
   else
     echo "present"

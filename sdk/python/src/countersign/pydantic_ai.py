@@ -31,9 +31,8 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, RunContext, ToolApproved, ToolDenied
 
-from .calls import check_risk
-from .client import AsyncCountersign, Settings
-from .errors import Denied, NotApproved
+from ._adapters import check_tiers, server_of, verdict
+from .client import AsyncCountersign
 
 __all__ = ["CountersignApprovals"]
 
@@ -64,14 +63,8 @@ class CountersignApprovals(AbstractCapability[Any]):
 
     def __post_init__(self) -> None:
         # Settings are checked here, so a mistake stops the agent before it runs.
-        for tier in (self.risk, *self.risks.values()):
-            check_risk(tier)
-        url, key, public = self.url, self.agent_key, self.public_key
-        if url is None or key is None:
-            url, key, public = Settings.from_env()
-        public = self.public_key or public
-        Settings.of(url, key, public, self.agent, None)
-        self._server = (url, key, public)
+        check_tiers(self.risk, self.risks)
+        self._server = server_of(self.url, self.agent_key, self.public_key)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
@@ -102,18 +95,10 @@ class CountersignApprovals(AbstractCapability[Any]):
             args = call.args_as_dict(raise_if_invalid=True)
         except ValueError as unreadable:
             return ToolDenied(f"Countersign: the arguments of {call.tool_name} are not a JSON object ({unreadable}); the call did not run")
-        try:
-            request = await client.ask(
-                call.tool_name, args,
-                risk=self.risks.get(call.tool_name, self.risk),
-                summary=f"{call.tool_name}, asked by the Pydantic AI agent {self.agent}",
-                timeout=self.timeout, run=run,
-            )
-            approval = await request.wait()
-            await approval.redeem()
-        except Denied as denied:
-            by = denied.decided_by or "a reviewer"
-            return ToolDenied(f"Denied in Countersign by {by}: {denied.reason or 'no reason given'}")
-        except NotApproved as failed:
-            return ToolDenied(f"Countersign: {failed}; the call did not run")
-        return ToolApproved(override_args=dict(approval.args))
+        decided = await verdict(
+            client, call.tool_name, args,
+            risk=self.risks.get(call.tool_name, self.risk),
+            summary=f"{call.tool_name}, asked by the Pydantic AI agent {self.agent}",
+            timeout=self.timeout, run=run, editable=True,
+        )
+        return ToolDenied(decided) if isinstance(decided, str) else ToolApproved(override_args=decided)

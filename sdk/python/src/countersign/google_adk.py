@@ -1,0 +1,137 @@
+"""Google's Agent Development Kit: every tool declared with
+`require_confirmation=True` is decided in Countersign, answered with ADK's own
+`ToolConfirmation`.
+
+    from google.adk.agents import LlmAgent
+    from google.adk.tools import FunctionTool
+    from countersign.google_adk import CountersignConfirmations
+
+    confirmations = CountersignConfirmations("payments", risk="R3")
+    agent = LlmAgent(..., tools=[FunctionTool(transfer, require_confirmation=True)],
+                     after_tool_callback=confirmations.after_tool_callback)
+    events = await confirmations.run(runner, user_id=..., session_id=..., new_message=...)
+
+Reviews are asked by `google-adk:<agent>`, in the ADK session. A call is
+confirmed only after its token was checked and redeemed; ADK runs confirmed
+tools with the model's arguments, so reviews say `editable: false`. Anything
+else is not confirmed, and `after_tool_callback` tells the model why (the
+reviewer's reason, or why no decision could be had) instead of ADK's own
+"This tool call is rejected.". Needs the extra:
+`pip install 'countersign-sdk[google-adk]'`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.adk.events.event import Event
+from google.adk.runners import Runner
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_confirmation import ToolConfirmation
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+
+from ._adapters import check_tiers, server_of, verdict
+from .client import AsyncCountersign
+
+__all__ = ["CountersignConfirmations"]
+
+REQUEST_CONFIRMATION = "adk_request_confirmation"
+REASON = "countersign"
+"""The key of a `ToolConfirmation` payload that carries why a call may not run."""
+
+
+@dataclass
+class CountersignConfirmations:
+    """Answers ADK's tool confirmations through Countersign.
+
+    `agent` names the agent to reviewers (`google-adk:<agent>`); `url`,
+    `agent_key` and `public_key` default to `COUNTERSIGN_URL`,
+    `COUNTERSIGN_AGENT_KEY` and `COUNTERSIGN_PUBLIC_KEY`. `risk` is the tier
+    of every call, `risks` a tier per tool name; `timeout` the seconds a
+    reviewer has. A tier outside R0-R4, a missing address or key, or a public
+    key that cannot be read is a `ValueError` here, before any run.
+    """
+
+    agent: str
+    url: str | None = None
+    agent_key: str | None = None
+    public_key: str | None = None
+    risk: str = "R2"
+    risks: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = 300.0
+    _server: tuple[str, str, str | None] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        check_tiers(self.risk, self.risks)
+        self._server = server_of(self.url, self.agent_key, self.public_key)
+
+    async def run(self, runner: Runner, *, user_id: str, session_id: str, new_message: types.Content) -> list[Event]:
+        """Runs the agent on `new_message`, answering every confirmation it
+        asks for through Countersign, until it asks for none: every event."""
+        events: list[Event] = []
+        message: types.Content | None = new_message
+        while message is not None:
+            turn = [e async for e in runner.run_async(user_id=user_id, session_id=session_id, new_message=message)]
+            events.extend(turn)
+            message = await self.answer(turn, session=session_id)
+        return events
+
+    async def answer(self, events: Iterable[Event], *, session: str | None = None) -> types.Content | None:
+        """The message that answers every confirmation request of `events`
+        not answered yet, once each was decided (asked all at once); `None`
+        when none waits. Send it to the runner as the next `new_message`."""
+        asked = waiting(events)
+        if not asked:
+            return None
+        client = AsyncCountersign(*self._server, agent=f"google-adk:{self.agent}", session=session)
+        async with client:
+            parts = await asyncio.gather(*(self._confirm(client, call, session) for call in asked))
+        return types.Content(role="user", parts=list(parts))
+
+    def after_tool_callback(
+        self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, tool_response: Any
+    ) -> dict[str, Any] | None:
+        """For ADK's `after_tool_callback`: a call Countersign did not confirm
+        answers the model with why, instead of ADK's fixed refusal."""
+        confirmation = tool_context.tool_confirmation
+        if confirmation is None or confirmation.confirmed or not isinstance(confirmation.payload, dict):
+            return None
+        reason = confirmation.payload.get(REASON)
+        return {"error": reason} if isinstance(reason, str) else None
+
+    async def _confirm(self, client: AsyncCountersign, call: types.FunctionCall, run: str | None) -> types.Part:
+        original = (call.args or {}).get("originalFunctionCall")
+        name = original.get("name") if isinstance(original, dict) else None
+        args = original.get("args") if isinstance(original, dict) else None
+        if not isinstance(name, str) or not isinstance(args, dict):
+            decided: dict[str, Any] | str = "Countersign: the confirmation names no call; the call did not run"
+        else:
+            decided = await verdict(
+                client, name, args,
+                risk=self.risks.get(name, self.risk),
+                summary=f"{name}, asked by the ADK agent {self.agent}",
+                timeout=self.timeout, run=run, editable=False,
+            )
+        confirmation = ToolConfirmation(
+            confirmed=not isinstance(decided, str),
+            payload={REASON: decided} if isinstance(decided, str) else None,
+        )
+        return types.Part(
+            function_response=types.FunctionResponse(
+                name=REQUEST_CONFIRMATION, id=call.id, response=confirmation.model_dump(by_alias=True, mode="json")
+            )
+        )
+
+
+def waiting(events: Iterable[Event]) -> list[types.FunctionCall]:
+    """The confirmation requests of `events` with no response yet."""
+    requests: list[types.FunctionCall] = []
+    answered: set[str] = set()
+    for event in events:
+        requests.extend(c for c in event.get_function_calls() if c.name == REQUEST_CONFIRMATION)
+        answered.update(r.id for r in event.get_function_responses() if r.name == REQUEST_CONFIRMATION and r.id)
+    return [request for request in requests if request.id not in answered]

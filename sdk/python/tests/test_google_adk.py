@@ -1,0 +1,214 @@
+"""Google ADK (the published package, with a `BaseLlm` of the test's own: no
+network) asking through Countersign, against a real `countersign serve`."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from google.adk.agents import LlmAgent
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.runners import InMemoryRunner
+from google.adk.tools import FunctionTool
+from google.genai import types
+
+from conftest import REPO, Server
+from countersign.google_adk import CountersignConfirmations
+
+CALL = {"amount": 120, "to": "Printer Co"}
+
+
+class PayThePrinter(BaseLlm):
+    """The model: asks for one transfer, then says what the tool answered."""
+
+    model: str = "pay-the-printer"
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        answered = [
+            part.function_response.response
+            for content in llm_request.contents
+            for part in content.parts or []
+            if part.function_response and part.function_response.name == "transfer"
+        ]
+        if answered:
+            said = answered[-1] or {}
+            text = f"tool said: {said.get('result', said.get('error'))}"
+            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]))
+        else:
+            call = types.FunctionCall(name="transfer", args=CALL, id="call-1")
+            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(function_call=call)]))
+
+
+def run_agent(confirmations: CountersignConfirmations, ran: list[dict[str, Any]]) -> str:
+    """The agent through ADK's own runner; what the model said last."""
+
+    def transfer(amount: int, to: str) -> str:
+        """Send money."""
+        ran.append({"amount": amount, "to": to})
+        return f"sent {amount} to {to}"
+
+    agent = LlmAgent(
+        name="payments", model=PayThePrinter(), instruction="Pay the invoice.",
+        tools=[FunctionTool(transfer, require_confirmation=True)],
+        after_tool_callback=confirmations.after_tool_callback,
+    )
+
+    async def go() -> str:
+        runner = InMemoryRunner(agent=agent, app_name="payments")
+        session = await runner.session_service.create_session(app_name="payments", user_id="someone")
+        message = types.Content(role="user", parts=[types.Part(text="Pay the printer")])
+        events = await confirmations.run(runner, user_id="someone", session_id=session.id, new_message=message)
+        texts = [p.text for e in events if e.content for p in e.content.parts or [] if p.text]
+        return texts[-1]
+
+    return asyncio.run(go())
+
+
+@pytest.fixture
+def name() -> str:
+    """An agent name of this test's own, so its reviews are told apart."""
+    return f"payments-{uuid.uuid4().hex[:8]}"
+
+
+def confirmations(server: Server, name: str, **settings: Any) -> CountersignConfirmations:
+    """A reviewer has 30 s unless said otherwise: a test that goes wrong fails fast."""
+    return CountersignConfirmations(
+        name, url=server.url, agent_key=server.agent_key,
+        **{"public_key": server.public_key, "timeout": 30, **settings},
+    )
+
+
+def test_a_confirmed_call_runs_once_and_its_review_refuses_an_edit(server: Server, name: str) -> None:
+    ran: list[dict[str, Any]] = []
+    refused: list[int] = []
+
+    def reviewer() -> None:
+        for _ in range(600):
+            pending = server.pending(f"google-adk:{name}")
+            if pending:
+                review = pending[0]["confirm"]["confirm_id"]
+                edit = {"decided_by_role": "reviewer", "status": "approved",
+                        "tool_call": {"mode": "edit", "args": json.dumps({"amount": 1, "to": "Printer Co"})}}
+                answer = server.http.post(f"/reviews/{review}/decisions", json=edit, headers={"Idempotency-Key": f"e-{review}"})
+                refused.append(answer.status_code)
+                server.decide(review, {"status": "approved"})
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=reviewer, daemon=True)
+    thread.start()
+    said = run_agent(confirmations(server, name, risk="R3"), ran)
+    thread.join()
+    assert refused == [422]
+    assert ran == [CALL]
+    assert said == "tool said: sent 120 to Printer Co"
+
+
+def test_a_denied_call_does_not_run_and_the_model_reads_the_reason(server: Server, name: str) -> None:
+    ran: list[dict[str, Any]] = []
+    reviewer = server.decide_when_asked(f"google-adk:{name}", {"status": "rejected", "reason": "Pay the printer next month"})
+    said = run_agent(confirmations(server, name), ran)
+    reviewer.join()
+    assert ran == []
+    assert said == "tool said: Denied in Countersign by reviewer: Pay the printer next month"
+
+
+def test_no_decision_in_time_does_not_run_and_withdraws_the_review(server: Server, name: str) -> None:
+    ran: list[dict[str, Any]] = []
+    said = run_agent(confirmations(server, name, timeout=1), ran)
+    assert ran == []
+    assert said.startswith("tool said: Countersign: no reviewer decided within 1 s")
+    assert server.pending(f"google-adk:{name}") == []
+
+
+def test_an_unreachable_server_does_not_run_the_call(name: str) -> None:
+    ran: list[dict[str, Any]] = []
+    said = run_agent(CountersignConfirmations(name, url="http://127.0.0.1:1", agent_key="cs_agent_x"), ran)
+    assert ran == []
+    assert said.startswith("tool said: Countersign: cannot reach http://127.0.0.1:1")
+
+
+def test_a_receipt_signed_by_another_key_does_not_run_the_call(server: Server, name: str) -> None:
+    ran: list[dict[str, Any]] = []
+    other = base64.b64encode(
+        Ed25519PrivateKey.generate().public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    ).decode()
+    reviewer = server.decide_when_asked(f"google-adk:{name}", {"status": "approved"})
+    said = run_agent(confirmations(server, name, public_key=other), ran)
+    reviewer.join()
+    assert ran == []
+    assert said.endswith("the call did not run")
+
+
+def test_settings_that_cannot_work_are_refused_before_any_run(server: Server) -> None:
+    with pytest.raises(ValueError, match="R5"):
+        CountersignConfirmations("payments", url=server.url, agent_key=server.agent_key, risk="R5")
+    with pytest.raises(ValueError, match="not base64"):
+        CountersignConfirmations("payments", url=server.url, agent_key=server.agent_key, public_key="%%%")
+
+
+def test_a_session_left_waiting_is_answered_from_its_stored_events(server: Server, name: str) -> None:
+    ran: list[dict[str, Any]] = []
+
+    def transfer(amount: int, to: str) -> str:
+        """Send money."""
+        ran.append({"amount": amount, "to": to})
+        return f"sent {amount} to {to}"
+
+    checked = confirmations(server, name)
+    agent = LlmAgent(
+        name="payments", model=PayThePrinter(), instruction="Pay the invoice.",
+        tools=[FunctionTool(transfer, require_confirmation=True)],
+        after_tool_callback=checked.after_tool_callback,
+    )
+
+    async def go() -> str:
+        first = InMemoryRunner(agent=agent, app_name="payments")
+        session = await first.session_service.create_session(app_name="payments", user_id="someone")
+        message = types.Content(role="user", parts=[types.Part(text="Pay the printer")])
+        async for _ in first.run_async(user_id="someone", session_id=session.id, new_message=message):
+            pass
+        assert ran == []
+        # Later: the session as ADK's session service kept it, and a runner of its own.
+        stored = await first.session_service.get_session(app_name="payments", user_id="someone", session_id=session.id)
+        assert stored is not None
+        answer = await checked.answer(stored.events, session=session.id)
+        assert answer is not None
+        later = InMemoryRunner(agent=agent, app_name="payments")
+        later.session_service = first.session_service
+        events = await checked.run(later, user_id="someone", session_id=session.id, new_message=answer)
+        return [p.text for e in events if e.content for p in e.content.parts or [] if p.text][-1]
+
+    reviewer = server.decide_when_asked(f"google-adk:{name}", {"status": "approved"})
+    said = asyncio.run(go())
+    reviewer.join()
+    assert ran == [CALL]
+    assert said == "tool said: sent 120 to Printer Co"
+
+
+def test_the_guide_s_example_runs_as_written(server: Server) -> None:
+    guide = (REPO / "docs" / "google-adk.md").read_text()
+    example = re.findall(r"```python\n(.*?)```", guide, re.S)[0]
+    env = {**os.environ, "COUNTERSIGN_URL": server.url, "COUNTERSIGN_AGENT_KEY": server.agent_key}
+    reviewer = server.decide_when_asked("google-adk:payments", {"status": "approved"})
+    ran = subprocess.run([sys.executable, "-c", example], env=env, capture_output=True, text=True, timeout=120)
+    reviewer.join()
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split("\n")[:2] == ["sent 120 to Printer Co", "The printer is paid."]
