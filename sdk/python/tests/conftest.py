@@ -4,7 +4,9 @@ reviewer that decides through the server's API."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -95,6 +97,19 @@ class Server:
         thread = threading.Thread(target=run, daemon=True)
         thread.start()
         return thread
+
+
+def run_guide_example(server: Server, page: str, requester: str) -> list[str]:
+    """Runs the first Python block of docs/`page` in a fresh interpreter, a
+    reviewer approving what `requester` asks: the lines it printed."""
+    guide = (REPO / "docs" / page).read_text()
+    example = re.findall(r"```python\n(.*?)```", guide, re.S)[0]
+    env = {**os.environ, "COUNTERSIGN_URL": server.url, "COUNTERSIGN_AGENT_KEY": server.agent_key}
+    reviewer = server.decide_when_asked(requester, {"status": "approved"})
+    ran = subprocess.run([sys.executable, "-c", example], env=env, capture_output=True, text=True, timeout=120)
+    reviewer.join()
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout.split("\n")
 
 
 @pytest.fixture(scope="session")

@@ -6,10 +6,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
-import re
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -27,7 +23,7 @@ from google.adk.runners import InMemoryRunner
 from google.adk.tools import FunctionTool
 from google.genai import types
 
-from conftest import REPO, Server
+from conftest import Server, run_guide_example
 from countersign.google_adk import CountersignConfirmations
 
 CALL = {"amount": 120, "to": "Printer Co"}
@@ -56,27 +52,32 @@ class PayThePrinter(BaseLlm):
             yield LlmResponse(content=types.Content(role="model", parts=[types.Part(function_call=call)]))
 
 
-def run_agent(confirmations: CountersignConfirmations, ran: list[dict[str, Any]]) -> str:
-    """The agent through ADK's own runner; what the model said last."""
-
+def payments_agent(confirmations: CountersignConfirmations, ran: list[dict[str, Any]]) -> LlmAgent:
     def transfer(amount: int, to: str) -> str:
         """Send money."""
         ran.append({"amount": amount, "to": to})
         return f"sent {amount} to {to}"
 
-    agent = LlmAgent(
+    return LlmAgent(
         name="payments", model=PayThePrinter(), instruction="Pay the invoice.",
         tools=[FunctionTool(transfer, require_confirmation=True)],
         after_tool_callback=confirmations.after_tool_callback,
     )
 
+
+def last_text(events: list[Any]) -> str:
+    return [p.text for e in events if e.content for p in e.content.parts or [] if p.text][-1]
+
+
+def run_agent(confirmations: CountersignConfirmations, ran: list[dict[str, Any]]) -> str:
+    """The agent through ADK's own runner; what the model said last."""
+    agent = payments_agent(confirmations, ran)
+
     async def go() -> str:
         runner = InMemoryRunner(agent=agent, app_name="payments")
         session = await runner.session_service.create_session(app_name="payments", user_id="someone")
         message = types.Content(role="user", parts=[types.Part(text="Pay the printer")])
-        events = await confirmations.run(runner, user_id="someone", session_id=session.id, new_message=message)
-        texts = [p.text for e in events if e.content for p in e.content.parts or [] if p.text]
-        return texts[-1]
+        return last_text(await confirmations.run(runner, user_id="someone", session_id=session.id, new_message=message))
 
     return asyncio.run(go())
 
@@ -166,18 +167,8 @@ def test_settings_that_cannot_work_are_refused_before_any_run(server: Server) ->
 
 def test_a_session_left_waiting_is_answered_from_its_stored_events(server: Server, name: str) -> None:
     ran: list[dict[str, Any]] = []
-
-    def transfer(amount: int, to: str) -> str:
-        """Send money."""
-        ran.append({"amount": amount, "to": to})
-        return f"sent {amount} to {to}"
-
     checked = confirmations(server, name)
-    agent = LlmAgent(
-        name="payments", model=PayThePrinter(), instruction="Pay the invoice.",
-        tools=[FunctionTool(transfer, require_confirmation=True)],
-        after_tool_callback=checked.after_tool_callback,
-    )
+    agent = payments_agent(checked, ran)
 
     async def go() -> str:
         first = InMemoryRunner(agent=agent, app_name="payments")
@@ -193,8 +184,7 @@ def test_a_session_left_waiting_is_answered_from_its_stored_events(server: Serve
         assert answer is not None
         later = InMemoryRunner(agent=agent, app_name="payments")
         later.session_service = first.session_service
-        events = await checked.run(later, user_id="someone", session_id=session.id, new_message=answer)
-        return [p.text for e in events if e.content for p in e.content.parts or [] if p.text][-1]
+        return last_text(await checked.run(later, user_id="someone", session_id=session.id, new_message=answer))
 
     reviewer = server.decide_when_asked(f"google-adk:{name}", {"status": "approved"})
     said = asyncio.run(go())
@@ -204,11 +194,5 @@ def test_a_session_left_waiting_is_answered_from_its_stored_events(server: Serve
 
 
 def test_the_guide_s_example_runs_as_written(server: Server) -> None:
-    guide = (REPO / "docs" / "google-adk.md").read_text()
-    example = re.findall(r"```python\n(.*?)```", guide, re.S)[0]
-    env = {**os.environ, "COUNTERSIGN_URL": server.url, "COUNTERSIGN_AGENT_KEY": server.agent_key}
-    reviewer = server.decide_when_asked("google-adk:payments", {"status": "approved"})
-    ran = subprocess.run([sys.executable, "-c", example], env=env, capture_output=True, text=True, timeout=120)
-    reviewer.join()
-    assert ran.returncode == 0, ran.stderr
-    assert ran.stdout.split("\n")[:2] == ["sent 120 to Printer Co", "The printer is paid."]
+    printed = run_guide_example(server, "google-adk.md", "google-adk:payments")
+    assert printed[:2] == ["sent 120 to Printer Co", "The printer is paid."]

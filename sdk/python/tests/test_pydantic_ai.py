@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
 import subprocess
 import sys
 import textwrap
@@ -29,7 +28,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests
 
-from conftest import REPO, Server
+from conftest import REPO, Server, run_guide_example
 from countersign.pydantic_ai import CountersignApprovals
 
 CALL = {"amount": 120, "to": "Printer Co"}
@@ -191,11 +190,5 @@ def test_a_run_put_aside_is_reviewed_and_resumed_in_another_process(server: Serv
 
 
 def test_the_guide_s_example_runs_as_written(server: Server) -> None:
-    guide = (REPO / "docs" / "pydantic-ai.md").read_text()
-    example = re.findall(r"```python\n(.*?)```", guide, re.S)[0]
-    env = {**os.environ, "COUNTERSIGN_URL": server.url, "COUNTERSIGN_AGENT_KEY": server.agent_key}
-    reviewer = server.decide_when_asked("pydantic-ai:payments", {"status": "approved"})
-    ran = subprocess.run([sys.executable, "-c", example], env=env, capture_output=True, text=True, timeout=120)
-    reviewer.join()
-    assert ran.returncode == 0, ran.stderr
-    assert ran.stdout.split("\n")[:2] == ["sent 120 to Printer Co", "The printer is paid."]
+    printed = run_guide_example(server, "pydantic-ai.md", "pydantic-ai:payments")
+    assert printed[:2] == ["sent 120 to Printer Co", "The printer is paid."]

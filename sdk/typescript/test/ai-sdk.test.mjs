@@ -1,15 +1,12 @@
 // The Vercel AI SDK (npm `ai`, its own MockLanguageModelV4: no network)
 // asking through Countersign, against a real `countersign serve`.
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { generateText, jsonSchema, tool } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { CountersignApprovals } from "@countersign/sdk/ai-sdk";
-import { REPO, startServer } from "./support.mjs";
+import { startServer } from "./support.mjs";
 
 const CALL = { amount: 120, to: "Printer Co" };
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
@@ -72,19 +69,7 @@ const approvalsFor = (agent, options = {}) =>
 test("an approved call runs once with the model's arguments; an edit is refused, as the AI SDK cannot run one", async () => {
   const agent = `payments-${randomUUID().slice(0, 8)}`;
   const ran = [];
-  const reviewer = (async () => {
-    for (let i = 0; i < 400; i++) {
-      const [item] = await server.pending(`vercel-ai:${agent}`);
-      if (item) {
-        const id = item.confirm.confirm_id;
-        const edit = { decided_by_role: "reviewer", status: "approved", tool_call: { mode: "edit", args: JSON.stringify({ amount: 1, to: "Printer Co" }) } };
-        const refused = await server.api("POST", `/reviews/${id}/decisions`, edit, { "Idempotency-Key": `edit-${id}` });
-        await server.decide(id, { status: "approved" });
-        return refused.status;
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  })();
+  const reviewer = server.refuseEditThenApprove(`vercel-ai:${agent}`);
   const said = await run(approvalsFor(agent, { risk: "R3" }), ran);
   assert.equal(await reviewer, 422);
   assert.deepEqual(ran, [CALL]);
@@ -141,55 +126,24 @@ test("a conversation put aside is answered and resumed in another process", asyn
   const messages = [{ role: "user", content: "Pay the printer" }];
   const paused = await generateText({ model, tools: { transfer: transferTool([]) }, messages });
   messages.push(...paused.response.messages);
-  const file = join(REPO, "sdk/typescript/test/.resume.mjs");
-  writeFileSync(
-    file,
-    `import { readFileSync } from "node:fs";
+  const script = `import { readFileSync } from "node:fs";
 import { generateText, jsonSchema, tool } from "ai";
+import { MockLanguageModelV4 } from "ai/test";
 import { CountersignApprovals } from "@countersign/sdk/ai-sdk";
 const { messages, agent, model } = JSON.parse(readFileSync(0, "utf8"));
 const approvals = new CountersignApprovals({ agent });
 messages.push(await approvals.answer(messages));
 const ran = [];
 const transfer = tool({ inputSchema: jsonSchema({ type: "object" }), needsApproval: true, execute: async (input) => (ran.push(input), "sent") });
-const { MockLanguageModelV4 } = await import("ai/test");
 const result = await generateText({ model: new MockLanguageModelV4({ doGenerate: model }), tools: { transfer }, messages });
 console.log(JSON.stringify({ ran, text: result.text }));
-`,
-  );
-  try {
-    const decided = server.decideWhenAsked(`vercel-ai:${agent}`, { status: "approved" });
-    const env = { ...process.env, COUNTERSIGN_URL: server.url, COUNTERSIGN_AGENT_KEY: server.agentKey };
-    const child = execFile(process.execPath, [file], { env, timeout: 60_000 });
-    const answer = { type: "text", text: "done" };
-    child.stdin.end(JSON.stringify({ messages, agent, model: { content: [answer], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] } }));
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    const code = await new Promise((resolve) => child.on("exit", resolve));
-    await decided;
-    assert.equal(code, 0, err);
-    assert.deepEqual(JSON.parse(out), { ran: [CALL], text: "done" });
-  } finally {
-    rmSync(file, { force: true });
-  }
+`;
+  const done = { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
+  const out = await server.runApproved(script, `vercel-ai:${agent}`, { messages, agent, model: done });
+  assert.deepEqual(JSON.parse(out), { ran: [CALL], text: "done" });
 });
 
 test("the guide's example runs as written", async () => {
-  const guide = readFileSync(join(REPO, "docs/vercel-ai.md"), "utf8");
-  const example = guide.match(/```ts\n([\s\S]*?)```/)[1];
-  const file = join(REPO, "sdk/typescript/test/.guide.mjs");
-  writeFileSync(file, example);
-  try {
-    const decided = server.decideWhenAsked("vercel-ai:payments", { status: "approved" });
-    const env = { ...process.env, COUNTERSIGN_URL: server.url, COUNTERSIGN_AGENT_KEY: server.agentKey };
-    const out = await new Promise((resolve, reject) =>
-      execFile(process.execPath, [file], { env, timeout: 60_000 }, (error, stdout, stderr) => (error ? reject(new Error(stderr || error.message)) : resolve(stdout))),
-    );
-    await decided;
-    assert.deepEqual(out.trim().split("\n"), ["sent 120 to Printer Co", "The printer is paid."]);
-  } finally {
-    rmSync(file, { force: true });
-  }
+  const printed = await server.runGuideExample("vercel-ai.md", "vercel-ai:payments");
+  assert.deepEqual(printed, ["sent 120 to Printer Co", "The printer is paid."]);
 });

@@ -2,15 +2,12 @@
 // ScriptedModel: no network, no keys) asking through Countersign, against a
 // real `countersign serve`.
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { Agent, tool } from "@openai/agents";
 import { assistantMessage, functionCall, modelResponder, ScriptedModel } from "@openai/agents-core/testing";
 import { CountersignRuns } from "@countersign/sdk/openai-agents";
-import { REPO, startServer } from "./support.mjs";
+import { startServer } from "./support.mjs";
 
 // No traces leave the machine (the SDK would send them to OpenAI).
 process.env.OPENAI_AGENTS_DISABLE_TRACING = "1";
@@ -52,19 +49,7 @@ const agentName = () => `payments-${randomUUID().slice(0, 8)}`;
 test("an approved call runs once with the model's arguments; an edit is refused, as the SDK cannot run one", async () => {
   const name = agentName();
   const ran = [];
-  const reviewer = (async () => {
-    for (let i = 0; i < 400; i++) {
-      const [item] = await server.pending(`openai-agents:${name}`);
-      if (item) {
-        const id = item.confirm.confirm_id;
-        const edit = { decided_by_role: "reviewer", status: "approved", tool_call: { mode: "edit", args: JSON.stringify({ amount: 1, to: "Printer Co" }) } };
-        const refused = await server.api("POST", `/reviews/${id}/decisions`, edit, { "Idempotency-Key": `edit-${id}` });
-        await server.decide(id, { status: "approved" });
-        return refused.status;
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  })();
+  const reviewer = server.refuseEditThenApprove(`openai-agents:${name}`);
   const result = await runsFor({ risk: "R3" }).run(paymentsAgent(name, ran), "Pay the printer");
   assert.equal(await reviewer, 422);
   assert.deepEqual(ran, [CALL]);
@@ -123,7 +108,6 @@ test("a run put aside while waiting is resumed in another process", async () => 
   assert.equal((await server.pending(`openai-agents:${name}`)).length, 1);
   // The agent is rebuilt in the other process from the same code, as an app does.
   const script = `
-process.env.OPENAI_AGENTS_DISABLE_TRACING = "1";
 const { readFileSync } = await import("node:fs");
 const { Agent, tool } = await import("@openai/agents");
 const { assistantMessage, modelResponder, ScriptedModel } = await import("@openai/agents-core/testing");
@@ -138,40 +122,11 @@ const agent = new Agent({ name, instructions: "Pay the invoice.", tools: [transf
 const result = await new CountersignRuns().resume(agent, pending);
 console.log(JSON.stringify({ ran, output: result.finalOutput }));
 `;
-  const resumeFile = join(REPO, "sdk/typescript/test/.resume-agents.mjs");
-  writeFileSync(resumeFile, script);
-  try {
-    const decided = server.decideWhenAsked(`openai-agents:${name}`, { status: "approved" });
-    const env = { ...process.env, COUNTERSIGN_URL: server.url, COUNTERSIGN_AGENT_KEY: server.agentKey };
-    const child = execFile(process.execPath, [resumeFile], { env, timeout: 60_000 });
-    child.stdin.end(JSON.stringify({ name, pending }));
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    const code = await new Promise((resolve) => child.on("exit", resolve));
-    await decided;
-    assert.equal(code, 0, err);
-    assert.deepEqual(JSON.parse(out), { ran: [CALL], output: "done" });
-  } finally {
-    rmSync(resumeFile, { force: true });
-  }
+  const out = await server.runApproved(script, `openai-agents:${name}`, { name, pending });
+  assert.deepEqual(JSON.parse(out), { ran: [CALL], output: "done" });
 });
 
 test("the guide's example runs as written", async () => {
-  const guide = readFileSync(join(REPO, "docs/openai-agents-js.md"), "utf8");
-  const example = guide.match(/```ts\n([\s\S]*?)```/)[1];
-  const file = join(REPO, "sdk/typescript/test/.guide-agents.mjs");
-  writeFileSync(file, example);
-  try {
-    const decided = server.decideWhenAsked("openai-agents:payments", { status: "approved" });
-    const env = { ...process.env, COUNTERSIGN_URL: server.url, COUNTERSIGN_AGENT_KEY: server.agentKey, OPENAI_AGENTS_DISABLE_TRACING: "1" };
-    const out = await new Promise((resolve, reject) =>
-      execFile(process.execPath, [file], { env, timeout: 60_000 }, (error, stdout, stderr) => (error ? reject(new Error(stderr || error.message)) : resolve(stdout))),
-    );
-    await decided;
-    assert.deepEqual(out.trim().split("\n"), ["sent 120 to Printer Co", "The printer is paid."]);
-  } finally {
-    rmSync(file, { force: true });
-  }
+  const printed = await server.runGuideExample("openai-agents-js.md", "openai-agents:payments");
+  assert.deepEqual(printed, ["sent 120 to Printer Co", "The printer is paid."]);
 });

@@ -1,7 +1,7 @@
 // A real `countersign serve --demo` for the SDK's tests, and a scripted
 // reviewer that decides through the server's API.
-import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFile, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -53,6 +53,56 @@ export async function startServer({ data: given } = {}) {
       const answer = await api("POST", `/reviews/${id}/decisions`, { decided_by_role: "reviewer", ...decision }, { "Idempotency-Key": `ts-${crypto.randomUUID()}` });
       if (answer.status !== 200) throw new Error(`decision refused: ${JSON.stringify(answer.body)}`);
       return answer.body;
+    },
+    /**
+     * For an agent whose framework cannot run edited arguments: tries an edit
+     * of the next review `agent` asks for, then approves it as asked; resolves
+     * with the status the edit was answered.
+     */
+    async refuseEditThenApprove(agent) {
+      for (let i = 0; i < 600; i++) {
+        const [item] = await this.pending(agent);
+        if (item) {
+          const id = item.confirm.confirm_id;
+          const edit = { decided_by_role: "reviewer", status: "approved", tool_call: { mode: "edit", args: JSON.stringify({ amount: 1, to: "Printer Co" }) } };
+          const refused = await api("POST", `/reviews/${id}/decisions`, edit, { "Idempotency-Key": `edit-${id}` });
+          await this.decide(id, { status: "approved" });
+          return refused.status;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`${agent} asked nothing`);
+    },
+    /**
+     * Runs the first ```ts block of docs/`page` as a module of this package,
+     * a reviewer approving what `requester` asks: the lines it printed.
+     */
+    async runGuideExample(page, requester) {
+      const example = readFileSync(join(REPO, "docs", page), "utf8").match(/```ts\n([\s\S]*?)```/)[1];
+      return (await this.runApproved(example, requester)).trim().split("\n");
+    },
+    /**
+     * Runs `source` as a module of this package in a process of its own, with
+     * this server in its environment and `input` as JSON on its standard input,
+     * a reviewer approving what `requester` asks: what it printed.
+     */
+    async runApproved(source, requester, input = null) {
+      const file = join(REPO, "sdk/typescript/test", `.run-${crypto.randomUUID()}.mjs`);
+      writeFileSync(file, source);
+      try {
+        const decided = this.decideWhenAsked(requester, { status: "approved" });
+        const env = { ...process.env, COUNTERSIGN_URL: found.url, COUNTERSIGN_AGENT_KEY: found.agent, OPENAI_AGENTS_DISABLE_TRACING: "1" };
+        const out = await new Promise((resolve, reject) => {
+          const child = execFile(process.execPath, [file], { env, timeout: 60_000 }, (error, stdout, stderr) =>
+            error ? reject(new Error(stderr || error.message)) : resolve(stdout),
+          );
+          child.stdin.end(JSON.stringify(input));
+        });
+        await decided;
+        return out;
+      } finally {
+        rmSync(file, { force: true });
+      }
     },
     /** Decides the next `count` reviews `agent` asks for, as they come. */
     async decideWhenAsked(agent, decision, count = 1) {

@@ -4,6 +4,7 @@ verdict per call, with the sentence a model reads when it may not run."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from .calls import JsonObject, check_risk
 from .client import AsyncCountersign, Settings
@@ -23,10 +24,39 @@ def server_of(url: str | None, agent_key: str | None, public_key: str | None) ->
     return url, agent_key, public_key
 
 
-def check_tiers(risk: str, risks: Mapping[str, str]) -> None:
-    """`ValueError` for a tier outside R0-R4."""
-    for tier in (risk, *risks.values()):
-        check_risk(tier)
+@dataclass
+class AdapterSettings:
+    """Where an adapter asks, for which agent, at which tiers.
+
+    `agent` names the agent to reviewers (`<framework>:<agent>`); `url`,
+    `agent_key` and `public_key` default to `COUNTERSIGN_URL`,
+    `COUNTERSIGN_AGENT_KEY` and `COUNTERSIGN_PUBLIC_KEY`. `risk` is the tier
+    of every call, `risks` a tier per tool name; `timeout` the seconds a
+    reviewer has. A tier outside R0-R4, a missing address or key, or a public
+    key that cannot be read is a `ValueError` here, before any run.
+    """
+
+    agent: str
+    url: str | None = None
+    agent_key: str | None = None
+    public_key: str | None = None
+    risk: str = "R2"
+    risks: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = 300.0
+    _server: tuple[str, str, str | None] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # Checked here, so a mistake stops the agent before it runs.
+        for tier in (self.risk, *self.risks.values()):
+            check_risk(tier)
+        self._server = server_of(self.url, self.agent_key, self.public_key)
+
+    def client(self, framework: str, session: str | None) -> AsyncCountersign:
+        """A client asking as `<framework>:<agent>` in `session`."""
+        return AsyncCountersign(*self._server, agent=f"{framework}:{self.agent}", session=session)
+
+    def tier(self, tool: str) -> str:
+        return self.risks.get(tool, self.risk)
 
 
 async def verdict(

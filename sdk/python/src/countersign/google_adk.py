@@ -23,8 +23,8 @@ reviewer's reason, or why no decision could be had) instead of ADK's own
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from google.adk.events.event import Event
@@ -34,7 +34,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from ._adapters import check_tiers, server_of, verdict
+from ._adapters import AdapterSettings, verdict
 from .client import AsyncCountersign
 
 __all__ = ["CountersignConfirmations"]
@@ -45,29 +45,12 @@ REASON = "countersign"
 
 
 @dataclass
-class CountersignConfirmations:
+class CountersignConfirmations(AdapterSettings):
     """Answers ADK's tool confirmations through Countersign.
 
-    `agent` names the agent to reviewers (`google-adk:<agent>`); `url`,
-    `agent_key` and `public_key` default to `COUNTERSIGN_URL`,
-    `COUNTERSIGN_AGENT_KEY` and `COUNTERSIGN_PUBLIC_KEY`. `risk` is the tier
-    of every call, `risks` a tier per tool name; `timeout` the seconds a
-    reviewer has. A tier outside R0-R4, a missing address or key, or a public
-    key that cannot be read is a `ValueError` here, before any run.
+    `agent` names the agent to reviewers (`google-adk:<agent>`); the
+    other settings are those of `AdapterSettings`.
     """
-
-    agent: str
-    url: str | None = None
-    agent_key: str | None = None
-    public_key: str | None = None
-    risk: str = "R2"
-    risks: Mapping[str, str] = field(default_factory=dict)
-    timeout: float = 300.0
-    _server: tuple[str, str, str | None] = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        check_tiers(self.risk, self.risks)
-        self._server = server_of(self.url, self.agent_key, self.public_key)
 
     async def run(self, runner: Runner, *, user_id: str, session_id: str, new_message: types.Content) -> list[Event]:
         """Runs the agent on `new_message`, answering every confirmation it
@@ -87,7 +70,7 @@ class CountersignConfirmations:
         asked = waiting(events)
         if not asked:
             return None
-        client = AsyncCountersign(*self._server, agent=f"google-adk:{self.agent}", session=session)
+        client = self.client("google-adk", session)
         async with client:
             parts = await asyncio.gather(*(self._confirm(client, call, session) for call in asked))
         return types.Content(role="user", parts=list(parts))
@@ -112,7 +95,7 @@ class CountersignConfirmations:
         else:
             decided = await verdict(
                 client, name, args,
-                risk=self.risks.get(name, self.risk),
+                risk=self.tier(name),
                 summary=f"{name}, asked by the ADK agent {self.agent}",
                 timeout=self.timeout, run=run, editable=False,
             )

@@ -23,15 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, RunContext, ToolApproved, ToolDenied
 
-from ._adapters import check_tiers, server_of, verdict
+from ._adapters import AdapterSettings, verdict
 from .client import AsyncCountersign
 
 __all__ = ["CountersignApprovals"]
@@ -40,31 +39,13 @@ REQUESTER_PREFIX = "pydantic-ai"
 
 
 @dataclass
-class CountersignApprovals(AbstractCapability[Any]):
+class CountersignApprovals(AdapterSettings, AbstractCapability[Any]):
     """A Pydantic AI capability that asks Countersign about every call waiting
     for approval, then answers the run with the decisions.
 
-    `agent` names the agent to reviewers (`pydantic-ai:<agent>`); `url`,
-    `agent_key` and `public_key` default to `COUNTERSIGN_URL`,
-    `COUNTERSIGN_AGENT_KEY` and `COUNTERSIGN_PUBLIC_KEY`. `risk` is the tier
-    of every call, `risks` a tier per tool name; `timeout` the seconds a
-    reviewer has. A tier outside R0-R4, a missing address or key, or a public
-    key that cannot be read is a `ValueError` here, before any run.
+    `agent` names the agent to reviewers (`pydantic-ai:<agent>`); the
+    other settings are those of `AdapterSettings`.
     """
-
-    agent: str
-    url: str | None = None
-    agent_key: str | None = None
-    public_key: str | None = None
-    risk: str = "R2"
-    risks: Mapping[str, str] = field(default_factory=dict)
-    timeout: float = 300.0
-    _server: tuple[str, str, str | None] = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        # Settings are checked here, so a mistake stops the agent before it runs.
-        check_tiers(self.risk, self.risks)
-        self._server = server_of(self.url, self.agent_key, self.public_key)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
@@ -81,11 +62,7 @@ class CountersignApprovals(AbstractCapability[Any]):
         """Asks about every call of `requests.approvals` at once and waits for
         the decisions: the results to continue the run with (as the capability
         does, or as `deferred_tool_results=` of a run resumed elsewhere)."""
-        client = AsyncCountersign(
-            *self._server,
-            agent=f"{REQUESTER_PREFIX}:{self.agent}",
-            session=session or f"pydantic-ai-{uuid.uuid4()}",
-        )
+        client = self.client(REQUESTER_PREFIX, session or f"pydantic-ai-{uuid.uuid4()}")
         async with client:
             answers = await asyncio.gather(*(self._decide(client, call, run) for call in requests.approvals))
         return DeferredToolResults(approvals={call.tool_call_id: answer for call, answer in zip(requests.approvals, answers)})
@@ -97,7 +74,7 @@ class CountersignApprovals(AbstractCapability[Any]):
             return ToolDenied(f"Countersign: the arguments of {call.tool_name} are not a JSON object ({unreadable}); the call did not run")
         decided = await verdict(
             client, call.tool_name, args,
-            risk=self.risks.get(call.tool_name, self.risk),
+            risk=self.tier(call.tool_name),
             summary=f"{call.tool_name}, asked by the Pydantic AI agent {self.agent}",
             timeout=self.timeout, run=run, editable=True,
         )
