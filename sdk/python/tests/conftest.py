@@ -3,6 +3,7 @@ reviewer that decides through the server's API."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -110,6 +111,25 @@ def run_guide_example(server: Server, page: str, requester: str) -> list[str]:
     reviewer.join()
     assert ran.returncode == 0, ran.stderr
     return ran.stdout.split("\n")
+
+
+def resume_elsewhere(server: Server, script: str, saved: dict[str, Any], requester: str) -> Any:
+    """Runs `script` in a fresh interpreter (these tests importable, `saved`
+    as JSON on its standard input), a reviewer approving what `requester`
+    asks: the JSON it printed."""
+    env = {
+        **os.environ,
+        "COUNTERSIGN_URL": server.url,
+        "COUNTERSIGN_AGENT_KEY": server.agent_key,
+        "PYTHONPATH": os.pathsep.join([str(REPO / "sdk" / "python" / "tests"), str(REPO / "sdk" / "python" / "src")]),
+    }
+    reviewer = server.decide_when_asked(requester, {"status": "approved"})
+    resumed = subprocess.run(
+        [sys.executable, "-c", script], input=json.dumps(saved), env=env, capture_output=True, text=True, timeout=120
+    )
+    reviewer.join()
+    assert resumed.returncode == 0, resumed.stderr
+    return json.loads(resumed.stdout)
 
 
 @pytest.fixture(scope="session")

@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import textwrap
 import threading
 import time
 import uuid
 from collections.abc import AsyncGenerator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,11 +21,12 @@ from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
-from google.adk.runners import InMemoryRunner
+from google.adk.runners import InMemoryRunner, Runner
+from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools import FunctionTool
 from google.genai import types
 
-from conftest import Server, run_guide_example
+from conftest import Server, resume_elsewhere, run_guide_example
 from countersign.google_adk import CountersignConfirmations
 
 CALL = {"amount": 120, "to": "Printer Co"}
@@ -165,32 +168,52 @@ def test_settings_that_cannot_work_are_refused_before_any_run(server: Server) ->
         CountersignConfirmations("payments", url=server.url, agent_key=server.agent_key, public_key="%%%")
 
 
-def test_a_session_left_waiting_is_answered_from_its_stored_events(server: Server, name: str) -> None:
+RESUME = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from google.adk.runners import Runner
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService
+    from test_google_adk import last_text, payments_agent
+    from countersign.google_adk import CountersignConfirmations
+
+    saved = json.load(sys.stdin)
+    confirmations = CountersignConfirmations(saved["name"], timeout=30)
+    ran = []
+
+    async def go():
+        sessions = SqliteSessionService(saved["db"])
+        stored = await sessions.get_session(app_name="payments", user_id="someone", session_id=saved["session"])
+        answer = await confirmations.answer(stored.events, session=stored.id)
+        runner = Runner(agent=payments_agent(confirmations, ran), app_name="payments", session_service=sessions)
+        events = await confirmations.run(runner, user_id="someone", session_id=stored.id, new_message=answer)
+        return last_text(events)
+
+    print(json.dumps({"ran": ran, "said": asyncio.run(go())}))
+    """
+)
+
+
+def test_a_session_left_waiting_is_answered_and_resumed_in_another_process(
+    server: Server, name: str, tmp_path: Path
+) -> None:
     ran: list[dict[str, Any]] = []
+    db = str(tmp_path / "sessions.db")
     checked = confirmations(server, name)
-    agent = payments_agent(checked, ran)
 
-    async def go() -> str:
-        first = InMemoryRunner(agent=agent, app_name="payments")
-        session = await first.session_service.create_session(app_name="payments", user_id="someone")
+    async def ask_and_leave() -> str:
+        sessions = SqliteSessionService(db)
+        runner = Runner(agent=payments_agent(checked, ran), app_name="payments", session_service=sessions)
+        session = await sessions.create_session(app_name="payments", user_id="someone")
         message = types.Content(role="user", parts=[types.Part(text="Pay the printer")])
-        async for _ in first.run_async(user_id="someone", session_id=session.id, new_message=message):
+        async for _ in runner.run_async(user_id="someone", session_id=session.id, new_message=message):
             pass
-        assert ran == []
-        # Later: the session as ADK's session service kept it, and a runner of its own.
-        stored = await first.session_service.get_session(app_name="payments", user_id="someone", session_id=session.id)
-        assert stored is not None
-        answer = await checked.answer(stored.events, session=session.id)
-        assert answer is not None
-        later = InMemoryRunner(agent=agent, app_name="payments")
-        later.session_service = first.session_service
-        return last_text(await checked.run(later, user_id="someone", session_id=session.id, new_message=answer))
+        return session.id
 
-    reviewer = server.decide_when_asked(f"google-adk:{name}", {"status": "approved"})
-    said = asyncio.run(go())
-    reviewer.join()
-    assert ran == [CALL]
-    assert said == "tool said: sent 120 to Printer Co"
+    session = asyncio.run(ask_and_leave())
+    assert ran == []
+    saved = {"name": name, "db": db, "session": session}
+    resumed = resume_elsewhere(server, RESUME, saved, f"google-adk:{name}")
+    assert resumed == {"ran": [CALL], "said": "tool said: sent 120 to Printer Co"}
 
 
 def test_the_guide_s_example_runs_as_written(server: Server) -> None:

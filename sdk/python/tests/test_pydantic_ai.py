@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import subprocess
-import sys
 import textwrap
 import uuid
 from typing import Any
@@ -28,7 +25,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests
 
-from conftest import REPO, Server, run_guide_example
+from conftest import Server, resume_elsewhere, run_guide_example
 from countersign.pydantic_ai import CountersignApprovals
 
 CALL = {"amount": 120, "to": "Printer Co"}
@@ -174,19 +171,8 @@ def test_a_run_put_aside_is_reviewed_and_resumed_in_another_process(server: Serv
         "messages": ModelMessagesTypeAdapter.dump_python(paused.all_messages(), mode="json"),
         "requests": TypeAdapter(DeferredToolRequests).dump_python(paused.output, mode="json"),
     }
-    env = {
-        **os.environ,
-        "COUNTERSIGN_URL": server.url,
-        "COUNTERSIGN_AGENT_KEY": server.agent_key,
-        "PYTHONPATH": os.pathsep.join([str(REPO / "sdk" / "python" / "tests"), str(REPO / "sdk" / "python" / "src")]),
-    }
-    reviewer = server.decide_when_asked(f"pydantic-ai:{name}", {"status": "approved"})
-    resumed = subprocess.run(
-        [sys.executable, "-c", RESUME], input=json.dumps(saved), env=env, capture_output=True, text=True, timeout=120
-    )
-    reviewer.join()
-    assert resumed.returncode == 0, resumed.stderr
-    assert json.loads(resumed.stdout) == {"ran": [CALL], "output": "tool said: sent 120 to Printer Co"}
+    resumed = resume_elsewhere(server, RESUME, saved, f"pydantic-ai:{name}")
+    assert resumed == {"ran": [CALL], "output": "tool said: sent 120 to Printer Co"}
 
 
 def test_the_guide_s_example_runs_as_written(server: Server) -> None:
