@@ -2,7 +2,7 @@
  * What the framework adapters share: where to ask and as whom, the tier of
  * each tool, and the one sentence a model reads when a call may not run.
  */
-import { type Args, checkArgs, checkRisk, type RiskTier } from "./calls.js";
+import { type Args, canonicalJson, checkArgs, checkRisk, type RiskTier, type ToolCall } from "./calls.js";
 import { type Approval, Countersign, DEFAULT_TIMEOUT_MS, envConnection, Request } from "./client.js";
 import { Denied, NotApproved } from "./errors.js";
 
@@ -74,7 +74,7 @@ export class Asker {
     } catch (e) {
       return `Countersign: the arguments of ${tool} are not a JSON object (${e instanceof Error ? e.message : String(e)}); the call did not run`;
     }
-    return settle(this.ask(agent, tool, args, editable));
+    return settle(this.ask(agent, tool, args, editable), editable ? undefined : { name: tool, args });
   }
 
   #client(agent: string): Countersign {
@@ -87,11 +87,18 @@ export class Asker {
   }
 }
 
-/** Waits for an asked call: `null` once its token is checked and redeemed, else why not. */
-export async function settle(asked: Promise<Request> | Request): Promise<Verdict> {
+/**
+ * Waits for an asked call: `null` once its token is checked and redeemed, else
+ * why not. With `runs`, the call the framework will run whatever was approved:
+ * an approval of any other call is refused before its token is spent.
+ */
+export async function settle(asked: Promise<Request> | Request, runs?: ToolCall): Promise<Verdict> {
   let approval: Approval;
   try {
     approval = await (await asked).wait();
+    if (runs !== undefined && canonicalJson(approval.call) !== canonicalJson(runs)) {
+      return `Countersign: the approval is for another call than ${runs.name} as the model made it; the call did not run`;
+    }
     await approval.redeem();
   } catch (e) {
     if (e instanceof Denied) return `Denied in Countersign by ${e.decidedBy ?? "a reviewer"}: ${e.reason ?? "no reason given"}`;

@@ -87,7 +87,8 @@ export class CountersignRuns {
     } catch (e) {
       return `Countersign: ${e instanceof Error ? e.message : String(e)}; the call did not run`;
     }
-    return settle(this.#asker.asked(item.agent.name, asked.review, toolName(item), args));
+    // The SDK runs the call as the model made it: only an approval of exactly that call may let it.
+    return settle(this.#asker.asked(item.agent.name, asked.review, toolName(item), args), { name: toolName(item), args });
   }
 }
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .calls import JsonObject, check_risk
+from .calls import JsonObject, call_hash, check_risk
 from .client import AsyncCountersign, Settings
 from .errors import Denied, NotApproved
 
@@ -68,6 +68,10 @@ async def verdict(
     try:
         request = await client.ask(tool, args, risk=risk, summary=summary, timeout=timeout, run=run, editable=editable)
         approval = await request.wait()
+        # A framework that cannot run edits runs the call as asked: only an
+        # approval of exactly that call may let it, checked before the token is spent.
+        if not editable and (approval.call["name"] != tool or call_hash(tool, dict(approval.args)) != call_hash(tool, args)):
+            return f"Countersign: the approval is for another call than {tool} as the model made it; the call did not run"
         await approval.redeem()
     except Denied as denied:
         return f"Denied in Countersign by {denied.decided_by or 'a reviewer'}: {denied.reason or 'no reason given'}"
