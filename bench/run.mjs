@@ -603,7 +603,7 @@ say();
     started.push(child);
     while (!(await fetch(`http://127.0.0.1:${port}/api/v1/health`).then((r) => r.ok, () => false))) await pause(2);
     starts.push(performance.now() - begun);
-    // The release binary carries the app (crates/server/build.rs): served with no --app-dir, marked as a server's.
+    // The binary carries the app (crates/server/build.rs; the smoke run by COUNTERSIGN_APP_DIR): served with no --app-dir, marked as a server's.
     const served = await fetch(`http://127.0.0.1:${port}/settings`).then((r) => r.text());
     if (!served.includes('<meta name="countersign-server"')) throw new Error(`${serverDir}/countersign does not carry the built app`);
     child.kill("SIGTERM");

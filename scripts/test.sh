@@ -61,7 +61,7 @@ step "domain tests; server API, security and soak tests on SQLite and PostgreSQL
 cargo test -p countersign-domain -p countersign-markup -p countersign-server -- --show-output
 
 step "the OpenAI Agents SDK bridge against a real server (the SDK's scripted model)"
-# With the seed example, the same features as the tests built it with: nothing compiles again.
+# The same build as the browser tests take (with the seed example): built once for both.
 cargo build -p countersign-server --bin countersign --example seed
 PYTHONPATH=examples/openai_agents .venv-openai-agents/bin/python -m unittest examples/openai_agents/test_bridge.py
 
