@@ -13,11 +13,13 @@
 // Writes BENCHMARKS.md and bench/layout-time.svg. Runs offline and stops every
 // process it starts.
 //
-// Usage: node bench/run.mjs [--quick] [--built]
+// Usage: node bench/run.mjs [--quick] [--built] [--prepare]
 //   --quick: smallest sizes, one or two runs, nothing written (the test command
 //   runs it so the benchmarks cannot rot); the tables go to standard output.
 //   --built: dist/ was just built by scripts/build-app.sh (the test command
 //   builds it before its browser tests): it is measured as it is.
+//   --prepare: only build the benchmarks' own wasm and the Leptos floor, then
+//   stop (the test command builds them beside its other work).
 import { execFileSync, spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, totalmem, tmpdir } from "node:os";
@@ -30,6 +32,7 @@ import { crateShares } from "./wasm-names.mjs";
 
 const quick = process.argv.includes("--quick");
 const built = process.argv.includes("--built");
+const prepare = process.argv.includes("--prepare");
 const root = new URL("..", import.meta.url).pathname;
 process.chdir(root);
 process.env.PATH = `${root}node_modules/.bin:${process.env.PATH}`;
@@ -68,8 +71,8 @@ const table = (header, rows) => {
 };
 
 // ---------------------------------------------------------------- builds
-console.log(`== building: ${built ? "" : "release app, "}bench wasm, Leptos floor`);
-if (!built) sh("scripts/build-app.sh", [], { stdio: ["ignore", "ignore", "inherit"] });
+console.log(`== building: ${built || prepare ? "" : "release app, "}bench wasm, Leptos floor`);
+if (!built && !prepare) sh("scripts/build-app.sh", [], { stdio: ["ignore", "ignore", "inherit"] });
 sh("cargo", ["build", "-q", "-p", "countersign-bench", "--target", "wasm32-unknown-unknown", "--profile", "wasm-release"]);
 const page = "target/bench-page";
 rmSync(page, { recursive: true, force: true });
@@ -84,6 +87,7 @@ copyFileSync("node_modules/canonicalize/lib/canonicalize.js", `${page}/canonical
 // environment would add to them).
 const floorEnv = { ...process.env, RUSTFLAGS: "" };
 sh("trunk", ["build", "--release", "--config", "Trunk.toml", "--dist", "target/bench-floor", "bench/floor/index.html"], { stdio: ["ignore", "ignore", "inherit"], env: floorEnv });
+if (prepare) process.exit(0);
 
 // The server and its examples. The smoke run takes the debug profile the tests
 // have built (a release build of the server is minutes), made to carry dist/ as

@@ -12,24 +12,40 @@
 # hook's fixtures against Anthropic's hook types, the docs book with its links
 # and its runnable examples, a bounded fuzzing run (10 s
 # per target), and a smoke run of the benchmarks.
+#
+# Independent parts run side by side in lanes, each with its own log, printed
+# when the lane ends: builds at the lowest CPU priority, so the tests running
+# beside them keep the time their timeouts expect. The first lane to fail stops
+# the run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/setup.sh --browser --postgres --udspy --mcp --openai-agents --langgraph --sdk --ops --docs --fuzz
+# Job control: each lane is a process group, stopped whole when the run ends.
+set -m
+scripts/setup.sh --browser --postgres --ops --docs --fuzz
 export PATH="$PWD/node_modules/.bin:$PATH"
 # One full run reuses nothing incremental builds keep, and they cost gigabytes of disk.
 export CARGO_INCREMENTAL=0
 
+logs=$(mktemp -d "${TMPDIR:-/tmp}/countersign-test.XXXXXX")
 # Two throwaway PostgreSQL servers for the server's PostgreSQL tests, stopped on
 # exit: a plain one, and one as managed services run it (TLS only, passwords).
-pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/countersign-pg.XXXXXX")
+pg_dir="$logs/pg"
+mkdir "$pg_dir"
 # PostgreSQL runs as its own user (when this runs as root): it must reach its folders in here.
-chmod 755 "$pg_dir"
-trap 'scripts/postgres.sh stop "$pg_dir/plain"; scripts/postgres.sh stop "$pg_dir/tls"; rm -rf "$pg_dir"' EXIT
+chmod 755 "$logs" "$pg_dir"
+declare -A lane_pid=()
+finish() {
+  for pid in "${lane_pid[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+  scripts/postgres.sh stop "$pg_dir/plain"
+  scripts/postgres.sh stop "$pg_dir/tls"
+  rm -rf "$logs"
+}
+trap finish EXIT
 export COUNTERSIGN_TEST_POSTGRES COUNTERSIGN_TEST_POSTGRES_TLS="$pg_dir/tls"
 COUNTERSIGN_TEST_POSTGRES=$(scripts/postgres.sh start "$pg_dir/plain")
 scripts/postgres.sh start-tls "$pg_dir/tls" >/dev/null
 export COUNTERSIGN_REQUIRE_POSTGRES=1
-# The MCP gate's tests use .venv-mcp (set up above): never skipped here.
+# The MCP gate's tests use .venv-mcp (set up in the python lane): never skipped here.
 export COUNTERSIGN_REQUIRE_MCP=1
 # The metrics test scrapes with a real Prometheus (installed above by --ops).
 export COUNTERSIGN_REQUIRE_PROMETHEUS=1
@@ -39,41 +55,102 @@ export COUNTERSIGN_REQUIRE_SYSTEMD=1
 # The docs book shows screenshots the browser tests took after this moment.
 run_started=$(date +%s)
 
-# Each step says how long the one before it took, and the run ends with the total.
+# Each step says how long it took; each lane, and the run, how long in all.
 step_name="" step_start=$SECONDS
 step() {
   [[ -n "$step_name" ]] && printf '(%s: %d s)\n' "$step_name" $((SECONDS - step_start))
   step_name="$*" step_start=$SECONDS
-  printf '\n== %s\n' "$*"
+  [[ -n "$step_name" ]] && printf '\n== %s\n' "$*"
+  return 0
+}
+# lane NAME FUNCTION: runs FUNCTION in the background, its output in NAME's log.
+lane() {
+  ( step_name="" step_start=$SECONDS; "$2"; step "" ) >"$logs/$1.log" 2>&1 &
+  lane_pid[$1]=$!
+  printf '\n== lane %s started\n' "$1"
+}
+# join NAME...: waits for each lane and prints its log; a failed lane ends the run.
+join() {
+  local name status
+  for name in "$@"; do
+    status=0
+    wait "${lane_pid[$name]}" || status=$?
+    unset "lane_pid[$name]"
+    printf '\n======== lane %s (ended after %d s of the run)\n' "$name" "$SECONDS"
+    cat "$logs/$name.log"
+    if ((status != 0)); then
+      printf '\n======== lane %s FAILED (exit %d)\n' "$name" "$status"
+      exit "$status"
+    fi
+  done
+}
+# Builds yield the CPU to whatever runs beside them.
+low_priority() { renice -n 19 -p "$BASHPID" >/dev/null; }
+
+python_envs() {
+  step "Python environments (udspy, MCP, OpenAI Agents, LangGraph, the Python SDK) and the TypeScript SDK's tools"
+  scripts/setup.sh --udspy --mcp --openai-agents --langgraph --sdk
+}
+
+release_app() {
+  low_priority
+  step "release wasm build"
+  scripts/build-app.sh
+}
+
+fuzzing() {
+  low_priority
+  step "fuzzing, bounded (scripts/fuzz.sh: 10 s per target, seeded from the fixtures)"
+  scripts/fuzz.sh 10
+}
+
+native_build() {
+  step "clippy (domain, markup, first paint, server)"
+  cargo clippy -p countersign-domain -p countersign-markup -p countersign-first-paint -p countersign-server --all-targets -- -D warnings
+  # The server's tests apart from the domain's: then `cargo build -p
+  # countersign-server` (the browser tests, the benchmarks) resolves the same
+  # features as its tests did, and builds nothing again.
+  step "build the server's tests and binaries, the domain's tests"
+  cargo test -p countersign-server --no-run
+  cargo test -p countersign-domain -p countersign-markup --no-run
+}
+
+native_tests() {
+  step "the Claude Code hook's fixtures against Anthropic's published hook types"
+  node tests/claude-code/check-types.mjs
+  step "domain tests; server API, security and soak tests on SQLite and PostgreSQL (figures printed)"
+  cargo test -p countersign-domain -p countersign-markup
+  cargo test -p countersign-server -- --show-output
+  step "the OpenAI Agents SDK bridge against a real server (the SDK's scripted model)"
+  cargo build -p countersign-server --bin countersign --example seed
+  PYTHONPATH=examples/openai_agents .venv-openai-agents/bin/python -m unittest examples/openai_agents/test_bridge.py
+  step "the SDKs: Python (mypy --strict) and TypeScript (tsc --strict) against a real server"
+  (cd sdk/python && PYTHONPATH=src ../../.venv-sdk/bin/mypy && PYTHONPATH=src ../../.venv-sdk/bin/python -m pytest -q)
+  (cd sdk/typescript && npx tsc -p . && node --test test/*.test.mjs)
+}
+
+app_checks() {
+  step "clippy (the app and the benchmarks' wasm, for wasm32)"
+  (low_priority; cargo clippy -p countersign-app -p countersign-bench -p countersign-floor --target wasm32-unknown-unknown --all-targets -- -D warnings)
+  step "app view-logic tests (wasm, headless chromium)"
+  (low_priority; cargo test -p countersign-app --target wasm32-unknown-unknown --no-run)
+  CHROMEDRIVER=/usr/bin/chromedriver cargo test -p countersign-app --target wasm32-unknown-unknown
+  step "the benchmarks' builds (bench/run.mjs --prepare: their wasm and the Leptos floor)"
+  (low_priority; node bench/run.mjs --prepare)
 }
 
 step "format"
 cargo fmt --all --check
+step ""
 
-step "clippy"
-cargo clippy -p countersign-domain -p countersign-markup -p countersign-first-paint -p countersign-server --all-targets -- -D warnings
-cargo clippy -p countersign-app -p countersign-bench -p countersign-floor --target wasm32-unknown-unknown --all-targets -- -D warnings
-
-step "the Claude Code hook's fixtures against Anthropic's published hook types"
-node tests/claude-code/check-types.mjs
-
-step "domain tests; server API, security and soak tests on SQLite and PostgreSQL (figures printed)"
-cargo test -p countersign-domain -p countersign-markup -p countersign-server -- --show-output
-
-step "the OpenAI Agents SDK bridge against a real server (the SDK's scripted model)"
-# The same build as the browser tests take (with the seed example): built once for both.
-cargo build -p countersign-server --bin countersign --example seed
-PYTHONPATH=examples/openai_agents .venv-openai-agents/bin/python -m unittest examples/openai_agents/test_bridge.py
-
-step "the SDKs: Python (mypy --strict) and TypeScript (tsc --strict) against a real server"
-(cd sdk/python && PYTHONPATH=src ../../.venv-sdk/bin/mypy && PYTHONPATH=src ../../.venv-sdk/bin/python -m pytest -q)
-(cd sdk/typescript && npx tsc -p . && node --test test/*.test.mjs)
-
-step "app view-logic tests (wasm, headless chromium)"
-CHROMEDRIVER=/usr/bin/chromedriver cargo test -p countersign-app --target wasm32-unknown-unknown
-
-step "release wasm build"
-scripts/build-app.sh
+lane python python_envs
+lane release release_app
+lane fuzz fuzzing
+lane native-build native_build
+join python native-build
+lane native-tests native_tests
+lane app-checks app_checks
+join release
 
 step "browser tests (headless chromium; the server tests drive target/debug/countersign and its seed example)"
 cargo build -p countersign-server --bin countersign --example seed
@@ -82,12 +159,12 @@ npx playwright test
 step "the docs: the book (mdBook) with this run's screenshots and every link resolving; the runnable examples against a real server"
 node scripts/book.mjs --screenshots-since "$run_started"
 node --test tests/docs/
+step ""
 
-step "fuzzing, bounded (scripts/fuzz.sh: 10 s per target, seeded from the fixtures)"
-scripts/fuzz.sh 10
+join native-tests app-checks fuzz
 
 step "benchmarks, smoke run (bench/run.mjs --quick: smallest sizes, so the benchmarks cannot rot)"
 # dist/ is the release build the browser tests just ran.
 node bench/run.mjs --quick --built
-step "done"
+step ""
 printf 'all tests passed in %d s\n' "$SECONDS"
