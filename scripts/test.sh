@@ -105,13 +105,13 @@ fuzzing() {
 }
 
 native_build() {
-  step "clippy (domain, markup, first paint, server)"
-  cargo clippy -p countersign-domain -p countersign-markup -p countersign-first-paint -p countersign-server --all-targets -- -D warnings
+  step "clippy (domain, markup, first paint, agent, server)"
+  cargo clippy -p countersign-domain -p countersign-markup -p countersign-first-paint -p countersign-agent -p countersign-server --all-targets -- -D warnings
   # The server's tests apart from the domain's: then `cargo build -p
   # countersign-server` (the browser tests, the benchmarks) resolves the same
   # features as its tests did, and builds nothing again.
   step "build the server's tests and binaries, the domain's tests"
-  cargo test -p countersign-server --no-run
+  cargo test -p countersign-agent -p countersign-server --no-run
   cargo test -p countersign-domain -p countersign-markup --no-run
 }
 
@@ -120,7 +120,7 @@ native_tests() {
   node tests/claude-code/check-types.mjs
   step "domain tests; server API, security and soak tests on SQLite and PostgreSQL (figures printed)"
   cargo test -p countersign-domain -p countersign-markup
-  cargo test -p countersign-server -- --show-output
+  cargo test -p countersign-agent -p countersign-server -- --show-output
   step "the OpenAI Agents SDK bridge against a real server (the SDK's scripted model)"
   cargo build -p countersign-server --bin countersign --example seed
   PYTHONPATH=examples/openai_agents .venv-openai-agents/bin/python -m unittest examples/openai_agents/test_bridge.py

@@ -25,8 +25,8 @@
 
 use countersign_domain::demo::numbered_id;
 use countersign_domain::Review;
-use countersign_server::db::keys::KeyKind;
-use countersign_server::db::Db;
+use countersign_server::store::keys::KeyKind;
+use countersign_server::store::Db;
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

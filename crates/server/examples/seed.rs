@@ -9,8 +9,8 @@
 use countersign_domain::demo::numbered;
 use countersign_domain::model::DecisionStatus;
 use countersign_domain::{decide, DecisionInput, MplpId, Review};
-use countersign_server::db::keys::KeyKind;
-use countersign_server::db::Db;
+use countersign_server::store::keys::KeyKind;
+use countersign_server::store::Db;
 
 /// Review `n`, decided for one in four (the status follows the number).
 fn review(n: usize) -> Result<Review, String> {

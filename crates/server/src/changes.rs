@@ -4,9 +4,9 @@
 //! decisions and events; and the sweeper that closes pending tool calls past
 //! their expiry as denied and escalates reviews left waiting too long.
 
-use crate::db::reviews::{ChangeError, ChangeKind, IdempotentResult, Stored};
-use crate::db::{Db, DbError};
 use crate::feed::Feed;
+use crate::store::reviews::{ChangeError, ChangeKind, IdempotentResult, Stored};
+use crate::store::{Db, DbError};
 use countersign_domain::policy::Policy;
 use countersign_domain::toolcall::expire_if_due;
 use countersign_domain::{escalate_if_due, MplpId, Review};

@@ -7,8 +7,8 @@
 //! position, or falls behind the fan-out, reads the feed from the database
 //! until it has caught up.
 
-use crate::db::reviews::{Change, ChangeKind};
-use crate::db::{Backend, Db, DbError};
+use crate::store::reviews::{Change, ChangeKind};
+use crate::store::{Backend, Db, DbError};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //! with (`countersign keys add --rate`), else its kind's default
 //! (`countersign serve --agent-rate / --reviewer-rate`).
 
-use crate::db::keys::{ApiKey, KeyKind};
+use crate::store::keys::{ApiKey, KeyKind};
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use std::collections::HashMap;

@@ -8,7 +8,7 @@
 //! what stands now (pending reviews, the oldest one's age, webhook
 //! deliveries, the database pool) is read when Prometheus scrapes.
 
-use crate::api::AppState;
+use crate::http::AppState;
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -102,7 +102,7 @@ async fn scrape(State((state, metrics)): State<(AppState, Metrics)>) -> Response
 }
 
 /// The gauges of what stands now, read from the database and the pool.
-async fn read_standing(state: &AppState) -> Result<(), crate::db::DbError> {
+async fn read_standing(state: &AppState) -> Result<(), crate::store::DbError> {
     let counts = state.db.status_counts().await?;
     metrics::gauge!("countersign_reviews_pending").set(counts.pending as f64);
     let oldest = state.db.oldest_pending().await?;

@@ -1,11 +1,11 @@
 //! `countersign serve`: the API, the built app (with SPA fallback, caching and
 //! compression), CORS for named origins, and the demo data on request.
 
-use crate::api::{self, AppState};
-use crate::db::keys::KeyKind;
-use crate::db::Db;
+use crate::http::{self, AppState};
 use crate::metrics::Metrics;
 use crate::signing::Signer;
+use crate::store::keys::KeyKind;
+use crate::store::Db;
 use crate::webhooks::Webhooks;
 use axum::body::Body;
 use axum::extract::Request;
@@ -105,7 +105,7 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     if !webhooks.is_empty() {
         tokio::spawn(webhooks.run());
     }
-    let mut app = api::router(state.clone(), options.max_body);
+    let mut app = http::router(state.clone(), options.max_body);
     let mut metrics_at = None;
     match (metrics, options.metrics) {
         (Some(metrics), MetricsAt::Own(at)) => {
@@ -130,18 +130,18 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     }
     let mut policy = None;
     let source = match &options.app_dir {
-        Some(dir) => Some(crate::app::Source::Dir(dir)),
-        None => crate::app::embedded().then_some(crate::app::Source::Embedded),
+        Some(dir) => Some(crate::http::app::Source::Dir(dir)),
+        None => crate::http::app::embedded().then_some(crate::http::app::Source::Embedded),
     };
     let app_from = match &source {
-        Some(crate::app::Source::Dir(dir)) => Some(dir.display().to_string()),
-        Some(crate::app::Source::Embedded) => Some("built in".to_owned()),
+        Some(crate::http::app::Source::Dir(dir)) => Some(dir.display().to_string()),
+        Some(crate::http::app::Source::Embedded) => Some("built in".to_owned()),
         None => None,
     };
     if let Some(source) = source {
-        let (files, index) = crate::app::router(source)?;
+        let (files, index) = crate::http::app::router(source)?;
         app = app.merge(files);
-        policy = crate::headers::app_policy(&String::from_utf8_lossy(&index));
+        policy = crate::http::headers::app_policy(&String::from_utf8_lossy(&index));
         if policy.is_none() {
             tracing::warn!(
                 "the app has no Content-Security-Policy; build it with ./scripts/build-app.sh"
@@ -155,7 +155,7 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     let mut app = app
         .layer(middleware::from_fn(cache_headers))
         .layer(middleware::from_fn(move |request, next| {
-            crate::headers::add(policy.clone(), request, next)
+            crate::http::headers::add(policy.clone(), request, next)
         }))
         .layer(CompressionLayer::new());
     if !options.cors_origins.is_empty() {

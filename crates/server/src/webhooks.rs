@@ -1,6 +1,6 @@
 //! `serve --webhook URL`: tells other systems when a review is created,
 //! decided, expired or escalated. Deliveries are durable (see
-//! [`crate::db::webhooks`]), retried with exponential backoff and jitter for
+//! [`crate::store::webhooks`]), retried with exponential backoff and jitter for
 //! up to a day, and signed the Standard Webhooks way: `webhook-signature:
 //! v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with
 //! the webhook's secret.
@@ -11,9 +11,9 @@
 //! (of that webhook or another) is sent when it falls due. So deliveries are
 //! not sent in order; each body carries its feed position (`seq`).
 
-use crate::db::reviews::Change;
-use crate::db::webhooks::{Claimed, Queued};
-use crate::db::{Db, DbError};
+use crate::store::reviews::Change;
+use crate::store::webhooks::{Claimed, Queued};
+use crate::store::{Db, DbError};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use countersign_domain::model::ConfirmStatus;
@@ -331,25 +331,6 @@ impl Shared {
     }
 }
 
-/// `countersign webhooks`: each webhook's full address, secret and
-/// deliveries by state (for the operator who configures the receiver).
-pub async fn print(database: &str, out: &mut impl std::io::Write) -> Result<(), String> {
-    let db = Db::open(database).await.map_err(|e| e.to_string())?;
-    let hooks = db.webhook_secrets().await.map_err(|e| e.to_string())?;
-    if hooks.is_empty() {
-        eprintln!("no webhook has been configured (serve --webhook URL)");
-    }
-    for (url, secret) in hooks {
-        let [pending, sent, failed] = db.delivery_counts(&url).await.map_err(|e| e.to_string())?;
-        writeln!(
-            out,
-            "{url}\n  secret {secret}\n  deliveries: {sent} sent, {pending} pending, {failed} failed"
-        )
-        .map_err(|e| e.to_string())?;
-    }
-    Ok(())
-}
-
 /// When to try a failed delivery again: 1 s after the first attempt, then
 /// twice as long each time up to an hour, each wait jittered by ±50 % so
 /// many retries do not arrive together; none once a day has passed.
@@ -520,7 +501,7 @@ mod tests {
             kind,
             confirm_id: summary.id.to_string(),
             status,
-            at: crate::db::stored_time(summary.at.to_utc() + chrono::TimeDelta::minutes(12)),
+            at: crate::store::stored_time(summary.at.to_utc() + chrono::TimeDelta::minutes(12)),
             summary: summary.clone(),
         }
     }

@@ -1,7 +1,9 @@
 //! The HTTP API through the real server process over a real SQLite file, every
 //! response held to the OpenAPI document (`crates/server/openapi.json`).
 
-use crate::support::{confirm_id, plan, review, Client, Contract, Reply, Server};
+use crate::support::{
+    confirm_id, found, open_events, plan, review, Client, Contract, Opener, Reply, Server,
+};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
@@ -43,44 +45,6 @@ impl Checked<'_> {
             &[("Idempotency-Key", idem)],
         )
     }
-}
-
-/// How an event stream is opened: with a key in the header, or with a ticket in the URL.
-enum Opener<'a> {
-    Key(&'a str),
-    Ticket(&'a str),
-}
-
-/// Opens the event stream (`query` starts with `?` or is empty): its status
-/// and, when 200, its body.
-fn open_events(server: &Server, opener: Opener, query: &str) -> (u16, Option<ureq::Body>) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(std::time::Duration::from_secs(20)))
-        .build()
-        .into();
-    let request = match opener {
-        Opener::Key(key) => agent
-            .get(format!("{}/api/v1/events{query}", server.url))
-            .header("Authorization", format!("Bearer {key}")),
-        Opener::Ticket(ticket) => {
-            let joined = if query.is_empty() { "?" } else { "&" };
-            agent.get(format!(
-                "{}/api/v1/events{query}{joined}ticket={ticket}",
-                server.url
-            ))
-        }
-    };
-    let response = request.call().unwrap();
-    let status = response.status().as_u16();
-    if status != 200 {
-        return (status, None);
-    }
-    assert!(response.headers()["content-type"]
-        .to_str()
-        .unwrap()
-        .starts_with("text/event-stream"));
-    (status, Some(response.into_body()))
 }
 
 /// Reads the first `count` events of an event stream opened with `opener`.
@@ -1185,21 +1149,6 @@ fn the_list_pages_newest_first_as_well_as_oldest_first() {
     assert_eq!(newest, oldest);
     let bad = reviewer.get("/reviews?order=random");
     assert_eq!((bad.status, bad.paths()), (400, vec!["order".to_owned()]));
-}
-
-/// The confirm ids a search finds among the test reviews (`requester=deploy-agent`).
-fn found(reviewer: &Client, text: &str) -> Vec<String> {
-    let reply = reviewer.get(&format!(
-        "/reviews?requester=deploy-agent&limit=500&q={}",
-        form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>()
-    ));
-    assert_eq!(reply.status, 200, "{}", reply.text);
-    reply.body["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["confirm"]["confirm_id"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 #[test]

@@ -4,9 +4,9 @@
 //! revoked device's next request is 401.
 
 use crate::support::{tool_call, Server};
-use countersign_server::db::devices::PairingRefused;
-use countersign_server::db::keys::KeyKind;
-use countersign_server::db::Db;
+use countersign_server::store::devices::PairingRefused;
+use countersign_server::store::keys::KeyKind;
+use countersign_server::store::Db;
 use serde_json::json;
 
 #[test]

@@ -4,7 +4,7 @@
 //! with a 403 naming the rule, a veto rejects, and two approvals at the same
 //! instant make exactly one transition to approved (SQLite and PostgreSQL).
 
-use crate::support::{binary, fresh_database, tool_call, Client, Server};
+use crate::support::{binary, fresh_database, tool_call, write_policy, Client, Server};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Command;
@@ -26,9 +26,7 @@ veto = false
 "#;
 
 fn start(data: &Path, database: Option<&str>) -> Server {
-    let file = data.join("policy.toml");
-    std::fs::create_dir_all(data).unwrap();
-    std::fs::write(&file, POLICY).unwrap();
+    let file = write_policy(data, POLICY);
     Server::start_on(data, database, &["--policy", file.to_str().unwrap()])
 }
 

@@ -3,7 +3,7 @@
 //! `scripts/postgres.sh start DIR`); the test command sets it and
 //! `COUNTERSIGN_REQUIRE_POSTGRES=1`, so there it can never be skipped.
 
-use crate::support::{confirm_id, fresh_database, review, Client, Server};
+use crate::support::{confirm_id, found, fresh_database, review, Client, Server};
 use serde_json::json;
 
 #[test]
@@ -181,23 +181,6 @@ fn tool_calls_grants_expiry_and_tokens_work_on_postgresql() {
     ));
     assert_eq!(closed.body["review"]["confirm"]["status"], "cancelled");
     assert_eq!(closed.body["outcome"]["kind"], "expired");
-}
-
-/// The ids of the reviews a text search finds, sorted.
-fn found(reviewer: &Client, text: &str) -> Vec<String> {
-    let reply = reviewer.get(&format!(
-        "/reviews?requester=deploy-agent&limit=500&q={}",
-        form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>()
-    ));
-    assert_eq!(reply.status, 200, "{}", reply.text);
-    let mut ids: Vec<String> = reply.body["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["confirm"]["confirm_id"].as_str().unwrap().to_owned())
-        .collect();
-    ids.sort();
-    ids
 }
 
 #[test]

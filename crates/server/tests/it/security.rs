@@ -3,7 +3,9 @@
 //! review, a token redeemed by many at the same instant, and the server killed
 //! with SIGKILL in the middle of a decision load, on SQLite and PostgreSQL.
 
-use crate::support::{confirm_id, fresh_database, review, Client, Reply, Server};
+use crate::support::{
+    confirm_id, fresh_database, open_events, review, Client, Opener, Reply, Server,
+};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Barrier;
@@ -74,20 +76,6 @@ fn add_key(server: &Server, args: &[&str]) -> (String, String) {
         .unwrap()
         .to_owned();
     (secret, id)
-}
-
-/// The status of opening the event stream (read no further than the headers).
-fn open_events(server: &Server, key: Option<&str>) -> u16 {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(std::time::Duration::from_secs(20)))
-        .build()
-        .into();
-    let mut request = agent.get(format!("{}/api/v1/events", server.url));
-    if let Some(key) = key {
-        request = request.header("Authorization", format!("Bearer {key}"));
-    }
-    request.call().unwrap().status().as_u16()
 }
 
 /// Tool call `n`: a transfer of `n` EUR in its own run.
@@ -204,7 +192,10 @@ fn call(
                 .post(&format!("/reviews/{id}/withdraw"), &json!({}))
                 .status
         }
-        "GET /events" => open_events(server, caller.key.as_deref()),
+        "GET /events" => {
+            let opener = caller.key.as_deref().map_or(Opener::Nobody, Opener::Key);
+            open_events(server, opener, "").0
+        }
         "POST /events/tickets" => caller.post("/events/tickets", &json!({})).status,
         "GET /requesters" => caller.get("/requesters").status,
         "GET /changes" => caller.get("/changes?after=0").status,

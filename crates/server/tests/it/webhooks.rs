@@ -433,13 +433,10 @@ fn a_receiver_that_hangs_on_some_deliveries_delays_no_other() {
 #[test]
 fn a_waiting_call_escalates_once_then_expires_once_and_slack_hears_both() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path()).unwrap();
-    let policy = dir.path().join("policy.toml");
-    std::fs::write(
-        &policy,
+    let policy = crate::support::write_policy(
+        dir.path(),
         "[[rule]]\nname = \"payments\"\ntool = \"payments.*\"\nescalate_after = \"1s\"\nexpires_after = \"3s\"\n",
-    )
-    .unwrap();
+    );
     let receiver = Receiver::start(0);
     let server = start(
         dir.path(),
@@ -533,13 +530,10 @@ fn a_waiting_call_escalates_once_then_expires_once_and_slack_hears_both() {
 #[test]
 fn the_inbox_row_of_an_escalated_review_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path()).unwrap();
-    let policy = dir.path().join("policy.toml");
-    std::fs::write(
-        &policy,
+    let policy = crate::support::write_policy(
+        dir.path(),
         "[[rule]]\nname = \"plans\"\ntarget = [\"plan\"]\nescalate_after = \"1s\"\n",
-    )
-    .unwrap();
+    );
     let server = Server::start(dir.path(), &["--policy", policy.to_str().unwrap()]);
     let agent = server.client(&server.agent);
     let reviewer = server.client(&server.reviewer);

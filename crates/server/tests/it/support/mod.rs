@@ -401,6 +401,73 @@ pub fn subscribe(
     Err(format!("the stream ended after {} events", seen.len()))
 }
 
+/// How an event stream is opened: with a key in the header, with a ticket in
+/// the URL, or with neither.
+pub enum Opener<'a> {
+    Key(&'a str),
+    Ticket(&'a str),
+    Nobody,
+}
+
+/// Opens the event stream (`query` starts with `?` or is empty): its status
+/// and, when 200, its body.
+pub fn open_events(server: &Server, opener: Opener, query: &str) -> (u16, Option<ureq::Body>) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(std::time::Duration::from_secs(20)))
+        .build()
+        .into();
+    let request = match opener {
+        Opener::Key(key) => agent
+            .get(format!("{}/api/v1/events{query}", server.url))
+            .header("Authorization", format!("Bearer {key}")),
+        Opener::Ticket(ticket) => {
+            let joined = if query.is_empty() { "?" } else { "&" };
+            agent.get(format!(
+                "{}/api/v1/events{query}{joined}ticket={ticket}",
+                server.url
+            ))
+        }
+        Opener::Nobody => agent.get(format!("{}/api/v1/events{query}", server.url)),
+    };
+    let response = request.call().unwrap();
+    let status = response.status().as_u16();
+    if status != 200 {
+        return (status, None);
+    }
+    assert!(response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    (status, Some(response.into_body()))
+}
+
+/// The ids of the reviews a text search finds among the test reviews
+/// (`requester=deploy-agent`), sorted.
+pub fn found(reviewer: &Client, text: &str) -> Vec<String> {
+    let reply = reviewer.get(&format!(
+        "/reviews?requester=deploy-agent&limit=500&q={}",
+        form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>()
+    ));
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let mut ids: Vec<String> = reply.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["confirm"]["confirm_id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Writes `toml` as `policy.toml` in `dir` (made when missing): the file `serve --policy` takes.
+pub fn write_policy(dir: &Path, toml: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let file = dir.join("policy.toml");
+    std::fs::write(&file, toml).unwrap();
+    file
+}
+
 /// A tool-call request as an agent sends it to `POST /tool-calls`: a wire
 /// transfer with `args`, risk tier R2, in session `sess-1`, its token bound to
 /// no device. Tests set the fields they are about (`body["riskTier"] = json!("R4")`).

@@ -12,8 +12,8 @@ use super::auth::Caller;
 use super::error::{ApiError, Detail};
 use super::query::Params;
 use super::AppState;
-use crate::db::keys::KeyKind;
 use crate::feed::{Feed, FeedEvent};
+use crate::store::keys::KeyKind;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -46,7 +46,7 @@ pub async fn ticket(
         StatusCode::CREATED,
         Json(json!({
             "ticket": ticket.secret,
-            "expires_at": crate::db::stored_time(ticket.expires_at),
+            "expires_at": crate::store::stored_time(ticket.expires_at),
         })),
     ))
 }

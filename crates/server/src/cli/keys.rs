@@ -1,39 +1,64 @@
-//! `countersign keys add|list|revoke`: manage the API keys in the database.
+//! `countersign keys add|list|revoke|signing-key`: manage the API keys in the
+//! database, and show the public key receipts are signed with.
 
-use crate::db::keys::KeyKind;
-use crate::db::Db;
 use crate::limits::Rate;
+use crate::signing::Signer;
+use crate::store::keys::KeyKind;
+use crate::store::Db;
 use std::io::Write;
+use std::path::Path;
 
-/// What to do with keys.
+/// `countersign keys ...`: what to do with keys.
+#[derive(Debug, clap::Subcommand)]
 pub enum KeysCommand {
-    /// Mint a key and print its secret once.
+    /// Mint a key; its secret is printed once.
     Add {
-        /// Agent or reviewer.
+        /// `agent` or `reviewer`.
+        #[arg(long, value_enum)]
         kind: KeyKind,
-        /// Roles a reviewer key may sign as.
+        /// A `decided_by_role` a reviewer key may sign as (repeatable).
+        #[arg(long = "role")]
         roles: Vec<String>,
-        /// Who it is for.
+        /// Who or what the key is for.
+        #[arg(long, default_value = "")]
         label: String,
-        /// Its own request rate (else its kind's default).
+        /// Its own request rate instead of its kind's default: <count>/s or
+        /// <count>/min, optionally with a burst size (20/s,200), or none.
+        #[arg(long, value_name = "RATE")]
         rate: Option<Rate>,
-        /// The person or team it belongs to.
+        /// The person or team the key belongs to: policies keep an agent's
+        /// owner from approving its own requests.
+        #[arg(long)]
         owner: Option<String>,
     },
-    /// Print every key (never a secret).
+    /// List the keys (never their secrets).
     List,
-    /// Revoke a key by id.
+    /// Revoke a key by its id.
     Revoke {
-        /// The key's id.
+        /// The key id (`key_...`).
         id: String,
     },
+    /// Print the public key that receipts are signed with (base64), making
+    /// the signing key when missing.
+    SigningKey,
 }
 
-/// Runs a keys command against the database; errors are for the user.
-pub async fn run(database: &str, command: KeysCommand, out: &mut impl Write) -> Result<(), String> {
-    let db = Db::open(database).await.map_err(|e| e.to_string())?;
+/// Runs a keys command against the database (the signing key's at
+/// `signing_key`); errors are for the user.
+pub async fn run(
+    database: &str,
+    signing_key: &Path,
+    command: KeysCommand,
+    out: &mut impl Write,
+) -> Result<(), String> {
     let io = |e: std::io::Error| e.to_string();
+    let open = || async { Db::open(database).await.map_err(|e| e.to_string()) };
     match command {
+        KeysCommand::SigningKey => {
+            let signer = Signer::load_or_create(signing_key).map_err(|e| e.to_string())?;
+            writeln!(out, "{}", signer.public_key()).map_err(io)?;
+            eprintln!("(the public half of {})", signing_key.display());
+        }
         KeysCommand::Add {
             kind,
             roles,
@@ -50,7 +75,8 @@ pub async fn run(database: &str, command: KeysCommand, out: &mut impl Write) -> 
             if owner.as_deref().is_some_and(|o| o.trim().is_empty()) {
                 return Err("--owner is empty: name the person or team the key belongs to".into());
             }
-            let minted = db
+            let minted = open()
+                .await?
                 .add_key(kind, &roles, &label, rate, owner.as_deref().map(str::trim))
                 .await
                 .map_err(|e| e.to_string())?;
@@ -63,7 +89,7 @@ pub async fn run(database: &str, command: KeysCommand, out: &mut impl Write) -> 
             .map_err(io)?;
         }
         KeysCommand::List => {
-            let keys = db.keys().await.map_err(|e| e.to_string())?;
+            let keys = open().await?.keys().await.map_err(|e| e.to_string())?;
             if keys.is_empty() {
                 writeln!(out, "no keys yet: add one with `countersign keys add`").map_err(io)?;
             }
@@ -91,7 +117,8 @@ pub async fn run(database: &str, command: KeysCommand, out: &mut impl Write) -> 
             }
         }
         KeysCommand::Revoke { id } => {
-            if db.revoke_key(&id).await.map_err(|e| e.to_string())? {
+            let revoked = open().await?.revoke_key(&id).await;
+            if revoked.map_err(|e| e.to_string())? {
                 writeln!(out, "revoked {id}").map_err(io)?;
             } else {
                 return Err(format!("no active key {id} (see `countersign keys list`)"));

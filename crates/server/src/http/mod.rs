@@ -1,21 +1,25 @@
-//! The HTTP API under `/api/v1` (the contract: `crates/server/openapi.json`).
+//! The HTTP layer: the API under `/api/v1` (the contract:
+//! `crates/server/openapi.json`), the built app (`app`) and the security
+//! headers every answer carries (`headers`).
 
+pub(crate) mod app;
 mod auth;
 mod body;
 mod devices;
 mod error;
 mod events;
 mod grants;
+pub(crate) mod headers;
 mod input;
 mod query;
 mod reviews;
 mod tool_calls;
 
 use crate::changes::Changes;
-use crate::db::{Db, DbError};
 use crate::feed::Feed;
 use crate::limits::Limits;
 use crate::signing::Signer;
+use crate::store::{Db, DbError};
 use crate::webhooks::Webhooks;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{header, HeaderValue, StatusCode};
@@ -161,7 +165,7 @@ async fn webhooks(
     axum::extract::State(state): axum::extract::State<AppState>,
     caller: auth::Caller,
 ) -> Result<axum::Json<WebhookList>, ApiError> {
-    caller.require(crate::db::keys::KeyKind::Reviewer)?;
+    caller.require(crate::store::keys::KeyKind::Reviewer)?;
     Ok(axum::Json(state.webhooks.list().await?))
 }
 

@@ -8,7 +8,7 @@
 //! that cannot be read denies the call (or, with `--fallback ask`, leaves it
 //! to Claude Code's own prompt), saying why.
 
-use crate::agent::{ask_tool_call, Connection, Ruling};
+use crate::client::{ask_tool_call, Connection, Ruling};
 use countersign_domain::toolcall::RiskTier;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -190,22 +190,43 @@ impl HookAnswer {
     }
 }
 
-/// How the hook runs.
+/// `countersign hook ...`: the hooks an agent runs before it acts.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Claude Code's PreToolUse command hook: reads the call on stdin, asks
+    /// a reviewer, prints allow (with any edit) or deny with the reason.
+    ClaudeCode(Options),
+}
+
+impl Command {
+    /// Runs the hook; the exit code is what the agent reads.
+    pub fn run(&self, connection: &Connection) -> ExitCode {
+        match self {
+            Command::ClaudeCode(options) => claude_code(connection, options),
+        }
+    }
+}
+
+/// How the Claude Code hook runs.
+#[derive(Debug, clap::Args)]
 pub struct Options {
-    /// The server and the agent key.
-    pub connection: Connection,
-    /// How long to wait for a decision.
-    pub timeout: Duration,
-    /// The answer when no decision can be had.
+    /// How long to wait for a decision, in seconds (keep it under the
+    /// hook's `timeout` in Claude Code's settings).
+    #[arg(long, default_value_t = 590)]
+    pub timeout: u64,
+    /// The answer when no decision can be had (timeout, server unreachable).
+    #[arg(long, value_enum, default_value = "deny")]
     pub fallback: Fallback,
-    /// Rules before the defaults.
+    /// `TOOL=TIER` (`R0`–`R4`, or `none`: not gated); `TOOL` may end in
+    /// `*`. Checked before the defaults. Repeatable.
+    #[arg(long = "risk")]
     pub rules: Vec<Rule>,
 }
 
 /// Reads the hook's input on stdin, and prints its answer. Exit 0 with an
 /// answer (or none: a tool not gated); exit 2, which Claude Code treats as a
 /// denial, when the input cannot be read.
-pub fn claude_code(options: &Options) -> ExitCode {
+fn claude_code(connection: &Connection, options: &Options) -> ExitCode {
     let mut text = String::new();
     if let Err(e) = std::io::stdin().read_to_string(&mut text) {
         eprintln!("countersign: cannot read the hook's input: {e}");
@@ -228,7 +249,7 @@ pub fn claude_code(options: &Options) -> ExitCode {
     let Gate::Ask(tier) = gate(&input.tool_name, &options.rules) else {
         return ExitCode::SUCCESS;
     };
-    let answer = ask(options, &input, tier).unwrap_or_else(|why| {
+    let answer = ask(connection, options, &input, tier).unwrap_or_else(|why| {
         let permission = match options.fallback {
             Fallback::Deny => Permission::Deny,
             Fallback::Ask => Permission::Ask,
@@ -249,7 +270,12 @@ pub fn claude_code(options: &Options) -> ExitCode {
 
 /// Asks the reviewer about the call and answers with what they decided;
 /// `Err` says why no decision could be had.
-fn ask(options: &Options, input: &PreToolUse, tier: RiskTier) -> Result<HookAnswer, String> {
+fn ask(
+    connection: &Connection,
+    options: &Options,
+    input: &PreToolUse,
+    tier: RiskTier,
+) -> Result<HookAnswer, String> {
     let request = json!({
         "requestedByRole": ROLE,
         "sessionId": input.session_id,
@@ -260,7 +286,12 @@ fn ask(options: &Options, input: &PreToolUse, tier: RiskTier) -> Result<HookAnsw
         "riskTier": tier,
     });
     Ok(
-        match ask_tool_call(&options.connection, request, options.timeout, |_| Ok(()))? {
+        match ask_tool_call(
+            connection,
+            request,
+            Duration::from_secs(options.timeout),
+            |_| Ok(()),
+        )? {
             Ruling::Denied { by, reason } => {
                 let reason = match reason {
                     Some(reason) => format!("Denied in Countersign by {by}: {reason}"),

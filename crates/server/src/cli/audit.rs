@@ -2,9 +2,9 @@
 //! name the first entry that does not follow; write the chain as NDJSON
 //! ending with a checkpoint of its head signed with the server's key.
 
-use crate::db::audit::Verdict;
-use crate::db::Db;
 use crate::signing::Signer;
+use crate::store::audit::Verdict;
+use crate::store::Db;
 use serde_json::json;
 use std::io::Write;
 use std::process::ExitCode;
@@ -86,7 +86,7 @@ async fn write_export(
     let checkpoint = json!({
         "seq": entries,
         "hash": head,
-        "at": crate::db::stored_time(chrono::Utc::now()),
+        "at": crate::store::stored_time(chrono::Utc::now()),
     });
     let signature = signer.sign_json(&checkpoint).map_err(failed)?;
     writeln!(

@@ -1,7 +1,7 @@
 //! The one error shape of every API response:
 //! `{"error": {"code", "message", "details": [{"path", "message"}]}}`.
 
-use crate::db::DbError;
+use crate::store::DbError;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use countersign_domain::wire::{ErrorBody, ErrorReport, Refusal};

@@ -9,7 +9,7 @@
 //! server. A client's `notifications/cancelled` for a waiting call, or the
 //! client going away, withdraws its review (MCP then expects no answer).
 
-use crate::agent::{ask_tool_call, call, Connection, Ruling};
+use crate::client::{ask_tool_call, call, Connection, Ruling};
 use crate::hook::matches;
 use countersign_domain::toolcall::RiskTier;
 use serde::Deserialize;
@@ -56,15 +56,18 @@ impl std::str::FromStr for Gated {
     }
 }
 
-/// How the gate runs.
+/// How the gate runs (`countersign mcp-gate`'s flags, beside the connection's).
+#[derive(Debug, clap::Args)]
 pub struct Options {
-    /// The server and the agent key.
-    pub connection: Connection,
-    /// The gated tools.
+    /// A tool to gate, `NAME[=TIER]` (`*` stands for any text; tier R2
+    /// unless given). Repeatable.
+    #[arg(long = "gate")]
     pub gated: Vec<Gated>,
-    /// How long a call waits for a decision.
-    pub timeout: Duration,
-    /// The MCP server to start: the program, then its arguments.
+    /// How long a call waits for a decision, in seconds.
+    #[arg(long, default_value_t = 300)]
+    pub timeout: u64,
+    /// The MCP server to start, after `--`.
+    #[arg(last = true, required = true)]
     pub command: Vec<String>,
 }
 
@@ -81,6 +84,7 @@ struct Message {
 
 /// What the gate shares between the client's side and its waiting calls.
 struct Gate {
+    connection: Connection,
     options: Options,
     /// The session of every review this gate asks for (one per gate run,
     /// so a reviewer's session grant lasts as long as the client's session).
@@ -106,7 +110,7 @@ struct Waiting {
 /// Starts the server, relays both ways until the client closes its side,
 /// then waits for the server to end. Exit 0, or 2 when the server cannot be
 /// started; the server's own exit code otherwise.
-pub fn run(options: Options) -> ExitCode {
+pub fn run(connection: Connection, options: Options) -> ExitCode {
     let Some((program, args)) = options.command.split_first() else {
         eprintln!("countersign mcp-gate: name the MCP server to start after `--`");
         return ExitCode::from(2);
@@ -130,6 +134,7 @@ pub fn run(options: Options) -> ExitCode {
     };
     let gate = Arc::new(Gate {
         session: format!("mcp-gate-{}", uuid_like()),
+        connection,
         options,
         server_name: OnceLock::new(),
         to_client: Mutex::new(std::io::stdout()),
@@ -315,7 +320,7 @@ impl Gate {
         let body = json!({"reason": "the MCP client cancelled the call"});
         // Not withdrawn (unreachable, decided meanwhile): it expires unanswered.
         let _ = call(
-            &self.options.connection,
+            &self.connection,
             "POST",
             &format!("/reviews/{review}/withdraw"),
             Some(&body),
@@ -373,7 +378,7 @@ impl Gate {
         tier: RiskTier,
         waiting: &Waiting,
     ) -> Result<Map<String, Value>, String> {
-        let connection = &self.options.connection;
+        let connection = &self.connection;
         let server = self
             .server_name
             .get()
@@ -398,7 +403,8 @@ impl Gate {
             }
             Ok(())
         };
-        match ask_tool_call(connection, request, self.options.timeout, asked)? {
+        let timeout = Duration::from_secs(self.options.timeout);
+        match ask_tool_call(connection, request, timeout, asked)? {
             Ruling::Approved { args, .. } => Ok(args),
             Ruling::Denied { by, reason } => Err(match reason {
                 Some(reason) => format!("denied by {by}: {reason}"),

@@ -1,11 +1,19 @@
 //! `countersign validate`: every problem of each MPLP file, as text or JSON lines.
 
-use crate::Format;
 use countersign_domain::{validate_bundle, validate_document, DocumentKind, Issue, Report};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
+
+/// Output format of `validate`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    /// Lines for people.
+    Text,
+    /// One JSON object per file, each on its own line.
+    Json,
+}
 
 /// What became of one file.
 enum Outcome {

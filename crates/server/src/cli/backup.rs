@@ -5,7 +5,7 @@
 //! checked against a restored server. PostgreSQL is backed up with its own
 //! tools (`pg_dump`), which this command names.
 
-use crate::db::{Backend, Db};
+use crate::store::{Backend, Db};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -6,8 +6,8 @@
 
 use super::error::ApiError;
 use super::AppState;
-use crate::db::keys::{ApiKey, KeyKind};
-use crate::db::reviews::Stored;
+use crate::store::keys::{ApiKey, KeyKind};
+use crate::store::reviews::Stored;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
@@ -129,7 +129,7 @@ impl FromRequestParts<AppState> for Caller {
         let secret = from_header.filter(|s| !s.is_empty()).ok_or_else(|| {
             unauthorized("an API key is required: `Authorization: Bearer <api key>`")
         })?;
-        let hashed = crate::db::keys::hash(secret);
+        let hashed = crate::store::keys::hash(secret);
         let known = state.limits.take_known(&hashed);
         if let Some(Err(over)) = known {
             return Err(over_rate(over).await);
