@@ -5,10 +5,11 @@
 //! their expiry as denied and escalates reviews left waiting too long.
 
 use crate::feed::Feed;
-use crate::store::reviews::{ChangeError, ChangeKind, IdempotentResult, Stored};
+use crate::store::{ChangeError, IdempotentResult, Stored};
 use crate::store::{Db, DbError};
 use countersign_domain::policy::Policy;
 use countersign_domain::toolcall::expire_if_due;
+use countersign_domain::wire::ChangeKind;
 use countersign_domain::{escalate_if_due, MplpId, Review};
 use std::sync::Arc;
 

@@ -7,8 +7,9 @@
 //! position, or falls behind the fan-out, reads the feed from the database
 //! until it has caught up.
 
-use crate::store::reviews::{Change, ChangeKind};
+use crate::store::Change;
 use crate::store::{Backend, Db, DbError};
+use countersign_domain::wire::ChangeKind;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;

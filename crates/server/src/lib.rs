@@ -16,6 +16,7 @@
 //! - [`logs`]: the server's log (text or JSON) and its line per request.
 //! - [`metrics`]: `/metrics` for Prometheus.
 //! - [`policy`]: the approval policy file, read strictly.
+//! - [`rate`]: a key's request rate as people write it.
 //! - [`signing`]: the server's Ed25519 key and the receipts it signs.
 //! - [`webhooks`]: signed, durable deliveries of review events to other systems.
 
@@ -27,6 +28,7 @@ pub mod limits;
 pub mod logs;
 pub mod metrics;
 pub mod policy;
+pub mod rate;
 pub mod serve;
 pub mod signing;
 pub mod store;

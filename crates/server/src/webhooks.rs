@@ -11,8 +11,8 @@
 //! (of that webhook or another) is sent when it falls due. So deliveries are
 //! not sent in order; each body carries its feed position (`seq`).
 
-use crate::store::reviews::Change;
 use crate::store::webhooks::{Claimed, Queued};
+use crate::store::Change;
 use crate::store::{Db, DbError};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;

@@ -1,7 +1,7 @@
 //! `countersign keys add|list|revoke|signing-key`: manage the API keys in the
 //! database, and show the public key receipts are signed with.
 
-use crate::limits::Rate;
+use crate::rate::Rate;
 use crate::signing::Signer;
 use crate::store::keys::KeyKind;
 use crate::store::Db;

@@ -15,7 +15,7 @@ pub mod validate;
 pub mod webhooks;
 
 use crate::webhooks::Webhook;
-use crate::{limits, logs, serve, signing};
+use crate::{limits, logs, rate, serve, signing};
 use clap::{Args, Parser, Subcommand};
 use countersign_agent::{commands, hook, mcp_gate, receipt, Connection};
 use countersign_domain::wire::WebhookFormat;
@@ -84,11 +84,11 @@ enum Command {
         demo: bool,
         /// Requests each agent key may send, unless minted with its own
         /// --rate: <count>/s or <count>/min, optionally with a burst size, or none.
-        #[arg(long, value_name = "RATE", default_value_t = limits::Rate::AGENT)]
-        agent_rate: limits::Rate,
+        #[arg(long, value_name = "RATE", default_value_t = rate::Rate::AGENT)]
+        agent_rate: rate::Rate,
         /// The same for reviewer keys.
-        #[arg(long, value_name = "RATE", default_value_t = limits::Rate::REVIEWER)]
-        reviewer_rate: limits::Rate,
+        #[arg(long, value_name = "RATE", default_value_t = rate::Rate::REVIEWER)]
+        reviewer_rate: rate::Rate,
         /// An approval policy (TOML): quorums, required roles, vetoes and
         /// separation of duties by tool, risk tier and requester. Checked
         /// strictly: any mistake refuses to start.

@@ -7,7 +7,7 @@
 use super::error::ApiError;
 use super::AppState;
 use crate::store::keys::{ApiKey, KeyKind};
-use crate::store::reviews::Stored;
+use crate::store::Stored;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};

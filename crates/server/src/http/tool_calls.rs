@@ -9,7 +9,6 @@ use super::error::{ApiError, Detail};
 use super::AppState;
 use crate::changes::new_id;
 use crate::store::keys::KeyKind;
-use crate::store::reviews::ChangeKind;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
@@ -17,6 +16,7 @@ use countersign_domain::toolcall::{
     approve_by_grant, new_tool_call_review, redeem, withdraw, CallHash, RedeemError, Redemption,
     ToolCall, ToolCallSubmission,
 };
+use countersign_domain::wire::ChangeKind;
 use countersign_domain::wire::{Answer, Redeemed};
 use countersign_domain::{Review, Target, Timestamp};
 use serde::Deserialize;

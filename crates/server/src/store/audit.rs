@@ -64,7 +64,10 @@ pub(crate) async fn append(
         .fetch_optional(&mut **tx)
         .await?;
     let (mut seq, mut prev) = match head {
-        Some(row) => (row.try_get::<i64, _>(0)?, row.try_get::<String, _>(1)?),
+        Some(row) => (
+            row.try_get::<i64, _>("seq")?,
+            row.try_get::<String, _>("hash")?,
+        ),
         None => (0, GENESIS.to_owned()),
     };
     // In statements of at most 1,000 rows (both databases cap the values
@@ -115,7 +118,7 @@ pub enum Verdict {
 }
 
 /// One stored entry.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, sqlx::FromRow)]
 pub struct Stored {
     /// Its position (1, 2, 3…).
     pub seq: i64,
@@ -140,22 +143,22 @@ async fn audited_documents(
     };
     let grants = subject_type == "grant";
     let sql = if grants {
-        format!("SELECT grant_id, doc, revoked_at, revoked_by FROM scope_grants WHERE grant_id > $1 ORDER BY grant_id {page}")
+        format!("SELECT grant_id AS id, doc, revoked_at, revoked_by FROM scope_grants WHERE grant_id > $1 ORDER BY grant_id {page}")
     } else {
         format!("SELECT id, doc FROM reviews WHERE id > $1 ORDER BY id {page}")
     };
     let rows = sqlx::query(&sql).bind(after).fetch_all(&mut *conn).await?;
     rows.iter()
         .map(|row| {
-            let doc: String = row.try_get(1)?;
+            let doc: String = row.try_get("doc")?;
             let doc = if grants {
-                let revoked_at: Option<String> = row.try_get(2)?;
-                let revoked_by: Option<String> = row.try_get(3)?;
+                let revoked_at: Option<String> = row.try_get("revoked_at")?;
+                let revoked_by: Option<String> = row.try_get("revoked_by")?;
                 super::grants::audited(&doc, revoked_at.as_deref(), revoked_by.as_deref())
             } else {
                 doc
             };
-            Ok((row.try_get(0)?, doc))
+            Ok((row.try_get("id")?, doc))
         })
         .collect()
 }
@@ -193,22 +196,13 @@ impl Db {
 
     /// The entries after position `after`, at most [`PAGE`] of them, in order.
     pub async fn audit_entries(&self, after: i64) -> Result<Vec<Stored>, DbError> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT seq, body, hash FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2",
         )
         .bind(after)
         .bind(PAGE)
         .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(Stored {
-                    seq: row.try_get(0)?,
-                    body: row.try_get(1)?,
-                    hash: row.try_get(2)?,
-                })
-            })
-            .collect()
+        .await?)
     }
 
     /// Walks the whole chain (O(entries), in pages), then compares every

@@ -1,11 +1,16 @@
 //! Group commit: one writer task per server applies every review change that
 //! is waiting in one transaction, so many concurrent decisions share one
 //! durable sync instead of one each. Each caller is answered only after the
-//! transaction holding its change has committed.
+//! transaction holding its change has committed. A batch is a few
+//! statements whatever its size ([`apply_batch`]); a decision's idempotency
+//! record commits with it, and is read back here ([`Db::idempotent_result`]).
 
-use super::reviews::{apply_batch, ChangeError, Replacement};
-use super::{begin_write, is_transient, stored_time, Backend, DbError, RETRIES};
-use sqlx::AnyPool;
+use super::audit;
+use super::row::Columns;
+use super::{begin_write, is_transient, stored_time, Backend, Db, DbError, RETRIES};
+use countersign_domain::wire::ChangeKind;
+use countersign_domain::Review;
+use sqlx::{AnyPool, Row};
 use tokio::sync::{mpsc, oneshot};
 
 /// Most changes in one transaction.
@@ -109,4 +114,281 @@ async fn commit(
     let results = apply_batch(&mut tx, &changes, &now).await?;
     tx.commit().await?;
     Ok(results)
+}
+
+/// The first result of a decision post, kept under its idempotency key.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct IdempotentResult {
+    /// The request body as first received (to spot a reused key).
+    pub request: String,
+    /// The response body first returned.
+    pub response: String,
+}
+
+/// Why a change was not stored.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangeError {
+    /// Someone changed the review since it was read.
+    #[error("the review changed meanwhile")]
+    Stale,
+    /// The same idempotency key was stored meanwhile by a concurrent retry.
+    #[error("a retry of this request was stored meanwhile")]
+    DuplicateRequest,
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl From<sqlx::Error> for ChangeError {
+    fn from(e: sqlx::Error) -> Self {
+        ChangeError::Db(DbError::Sql(e))
+    }
+}
+
+/// One review change waiting for the group commit.
+pub struct Replacement {
+    version: i64,
+    row: Columns,
+    kind: ChangeKind,
+    idempotency: Option<(String, String, IdempotentResult)>,
+}
+
+impl Replacement {
+    /// The change of a review read at `version` to the state in `row`, with
+    /// the decision's idempotency record (key id, idempotency key, result).
+    pub(super) fn new(
+        version: i64,
+        row: Columns,
+        kind: ChangeKind,
+        idempotency: Option<(String, String, IdempotentResult)>,
+    ) -> Replacement {
+        Replacement {
+            version,
+            row,
+            kind,
+            idempotency,
+        }
+    }
+
+    /// A decision without an idempotency record (made by the server itself).
+    pub(super) fn decided(version: i64, next: &Review) -> Replacement {
+        Replacement {
+            version,
+            row: Columns::of(next),
+            kind: ChangeKind::Decided,
+            idempotency: None,
+        }
+    }
+}
+
+impl Db {
+    /// The first result stored under an idempotency key, if any.
+    pub async fn idempotent_result(
+        &self,
+        key_id: &str,
+        idem_key: &str,
+    ) -> Result<Option<IdempotentResult>, DbError> {
+        Ok(sqlx::query_as(
+            "SELECT request, response FROM decision_requests WHERE key_id = $1 AND idem_key = $2",
+        )
+        .bind(key_id)
+        .bind(idem_key)
+        .fetch_optional(self.pool())
+        .await?)
+    }
+}
+
+/// Applies a batch of changes inside one transaction, in a few statements
+/// whatever its size (each statement is a round trip to the database, and
+/// the writer's round trips are what limit how many decisions a second it
+/// stores): one insert of every idempotency record, one compare-and-swap
+/// update of every review, one insert of every feed entry. A change whose key was
+/// taken (by an earlier change of the batch or a stored one) or whose review
+/// changed since it was read leaves nothing behind; a database error fails
+/// the batch.
+pub async fn apply_batch(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    batch: &[&Replacement],
+    now: &str,
+) -> Result<Vec<Result<(), ChangeError>>, sqlx::Error> {
+    let mut results: Vec<Result<(), ChangeError>> = batch.iter().map(|_| Ok(())).collect();
+    let recorded = record_idempotency(tx, batch, now, &mut results).await?;
+    update_reviews(tx, batch, now, &mut results).await?;
+    // The records of the changes that did not land go again: a retry under
+    // the same key must be able to go ahead.
+    let stale_keys = recorded
+        .into_iter()
+        .filter(|&i| results[i].is_err())
+        .filter_map(|i| batch[i].idempotency.as_ref().map(|(k, i, _)| (k, i)));
+    for (key_id, idem_key) in stale_keys {
+        sqlx::query("DELETE FROM decision_requests WHERE key_id = $1 AND idem_key = $2")
+            .bind(key_id)
+            .bind(idem_key)
+            .execute(&mut **tx)
+            .await?;
+    }
+    let stored: Vec<&Replacement> = batch
+        .iter()
+        .zip(&results)
+        .filter(|(_, result)| result.is_ok())
+        .map(|(change, _)| *change)
+        .collect();
+    if !stored.is_empty() {
+        let sql = format!(
+            "INSERT INTO changes (review_id, kind, status, at) VALUES {}",
+            placeholders(stored.len(), 4)
+        );
+        let mut insert = sqlx::query(&sql);
+        for change in &stored {
+            insert = insert
+                .bind(&change.row.id)
+                .bind(change.kind.as_str())
+                .bind(&change.row.status)
+                .bind(now);
+        }
+        insert.execute(&mut **tx).await?;
+        let entries: Vec<audit::Entry> = stored
+            .iter()
+            .map(|change| change.row.audited(change.kind, now))
+            .collect();
+        audit::append(tx, &entries).await?;
+    }
+    Ok(results)
+}
+
+/// Replaces every review of the batch still going ahead in one statement,
+/// each only if it is still at the version its change was read at (else
+/// that change is stale). Two changes of one review in a batch were read at
+/// the same version, so only the first can land: the others are stale.
+async fn update_reviews(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    batch: &[&Replacement],
+    now: &str,
+    results: &mut [Result<(), ChangeError>],
+) -> Result<(), sqlx::Error> {
+    let mut ids = std::collections::HashSet::new();
+    let mut going = Vec::new();
+    for (i, change) in batch.iter().enumerate() {
+        if results[i].is_err() {
+            continue;
+        }
+        if ids.insert(change.row.id.as_str()) {
+            going.push(i);
+        } else {
+            results[i] = Err(ChangeError::Stale);
+        }
+    }
+    if going.is_empty() {
+        return Ok(());
+    }
+    const COLUMNS: usize = 8;
+    let sql = format!(
+        "WITH v (id, version, status, target_type, search, doc, summary, escalate_at) AS (VALUES {})
+         UPDATE reviews SET status = v.status, target_type = v.target_type, search = v.search,
+           doc = v.doc, summary = v.summary, escalate_at = v.escalate_at,
+           version = reviews.version + 1, updated_at = ${}
+         FROM v WHERE reviews.id = v.id AND reviews.version = v.version
+         RETURNING reviews.id AS id",
+        placeholders(going.len(), COLUMNS),
+        going.len() * COLUMNS + 1
+    );
+    let mut update = sqlx::query(&sql);
+    for &i in &going {
+        let (row, version) = (&batch[i].row, batch[i].version);
+        update = update
+            .bind(&row.id)
+            .bind(version)
+            .bind(&row.status)
+            .bind(&row.target_type)
+            .bind(&row.search)
+            .bind(&row.doc)
+            .bind(&row.summary)
+            .bind(&row.escalate_at);
+    }
+    let updated: std::collections::HashSet<String> = update
+        .bind(now)
+        .fetch_all(&mut **tx)
+        .await?
+        .iter()
+        .map(|row| row.try_get("id"))
+        .collect::<Result<_, _>>()?;
+    for i in going {
+        if !updated.contains(&batch[i].row.id) {
+            results[i] = Err(ChangeError::Stale);
+        }
+    }
+    Ok(())
+}
+
+/// Stores the idempotency records of a batch in one statement; a change
+/// whose key is already stored is refused as a duplicate request. Returns
+/// the changes whose record it stored.
+async fn record_idempotency(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    batch: &[&Replacement],
+    now: &str,
+    results: &mut [Result<(), ChangeError>],
+) -> Result<Vec<usize>, sqlx::Error> {
+    let mut keyed = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, change) in batch.iter().enumerate() {
+        if let Some((key_id, idem_key, result)) = &change.idempotency {
+            if seen.insert((key_id, idem_key)) {
+                keyed.push((i, key_id, idem_key, result));
+            } else {
+                // A retry racing its first attempt in the same batch: whether
+                // the first is stored is known only after its update, so this
+                // one is sent back to read again (and then finds the stored
+                // first result, or goes ahead if the first did not land).
+                results[i] = Err(ChangeError::Stale);
+            }
+        }
+    }
+    if keyed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "INSERT INTO decision_requests (key_id, idem_key, review_id, request, response, created_at) VALUES {}
+         ON CONFLICT (key_id, idem_key) DO NOTHING RETURNING key_id, idem_key",
+        placeholders(keyed.len(), 6)
+    );
+    let mut insert = sqlx::query(&sql);
+    for (i, key_id, idem_key, result) in &keyed {
+        insert = insert
+            .bind(*key_id)
+            .bind(*idem_key)
+            .bind(&batch[*i].row.id)
+            .bind(&result.request)
+            .bind(&result.response)
+            .bind(now);
+    }
+    let inserted: std::collections::HashSet<(String, String)> = insert
+        .fetch_all(&mut **tx)
+        .await?
+        .iter()
+        .map(|row| Ok((row.try_get("key_id")?, row.try_get("idem_key")?)))
+        .collect::<Result<_, sqlx::Error>>()?;
+    let mut recorded = Vec::new();
+    for (i, key_id, idem_key, _) in keyed {
+        if inserted.contains(&(key_id.clone(), idem_key.clone())) {
+            recorded.push(i);
+        } else {
+            results[i] = Err(ChangeError::DuplicateRequest);
+        }
+    }
+    Ok(recorded)
+}
+
+/// `($1, $2), ($3, $4)` for `rows` rows of `columns` values each (numbered
+/// placeholders, which both SQLite and PostgreSQL read).
+fn placeholders(rows: usize, columns: usize) -> String {
+    (0..rows)
+        .map(|r| {
+            let row: Vec<String> = (1..=columns)
+                .map(|c| format!("${}", r * columns + c))
+                .collect();
+            format!("({})", row.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }

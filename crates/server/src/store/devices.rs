@@ -71,11 +71,13 @@ impl Db {
                     .await?;
             return Ok(Err(match stored {
                 None => PairingRefused::Unknown,
-                Some(row) if row.try_get::<Option<String>, _>(0)?.is_some() => PairingRefused::Used,
-                Some(row) => PairingRefused::Expired(row.try_get(1)?),
+                Some(row) if row.try_get::<Option<String>, _>("used_at")?.is_some() => {
+                    PairingRefused::Used
+                }
+                Some(row) => PairingRefused::Expired(row.try_get("expires_at")?),
             }));
         };
-        let from: String = row.try_get(0)?;
+        let from: String = row.try_get("key_id")?;
         let pairing = sqlx::query(&format!(
             "SELECT {KEY_COLUMNS} FROM api_keys WHERE id = $1 AND revoked_at IS NULL"
         ))

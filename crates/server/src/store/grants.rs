@@ -3,7 +3,8 @@
 //! grant are writes under the write lock, so a call is never approved by a
 //! grant revoked before the approval committed.
 
-use super::reviews::{apply_batch, lookup_text, ChangeError, Replacement};
+use super::commit::{apply_batch, ChangeError, Replacement};
+use super::row::lookup_text;
 use super::{audit, begin_write, stored_time, Db, DbError};
 use countersign_domain::toolcall::ScopeGrant;
 pub use countersign_domain::wire::GrantRecord;
@@ -23,15 +24,15 @@ pub enum Revoked {
 const COLUMNS: &str = "grant_id, doc, review_id, uses, revoked_at, revoked_by";
 
 fn record(row: &sqlx::any::AnyRow) -> Result<GrantRecord, DbError> {
-    let id: String = row.try_get(0)?;
-    let doc: String = row.try_get(1)?;
+    let id: String = row.try_get("grant_id")?;
+    let doc: String = row.try_get("doc")?;
     Ok(GrantRecord {
         grant: serde_json::from_str(&doc)
             .map_err(|e| DbError::Damaged(format!("grant {id}: {e}")))?,
-        review_id: row.try_get(2)?,
-        uses: row.try_get(3)?,
-        revoked_at: row.try_get(4)?,
-        revoked_by: row.try_get(5)?,
+        review_id: row.try_get("review_id")?,
+        uses: row.try_get("uses")?,
+        revoked_at: row.try_get("revoked_at")?,
+        revoked_by: row.try_get("revoked_by")?,
     })
 }
 
@@ -121,7 +122,7 @@ impl Db {
         if grant.revoked_at.is_some() {
             return Ok(Revoked::Already(grant));
         }
-        let doc: String = row.try_get(1)?;
+        let doc: String = row.try_get("doc")?;
         sqlx::query("UPDATE scope_grants SET revoked_at = $1, revoked_by = $2 WHERE grant_id = $3")
             .bind(&now)
             .bind(by)

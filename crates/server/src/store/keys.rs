@@ -4,7 +4,7 @@
 
 use super::rounds::{rows_in, ReadFuture};
 use super::{stored_time, Db, DbError};
-use crate::limits::Rate;
+use crate::rate::Rate;
 use countersign_domain::KeyRef;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -107,26 +107,26 @@ pub fn hash(secret: &str) -> String {
 }
 
 pub(super) fn key_of(row: &sqlx::any::AnyRow) -> Result<ApiKey, DbError> {
-    let kind: String = row.try_get(1)?;
-    let roles: String = row.try_get(2)?;
-    let id: String = row.try_get(0)?;
+    let kind: String = row.try_get("kind")?;
+    let roles: String = row.try_get("roles")?;
+    let id: String = row.try_get("id")?;
     Ok(ApiKey {
         kind: KeyKind::parse(&kind)
             .ok_or_else(|| DbError::Damaged(format!("key {id} has kind `{kind}`")))?,
         roles: serde_json::from_str(&roles)
             .map_err(|e| DbError::Damaged(format!("key {id} roles: {e}")))?,
-        label: row.try_get(3)?,
-        created_at: row.try_get(4)?,
-        revoked_at: row.try_get(5)?,
+        label: row.try_get("label")?,
+        created_at: row.try_get("created_at")?,
+        revoked_at: row.try_get("revoked_at")?,
         rate: row
-            .try_get::<Option<String>, _>(6)?
+            .try_get::<Option<String>, _>("rate")?
             .map(|rate| rate.parse())
             .transpose()
             .map_err(|e| DbError::Damaged(format!("key {id}: {e}")))?,
-        owner: row.try_get(7)?,
-        paired_from: row.try_get(8)?,
-        device: row.try_get(9)?,
-        last_used_at: row.try_get(10)?,
+        owner: row.try_get("owner")?,
+        paired_from: row.try_get("paired_from")?,
+        device: row.try_get("device")?,
+        last_used_at: row.try_get("last_used_at")?,
         id,
     })
 }
@@ -289,8 +289,8 @@ impl Db {
         let Some(row) = spent else {
             return Ok(None);
         };
-        let key_id: String = row.try_get(0)?;
-        let expires_at: String = row.try_get(1)?;
+        let key_id: String = row.try_get("key_id")?;
+        let expires_at: String = row.try_get("expires_at")?;
         if expires_at <= stored_time(chrono::Utc::now()) {
             return Ok(None);
         }
@@ -313,7 +313,7 @@ pub(super) fn live_keys(pool: sqlx::AnyPool, hashes: Vec<String>) -> ReadFuture<
         let rows = rows_in(&pool, &select, &hashes).await?;
         rows.iter()
             .map(|row| {
-                let hash: String = row.try_get(11).map_err(|e| e.to_string())?;
+                let hash: String = row.try_get("hash").map_err(|e| e.to_string())?;
                 Ok((hash, key_of(row).map_err(|e| e.to_string())?))
             })
             .collect()

@@ -5,11 +5,19 @@
 pub mod audit;
 mod commit;
 pub mod devices;
+mod feed;
 pub mod grants;
 pub mod keys;
+mod listing;
 pub mod reviews;
 mod rounds;
+mod row;
 pub mod webhooks;
+
+pub use commit::{ChangeError, IdempotentResult};
+pub use feed::Change;
+pub use listing::{Cursor, Page};
+pub use reviews::Stored;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Connection, Executor};

@@ -4,13 +4,13 @@
 //! and moving the webhook's place happen in one transaction, so a crash at
 //! any moment loses no delivery (at worst one is sent twice, same id).
 
-use super::reviews::Change;
+use super::Change;
 use super::{stored_time, Db, DbError};
 use countersign_domain::wire::{ChangeKind, Delivery, DeliveryState};
 use sqlx::Row;
 
 /// A delivery claimed for sending.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Claimed {
     /// The event id.
     pub id: String,
@@ -50,11 +50,11 @@ impl Db {
         .await?
         .rows_affected()
             == 1;
-        let row = sqlx::query("SELECT secret FROM webhooks WHERE url = $1")
+        let secret = sqlx::query_scalar("SELECT secret FROM webhooks WHERE url = $1")
             .bind(url)
             .fetch_one(self.pool())
             .await?;
-        Ok((row.try_get(0)?, made))
+        Ok((secret, made))
     }
 
     /// Every webhook ever configured, with its secret, oldest first.
@@ -63,17 +63,18 @@ impl Db {
             .fetch_all(self.pool())
             .await?;
         rows.iter()
-            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+            .map(|row| Ok((row.try_get("url")?, row.try_get("secret")?)))
             .collect()
     }
 
     /// The last feed position turned into deliveries for a webhook.
     pub async fn webhook_position(&self, url: &str) -> Result<i64, DbError> {
-        let row = sqlx::query("SELECT position FROM webhooks WHERE url = $1")
-            .bind(url)
-            .fetch_one(self.pool())
-            .await?;
-        Ok(row.try_get(0)?)
+        Ok(
+            sqlx::query_scalar("SELECT position FROM webhooks WHERE url = $1")
+                .bind(url)
+                .fetch_one(self.pool())
+                .await?,
+        )
     }
 
     /// Queues deliveries for the changes after `from` up to `to` and moves the
@@ -140,25 +141,14 @@ impl Db {
              RETURNING id, url, body, attempts, created_at",
             listed.join(", ")
         );
-        let mut query = sqlx::query(&sql)
+        let mut query = sqlx::query_as(&sql)
             .bind(stored_time(lease_until))
             .bind(stored_time(now))
             .bind(limit);
         for url in urls {
             query = query.bind(url);
         }
-        let rows = query.fetch_all(self.pool()).await?;
-        rows.iter()
-            .map(|row| {
-                Ok(Claimed {
-                    id: row.try_get(0)?,
-                    url: row.try_get(1)?,
-                    body: row.try_get(2)?,
-                    attempts: row.try_get(3)?,
-                    created_at: row.try_get(4)?,
-                })
-            })
-            .collect()
+        Ok(query.fetch_all(self.pool()).await?)
     }
 
     /// When the webhook's next pending delivery falls due (a claimed one at
@@ -167,13 +157,13 @@ impl Db {
         &self,
         url: &str,
     ) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbError> {
-        let row = sqlx::query(
+        let next: Option<String> = sqlx::query_scalar(
             "SELECT MIN(next_at) FROM webhook_deliveries WHERE state = 'pending' AND url = $1",
         )
         .bind(url)
         .fetch_one(self.pool())
         .await?;
-        let Some(next) = row.try_get::<Option<String>, _>(0)? else {
+        let Some(next) = next else {
             return Ok(None);
         };
         super::parse_stored_time(&next, "a delivery due at").map(Some)
@@ -212,21 +202,21 @@ impl Db {
     /// How many deliveries of a webhook are pending, sent and failed.
     pub async fn delivery_counts(&self, url: &str) -> Result<[i64; 3], DbError> {
         let rows = sqlx::query(
-            "SELECT state, COUNT(*) FROM webhook_deliveries WHERE url = $1 GROUP BY state",
+            "SELECT state, COUNT(*) AS n FROM webhook_deliveries WHERE url = $1 GROUP BY state",
         )
         .bind(url)
         .fetch_all(self.pool())
         .await?;
         let mut counts = [0; 3];
         for row in &rows {
-            let state: String = row.try_get(0)?;
+            let state: String = row.try_get("state")?;
             let slot = match DeliveryState::parse(&state) {
                 Some(DeliveryState::Pending) => 0,
                 Some(DeliveryState::Sent) => 1,
                 Some(DeliveryState::Failed) => 2,
                 None => return Err(DbError::Damaged(format!("a delivery in state `{state}`"))),
             };
-            counts[slot] = row.try_get(1)?;
+            counts[slot] = row.try_get("n")?;
         }
         Ok(counts)
     }
@@ -234,9 +224,10 @@ impl Db {
     /// How many deliveries of all webhooks are in each state (every state,
     /// 0 when none is).
     pub async fn deliveries_by_state(&self) -> Result<Vec<(&'static str, i64)>, DbError> {
-        let rows = sqlx::query("SELECT state, COUNT(*) FROM webhook_deliveries GROUP BY state")
-            .fetch_all(self.pool())
-            .await?;
+        let rows =
+            sqlx::query("SELECT state, COUNT(*) AS n FROM webhook_deliveries GROUP BY state")
+                .fetch_all(self.pool())
+                .await?;
         let mut counts = [
             DeliveryState::Pending,
             DeliveryState::Sent,
@@ -244,11 +235,11 @@ impl Db {
         ]
         .map(|state| (state.as_str(), 0));
         for row in &rows {
-            let state: String = row.try_get(0)?;
+            let state: String = row.try_get("state")?;
             let Some(slot) = counts.iter_mut().find(|(name, _)| *name == state) else {
                 return Err(DbError::Damaged(format!("a delivery in state `{state}`")));
             };
-            slot.1 = row.try_get(1)?;
+            slot.1 = row.try_get("n")?;
         }
         Ok(counts.to_vec())
     }
@@ -277,24 +268,24 @@ impl Db {
         let rows = query.fetch_all(self.pool()).await?;
         rows.iter()
             .map(|row| {
-                let id: String = row.try_get(0)?;
-                let kind: String = row.try_get(2)?;
-                let state: String = row.try_get(4)?;
+                let id: String = row.try_get("id")?;
+                let kind: String = row.try_get("kind")?;
+                let state: String = row.try_get("state")?;
                 let damaged = |what: &str| DbError::Damaged(format!("delivery {id}: {what}"));
                 let state = DeliveryState::parse(&state).ok_or_else(|| damaged(&state))?;
-                let url: String = row.try_get(1)?;
+                let url: String = row.try_get("url")?;
                 Ok(Delivery {
                     url: shown(&url),
                     kind: ChangeKind::parse(&kind).ok_or_else(|| damaged(&kind))?,
-                    review_id: row.try_get(3)?,
-                    attempts: row.try_get(5)?,
+                    review_id: row.try_get("review_id")?,
+                    attempts: row.try_get("attempts")?,
                     next_at: row
-                        .try_get::<String, _>(6)
+                        .try_get::<String, _>("next_at")
                         .ok()
                         .filter(|_| state == DeliveryState::Pending),
-                    last_error: row.try_get(7)?,
-                    created_at: row.try_get(8)?,
-                    sent_at: row.try_get(9)?,
+                    last_error: row.try_get("last_error")?,
+                    created_at: row.try_get("created_at")?,
+                    sent_at: row.try_get("sent_at")?,
                     state,
                     id,
                 })

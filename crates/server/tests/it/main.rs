@@ -19,5 +19,6 @@ mod postgres;
 mod receipts;
 mod security;
 mod soak;
+mod store;
 mod tool_calls;
 mod webhooks;

@@ -1,0 +1,86 @@
+//! A review's row: the columns its filters, indexes and feed read, derived
+//! from the review (its JSON document is the truth every answer reads).
+
+use super::{audit, stored_time, DbError};
+use countersign_domain::wire::{ChangeKind, ReviewSummary};
+use countersign_domain::Review;
+
+/// The columns list filters use, derived from the review.
+pub(super) struct Columns {
+    pub(super) id: String,
+    pub(super) status: String,
+    pub(super) target_type: String,
+    pub(super) requester: String,
+    pub(super) requested_at: String,
+    pub(super) search: String,
+    pub(super) doc: String,
+    pub(super) summary: String,
+    pub(super) expires_at: Option<String>,
+    pub(super) escalate_at: Option<String>,
+    pub(super) approval_id: Option<String>,
+}
+
+impl Columns {
+    /// The audit entry of a change that leaves this row stored.
+    pub(super) fn audited(&self, kind: ChangeKind, at: &str) -> audit::Entry {
+        audit::Entry {
+            kind: kind.as_str(),
+            subject: self.id.clone(),
+            subject_type: "review",
+            doc: self.doc.clone(),
+            at: at.to_owned(),
+        }
+    }
+
+    pub(super) fn of(review: &Review) -> Columns {
+        Columns::with_doc(review, serde_json::to_string(review).unwrap_or_default())
+    }
+
+    /// The columns of a review already serialized as `doc`.
+    pub(super) fn with_doc(review: &Review, doc: String) -> Columns {
+        let confirm = &review.confirm;
+        let plan = review.plan();
+        let request = review.tool_call().map(|c| &c.request);
+        let search = [
+            plan.map(|p| p.title.as_str()).unwrap_or_default(),
+            plan.map(|p| p.objective.as_str()).unwrap_or_default(),
+            request
+                .map(|r| r.human_summary.as_str())
+                .unwrap_or_default(),
+            request
+                .map(|r| r.tool_call_canonical.as_str())
+                .unwrap_or_default(),
+            confirm.reason.as_deref().unwrap_or_default(),
+            confirm.requested_by_role.as_str(),
+            &confirm.confirm_id.to_string(),
+        ]
+        .join(" ")
+        .to_lowercase();
+        let search = lookup_text(&search);
+        Columns {
+            id: confirm.confirm_id.to_string(),
+            status: confirm.status.to_string(),
+            target_type: confirm.target_type.to_string(),
+            requester: lookup_text(&confirm.requested_by_role),
+            requested_at: stored_time(confirm.requested_at.to_utc()),
+            search,
+            doc,
+            summary: serde_json::to_string(&ReviewSummary::of(review)).unwrap_or_default(),
+            expires_at: request.map(|r| stored_time(r.expires_at.to_utc())),
+            escalate_at: review.escalation_due().map(|at| stored_time(at.to_utc())),
+            approval_id: request.map(|r| r.approval_id.to_string()),
+        }
+    }
+}
+
+/// Text as stored in a lookup column (requester, search, tool name): NUL,
+/// which PostgreSQL text cannot hold, becomes U+FFFD. The JSON document keeps
+/// the exact text and is what every answer and every check reads; filters
+/// pass their values through here too, so they still match.
+pub(super) fn lookup_text(text: &str) -> String {
+    text.replace('\0', "\u{fffd}")
+}
+
+pub(super) fn parse_doc(id: &str, doc: &str) -> Result<Review, DbError> {
+    serde_json::from_str(doc).map_err(|e| DbError::Damaged(format!("review {id}: {e}")))
+}

@@ -1,0 +1,263 @@
+//! The storage layer's queries, in process, on SQLite and on PostgreSQL: the
+//! same calls must give the same answers on both (pages and their cursors,
+//! filters, text search, counts, the change feed, compare-and-swap and the
+//! idempotency records). The HTTP tests reach these through the server; here
+//! each query is checked on its own.
+
+use crate::support::fresh_database;
+use countersign_domain::demo::{numbered, numbered_id};
+use countersign_domain::model::{ConfirmStatus, DecisionStatus};
+use countersign_domain::wire::{ChangeKind, Order, ReviewQuery};
+use countersign_domain::{decide, DecisionInput, MplpId, Review};
+use countersign_server::store::{ChangeError, Cursor, Db, IdempotentResult};
+
+/// Reviews 1..=COUNT: plans asked by `agent-0` … `agent-6`.
+const COUNT: usize = 30;
+
+/// Runs `check` on a fresh SQLite file and, when configured, a fresh PostgreSQL database.
+fn on_both(
+    name: &str,
+    check: impl Fn(Db) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>,
+) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = format!("sqlite://{}", dir.path().join("store.db").display());
+    let mut addresses = vec![sqlite];
+    addresses.extend(fresh_database(name));
+    for address in addresses {
+        runtime.block_on(async {
+            let db = Db::open(&address).await.unwrap();
+            check(db).await;
+        });
+    }
+}
+
+/// A store holding reviews 1..=COUNT.
+async fn seeded(db: &Db) -> Vec<Review> {
+    let reviews: Vec<Review> = (1..=COUNT).map(|n| numbered(n).unwrap()).collect();
+    assert_eq!(
+        db.insert_reviews(&reviews, "key_test").await.unwrap(),
+        COUNT as u64
+    );
+    reviews
+}
+
+fn query(limit: u32) -> ReviewQuery {
+    ReviewQuery {
+        limit,
+        ..ReviewQuery::default()
+    }
+}
+
+/// Every id of every page of `query`, following the cursors.
+async fn every_page(db: &Db, query: &ReviewQuery) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut after: Option<Cursor> = None;
+    loop {
+        let page = db.list_summaries(query, after.as_ref()).await.unwrap();
+        assert!(page.items.len() <= query.limit as usize);
+        ids.extend(page.items.iter().map(|s| s.id.to_string()));
+        match page.next {
+            Some(next) => after = Some(next),
+            None => return ids,
+        }
+    }
+}
+
+fn approved(review: &Review) -> Review {
+    let input = DecisionInput {
+        status: DecisionStatus::Approved,
+        decided_by_role: "reviewer".into(),
+        reason: None,
+        tool_call: None,
+    };
+    let mut n = 0u8;
+    let mut ids = || {
+        n += 1;
+        MplpId::from_random_bytes([n; 16])
+    };
+    decide(review, &input, chrono::Utc::now(), &mut ids).unwrap()
+}
+
+#[test]
+fn pages_follow_their_cursors_through_every_review_once_in_either_order() {
+    on_both("store_pages", |db| {
+        Box::pin(async move {
+            let reviews = seeded(&db).await;
+            let mut by_time: Vec<(String, String)> = reviews
+                .iter()
+                .map(|r| {
+                    let at = r.confirm.requested_at.to_utc().to_rfc3339();
+                    (at, r.confirm.confirm_id.to_string())
+                })
+                .collect();
+            by_time.sort();
+            let oldest_first: Vec<String> = by_time.into_iter().map(|(_, id)| id).collect();
+            let mut newest_first = oldest_first.clone();
+            newest_first.reverse();
+            let ordered = |order, limit| ReviewQuery {
+                order,
+                ..query(limit)
+            };
+            assert_eq!(
+                every_page(&db, &ordered(Order::Oldest, 7)).await,
+                oldest_first
+            );
+            assert_eq!(
+                every_page(&db, &ordered(Order::Newest, 7)).await,
+                newest_first
+            );
+            // The full documents page the same way.
+            let page = db
+                .list_reviews(&ordered(Order::Newest, 5), None)
+                .await
+                .unwrap();
+            let ids: Vec<String> = page
+                .items
+                .iter()
+                .map(|r| r.confirm.confirm_id.to_string())
+                .collect();
+            assert_eq!(ids, newest_first[..5]);
+        })
+    });
+}
+
+#[test]
+fn filters_and_text_search_find_the_same_reviews_on_both_databases() {
+    on_both("store_filters", |db| {
+        Box::pin(async move {
+            seeded(&db).await;
+            let mut by_agent = query(100);
+            by_agent.requester = Some("agent-3".into());
+            let mut found = every_page(&db, &by_agent).await;
+            found.sort();
+            let mut expected: Vec<String> = (1..=COUNT)
+                .filter(|n| n % 7 == 3)
+                .map(numbered_id)
+                .collect();
+            expected.sort();
+            assert_eq!(found, expected);
+            // Any substring, any case; wildcards are text.
+            let mut text = query(100);
+            text.text = "REQUEST 2".into();
+            let mut found = every_page(&db, &text).await;
+            found.sort();
+            let mut expected: Vec<String> =
+                [2].into_iter().chain(20..=29).map(numbered_id).collect();
+            expected.sort();
+            assert_eq!(found, expected);
+            text.text = "request 2 production".into();
+            assert!(every_page(&db, &text).await.is_empty());
+            text.text = "100%_".into();
+            assert!(every_page(&db, &text).await.is_empty());
+            let mut approved_only = query(100);
+            approved_only.status = Some(ConfirmStatus::Approved);
+            assert!(every_page(&db, &approved_only).await.is_empty());
+            let requesters = db.requesters(100).await.unwrap();
+            let expected: Vec<String> = (0..7).map(|n| format!("agent-{n}")).collect();
+            assert_eq!(requesters, expected);
+            assert_eq!(db.requesters(2).await.unwrap(), expected[..2]);
+        })
+    });
+}
+
+#[test]
+fn counts_oldest_pending_and_the_feed_follow_each_stored_change() {
+    on_both("store_feed", |db| {
+        Box::pin(async move {
+            let reviews = seeded(&db).await;
+            assert_eq!(db.status_counts().await.unwrap().pending, COUNT as u64);
+            let oldest = reviews
+                .iter()
+                .map(|r| r.confirm.requested_at.to_utc())
+                .min()
+                .unwrap();
+            assert_eq!(db.oldest_pending().await.unwrap(), Some(oldest));
+            assert_eq!(db.last_change().await.unwrap(), COUNT as i64);
+            let stored = db.review(&numbered_id(4)).await.unwrap().unwrap();
+            db.replace_review(
+                stored.version,
+                &approved(&stored.review),
+                ChangeKind::Decided,
+                None,
+            )
+            .await
+            .unwrap();
+            let counts = db.status_counts().await.unwrap();
+            assert_eq!((counts.pending, counts.approved), (COUNT as u64 - 1, 1));
+            let changes = db.changes_after(COUNT as i64 - 1, 10).await.unwrap();
+            let seen: Vec<(ChangeKind, ConfirmStatus)> =
+                changes.iter().map(|c| (c.kind, c.status)).collect();
+            assert_eq!(
+                seen,
+                [
+                    (ChangeKind::Created, ConfirmStatus::Pending),
+                    (ChangeKind::Decided, ConfirmStatus::Approved)
+                ]
+            );
+            assert_eq!(changes[1].confirm_id, numbered_id(4));
+            assert_eq!(changes[1].summary.status, ConfirmStatus::Approved);
+            let with_docs = db.feed_after(COUNT as i64, 10).await.unwrap();
+            assert_eq!(with_docs.len(), 1);
+            assert_eq!(with_docs[0].1["confirm"]["status"], "approved");
+        })
+    });
+}
+
+#[test]
+fn a_stale_change_is_refused_and_an_idempotency_record_is_kept_once() {
+    on_both("store_cas", |db| {
+        Box::pin(async move {
+            seeded(&db).await;
+            let stored = db.review(&numbered_id(9)).await.unwrap().unwrap();
+            let next = approved(&stored.review);
+            let result = IdempotentResult {
+                request: "{\"status\":\"approved\"}".into(),
+                response: "{\"ok\":true}".into(),
+            };
+            db.replace_review(
+                stored.version,
+                &next,
+                ChangeKind::Decided,
+                Some(("key_r", "idem-1", &result)),
+            )
+            .await
+            .unwrap();
+            let kept = db
+                .idempotent_result("key_r", "idem-1")
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                (kept.request, kept.response),
+                (result.request.clone(), result.response.clone())
+            );
+            assert!(db
+                .idempotent_result("key_r", "idem-2")
+                .await
+                .unwrap()
+                .is_none());
+            // Read at the old version: someone changed it meanwhile.
+            let again = db
+                .replace_review(stored.version, &next, ChangeKind::Decided, None)
+                .await;
+            assert!(matches!(again, Err(ChangeError::Stale)), "{again:?}");
+            // The same key again: a duplicate request, and nothing changes.
+            let fresh = db.review(&numbered_id(10)).await.unwrap().unwrap();
+            let duplicate = db
+                .replace_review(
+                    fresh.version,
+                    &approved(&fresh.review),
+                    ChangeKind::Decided,
+                    Some(("key_r", "idem-1", &result)),
+                )
+                .await;
+            assert!(
+                matches!(duplicate, Err(ChangeError::DuplicateRequest)),
+                "{duplicate:?}"
+            );
+            let unchanged = db.review(&numbered_id(10)).await.unwrap().unwrap();
+            assert_eq!(unchanged.version, fresh.version);
+        })
+    });
+}
