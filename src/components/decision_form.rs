@@ -135,7 +135,6 @@ pub fn DecisionForm(
     #[prop(optional)] call: Option<ToolCallReview>,
     #[prop(optional)] answers: Option<Vec<Answer>>,
 ) -> impl IntoView {
-    let desk = expect_context::<Desk>();
     let offer = match (&call, &answers) {
         (_, Some(answers)) => Offer::interrupt(answers),
         // An agent that cannot run edited arguments is not offered an edit.
@@ -153,60 +152,79 @@ pub fn DecisionForm(
         }
         None => Signal::derive(|| false),
     };
-    // What was typed before this form was drawn again stays.
-    let draft = desk.draft(id);
-    let role = RwSignal::new(
-        draft
-            .role
-            .unwrap_or_else(|| desk.settings().get_untracked().reviewer_role),
-    );
-    let reason = RwSignal::new(draft.reason);
-    let role_error = RwSignal::new(None::<String>);
-    let reason_error = RwSignal::new(None::<String>);
-    let form_error = RwSignal::new(None::<String>);
-    let reason_ref = NodeRef::<html::Textarea>::new();
-    let busy = RwSignal::new(false);
-    let held = RwSignal::new(
-        desk.held(id)
-            .map(|waiting| DecisionFailure::Held(waiting).to_string()),
-    );
-    // The last attempt and its idempotency key: the same decision sent again
-    // (after a network failure) keeps the key, so it is never recorded twice.
-    let attempt = StoredValue::new(None::<(DecisionInput, String)>);
+    let form = FormState::new(id, tool);
+    let answers_given = answers.is_some();
+    let blocked = problems > 0;
+    view! {
+        <form class="decision" aria-labelledby="decision-title" on:submit=|ev| ev.prevent_default()>
+            <h2 id="decision-title">"Your decision"</h2>
+            <RoleField id role=form.role role_error=form.role_error />
+            <ReasonField form offer />
+            {tool.map(|options| view! { <ToolChoiceFields options /> })}
+            <FormNotices form expired problems answers_given />
+            <DecisionButtons form offer expired blocked answers_given />
+        </form>
+    }
+}
 
-    // (Also called when a decision fails after the form may have gone.)
-    let focus_reason = move || {
-        if let Some(el) = reason_ref.try_get_untracked().flatten() {
-            let _ = el.focus();
+/// What the form holds between keystrokes and attempts. Its intents:
+/// [`FormState::submit`] a decision, [`FormState::show`] why one failed.
+#[derive(Clone, Copy)]
+struct FormState {
+    desk: Desk,
+    id: MplpId,
+    tool: Option<ToolOptions>,
+    role: RwSignal<String>,
+    reason: RwSignal<String>,
+    role_error: RwSignal<Option<String>>,
+    reason_error: RwSignal<Option<String>>,
+    form_error: RwSignal<Option<String>>,
+    reason_ref: NodeRef<html::Textarea>,
+    busy: RwSignal<bool>,
+    held: RwSignal<Option<String>>,
+    /// The last attempt and its idempotency key: the same decision sent again
+    /// (after a network failure) keeps the key, so it is never recorded twice.
+    attempt: StoredValue<Option<(DecisionInput, String)>>,
+}
+
+impl FormState {
+    /// The form of review `id`, with what was typed before it was drawn again.
+    fn new(id: MplpId, tool: Option<ToolOptions>) -> FormState {
+        let desk = expect_context::<Desk>();
+        let draft = desk.draft(id);
+        let role = draft
+            .role
+            .unwrap_or_else(|| desk.settings().get_untracked().reviewer_role);
+        FormState {
+            desk,
+            id,
+            tool,
+            role: RwSignal::new(role),
+            reason: RwSignal::new(draft.reason),
+            role_error: RwSignal::new(None),
+            reason_error: RwSignal::new(None),
+            form_error: RwSignal::new(None),
+            reason_ref: NodeRef::new(),
+            busy: RwSignal::new(false),
+            held: RwSignal::new(
+                desk.held(id)
+                    .map(|waiting| DecisionFailure::Held(waiting).to_string()),
+            ),
+            attempt: StoredValue::new(None),
         }
-    };
-    let show = move |failure: DecisionFailure| match failure {
-        DecisionFailure::Refused(DecideError::EmptyRole) => {
-            role_error.set(Some(DecideError::EmptyRole.to_string()));
-        }
-        DecisionFailure::Refused(DecideError::ReasonRequired) => {
-            reason_error.set(Some(DecideError::ReasonRequired.to_string()));
-            focus_reason();
-        }
-        DecisionFailure::RoleNotAllowed { .. }
-        | DecisionFailure::Refused(DecideError::Policy(PolicyRefusal::RoleMissing { .. })) => {
-            role_error.set(Some(failure.to_string()))
-        }
-        DecisionFailure::Conflict(message) => desk.notify(message),
-        // The review page shows the queued decision instead of the form.
-        DecisionFailure::Queued => {}
-        DecisionFailure::Held(_) => held.set(Some(failure.to_string())),
-        other => form_error.set(Some(other.to_string())),
-    };
-    let submit = move |status: DecisionStatus, feedback: bool| {
-        if busy.get_untracked() {
+    }
+
+    /// Sends the decision (once at a time), keeping the idempotency key of
+    /// an identical earlier attempt.
+    fn submit(self, status: DecisionStatus, feedback: bool) {
+        if self.busy.get_untracked() {
             return;
         }
-        role_error.set(None);
-        reason_error.set(None);
-        form_error.set(None);
-        held.set(None);
-        let tool_call = match (&tool, status, feedback) {
+        self.role_error.set(None);
+        self.reason_error.set(None);
+        self.form_error.set(None);
+        self.held.set(None);
+        let tool_call = match (&self.tool, status, feedback) {
             (_, DecisionStatus::Rejected, true) => Some(ToolChoice {
                 mode: Some(ToolMode::Feedback),
                 ..ToolChoice::default()
@@ -216,31 +234,61 @@ pub fn DecisionForm(
         };
         let input = DecisionInput {
             status,
-            decided_by_role: role.get_untracked(),
-            reason: Some(reason.get_untracked()),
+            decided_by_role: self.role.get_untracked(),
+            reason: Some(self.reason.get_untracked()),
             tool_call,
         };
-        let key = attempt
+        let key = self
+            .attempt
             .get_value()
             .filter(|(last, _)| *last == input)
             .map(|(_, key)| key)
             .unwrap_or_else(|| browser::new_id().to_string());
-        attempt.set_value(Some((input.clone(), key.clone())));
-        busy.set(true);
+        self.attempt.set_value(Some((input.clone(), key.clone())));
+        self.busy.set(true);
         leptos::task::spawn_local(async move {
-            let outcome = desk.decide(id, &input, &key).await;
-            busy.set(false);
+            let outcome = self.desk.decide(self.id, &input, &key).await;
+            self.busy.set(false);
             match outcome {
-                Ok(_) => desk.drop_draft(id),
-                Err(failure) => show(failure),
+                Ok(_) => self.desk.drop_draft(self.id),
+                Err(failure) => self.show(failure),
             }
         });
-    };
+    }
 
-    let blocked = problems > 0;
-    let is_tool = tool.is_some();
-    let answers_given = answers.is_some();
-    let reason_hint = match (offer.deny, offer.feedback) {
+    /// Shows why a decision was not recorded, next to what has to change.
+    /// (Also called when a decision fails after the form may have gone.)
+    fn show(self, failure: DecisionFailure) {
+        match failure {
+            DecisionFailure::Refused(DecideError::EmptyRole) => {
+                self.role_error
+                    .set(Some(DecideError::EmptyRole.to_string()));
+            }
+            DecisionFailure::Refused(DecideError::ReasonRequired) => {
+                self.reason_error
+                    .set(Some(DecideError::ReasonRequired.to_string()));
+                if let Some(el) = self.reason_ref.try_get_untracked().flatten() {
+                    let _ = el.focus();
+                }
+            }
+            DecisionFailure::RoleNotAllowed { .. }
+            | DecisionFailure::Refused(DecideError::Policy(PolicyRefusal::RoleMissing {
+                ..
+            })) => self.role_error.set(Some(failure.to_string())),
+            DecisionFailure::Conflict(message) => self.desk.notify(message),
+            // The review page shows the queued decision instead of the form.
+            DecisionFailure::Queued => {}
+            DecisionFailure::Held(_) => self.held.set(Some(failure.to_string())),
+            other => self.form_error.set(Some(other.to_string())),
+        }
+    }
+}
+
+/// The reason (or feedback) the agent reads; Ctrl+Enter rejects.
+#[component]
+fn ReasonField(form: FormState, offer: Offer) -> impl IntoView {
+    let is_tool = form.tool.is_some();
+    let hint = match (offer.deny, offer.feedback) {
         _ if !is_tool => "(required to reject; Ctrl+Enter rejects)".to_owned(),
         (Some(deny), Some(feedback)) => format!(
             "(required to {} or {}; the agent sees it)",
@@ -255,7 +303,90 @@ pub fn DecisionForm(
         }
         (None, None) => "(kept in the history)".to_owned(),
     };
-    let approve_label = move || match tool.map(|t| t.mode.get()) {
+    let FormState {
+        desk,
+        id,
+        reason,
+        reason_error,
+        reason_ref,
+        ..
+    } = form;
+    view! {
+        <div class="field">
+            <label for="reason">{if is_tool { "Reason or feedback " } else { "Reason " }} <span class="subtle">{hint}</span></label>
+            <textarea
+                id="reason"
+                rows="3"
+                node_ref=reason_ref
+                prop:value=move || reason.get()
+                on:input=move |ev| {
+                    let typed = event_target_value(&ev);
+                    desk.edit_draft(id, |d| d.reason = typed.clone());
+                    reason.set(typed);
+                }
+                on:keydown=move |ev| {
+                    if ev.key() == "Enter" && (ev.ctrl_key() || ev.meta_key()) && offer.deny.is_some() {
+                        ev.prevent_default();
+                        form.submit(DecisionStatus::Rejected, false);
+                    }
+                }
+                aria-invalid=move || reason_error.with(Option::is_some).to_string()
+                aria-describedby="reason-error"
+            ></textarea>
+            <p id="reason-error" class="field-error" role="alert">{move || reason_error.get()}</p>
+        </div>
+    }
+}
+
+/// What stands in the way of a decision, and what is happening to one.
+#[component]
+fn FormNotices(
+    form: FormState,
+    expired: Signal<bool>,
+    problems: usize,
+    answers_given: bool,
+) -> impl IntoView {
+    let FormState {
+        form_error,
+        busy,
+        held,
+        ..
+    } = form;
+    view! {
+        {move || expired.get().then(|| view! {
+            <p class="notice notice-danger">"This request has expired: it can no longer be approved (it is denied by default)."</p>
+        })}
+        {(problems > 0).then(|| view! {
+            <p id="approval-blocked" class="notice notice-danger">
+                {format!(
+                    "Approval is impossible: this request has {problems} validation problem{} (listed under Problems). You can still reject or cancel it.",
+                    if problems == 1 { "" } else { "s" }
+                )}
+            </p>
+        })}
+        <p class="field-error" role="alert">{move || form_error.get()}</p>
+        <p class="subtle" role="status">{move || busy.get().then_some(if answers_given {
+            "Resuming the thread, and waiting for LangGraph to run it…"
+        } else {
+            "Saving your decision…"
+        })}</p>
+        <p class="notice" role="status" hidden=move || held.with(Option::is_none)>{move || held.get()}</p>
+    }
+}
+
+/// The buttons the offer holds: approve (however the call is set to be
+/// approved), deny, send feedback, cancel.
+#[component]
+fn DecisionButtons(
+    form: FormState,
+    offer: Offer,
+    expired: Signal<bool>,
+    blocked: bool,
+    answers_given: bool,
+) -> impl IntoView {
+    let busy = form.busy;
+    let is_tool = form.tool.is_some();
+    let approve_label = move || match form.tool.map(|t| t.mode.get()) {
         Some(ToolMode::Scope) => "Approve with scope",
         Some(ToolMode::Edit) => "Approve edited call",
         Some(_) if answers_given => "Approve",
@@ -263,74 +394,28 @@ pub fn DecisionForm(
         None => "Approve",
     };
     view! {
-        <form class="decision" aria-labelledby="decision-title" on:submit=|ev| ev.prevent_default()>
-            <h2 id="decision-title">"Your decision"</h2>
-            <RoleField id role role_error />
-            <div class="field">
-                <label for="reason">{if is_tool { "Reason or feedback " } else { "Reason " }} <span class="subtle">{reason_hint}</span></label>
-                <textarea
-                    id="reason"
-                    rows="3"
-                    node_ref=reason_ref
-                    prop:value=move || reason.get()
-                    on:input=move |ev| {
-                        let typed = event_target_value(&ev);
-                        desk.edit_draft(id, |d| d.reason = typed.clone());
-                        reason.set(typed);
-                    }
-                    on:keydown=move |ev| {
-                        if ev.key() == "Enter" && (ev.ctrl_key() || ev.meta_key()) && offer.deny.is_some() {
-                            ev.prevent_default();
-                            submit(DecisionStatus::Rejected, false);
-                        }
-                    }
-                    aria-invalid=move || reason_error.with(Option::is_some).to_string()
-                    aria-describedby="reason-error"
-                ></textarea>
-                <p id="reason-error" class="field-error" role="alert">{move || reason_error.get()}</p>
-            </div>
-            {tool.map(|options| view! { <ToolChoiceFields options /> })}
-            {move || expired.get().then(|| view! {
-                <p class="notice notice-danger">"This request has expired: it can no longer be approved (it is denied by default)."</p>
+        <div class="actions decision-actions">
+            {offer.approves().then(|| view! {
+                <button
+                    id="approve"
+                    type="button"
+                    class="button-approve"
+                    disabled=move || blocked || busy.get() || expired.get()
+                    aria-describedby=blocked.then_some("approval-blocked")
+                    aria-keyshortcuts="a"
+                    on:click=move |_| form.submit(DecisionStatus::Approved, false)
+                >{approve_label}</button>
             })}
-            {blocked.then(|| view! {
-                <p id="approval-blocked" class="notice notice-danger">
-                    {format!(
-                        "Approval is impossible: this request has {problems} validation problem{} (listed under Problems). You can still reject or cancel it.",
-                        if problems == 1 { "" } else { "s" }
-                    )}
-                </p>
+            {offer.deny.map(|label| view! {
+                <button id="reject" type="button" class="button-reject" aria-keyshortcuts="r" disabled=move || busy.get() on:click=move |_| form.submit(DecisionStatus::Rejected, false)>{label}</button>
             })}
-            <p class="field-error" role="alert">{move || form_error.get()}</p>
-            <p class="subtle" role="status">{move || busy.get().then_some(if answers_given {
-                "Resuming the thread, and waiting for LangGraph to run it…"
-            } else {
-                "Saving your decision…"
-            })}</p>
-            <p class="notice" role="status" hidden=move || held.with(Option::is_none)>{move || held.get()}</p>
-            <div class="actions decision-actions">
-                {offer.approves().then(|| view! {
-                    <button
-                        id="approve"
-                        type="button"
-                        class="button-approve"
-                        disabled=move || blocked || busy.get() || expired.get()
-                        aria-describedby=blocked.then_some("approval-blocked")
-                        aria-keyshortcuts="a"
-                        on:click=move |_| submit(DecisionStatus::Approved, false)
-                    >{approve_label}</button>
-                })}
-                {offer.deny.map(|label| view! {
-                    <button id="reject" type="button" class="button-reject" aria-keyshortcuts="r" disabled=move || busy.get() on:click=move |_| submit(DecisionStatus::Rejected, false)>{label}</button>
-                })}
-                {offer.feedback.filter(|_| is_tool).map(|label| view! {
-                    <button id="feedback" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| submit(DecisionStatus::Rejected, true)>{label}</button>
-                })}
-                {offer.cancel.map(|label| view! {
-                    <button id="cancel" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| submit(DecisionStatus::Cancelled, false)>{label}</button>
-                })}
-            </div>
-        </form>
+            {offer.feedback.filter(|_| is_tool).map(|label| view! {
+                <button id="feedback" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| form.submit(DecisionStatus::Rejected, true)>{label}</button>
+            })}
+            {offer.cancel.map(|label| view! {
+                <button id="cancel" type="button" class="button-quiet" disabled=move || busy.get() on:click=move |_| form.submit(DecisionStatus::Cancelled, false)>{label}</button>
+            })}
+        </div>
     }
 }
 

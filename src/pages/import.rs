@@ -35,28 +35,45 @@ impl Outcome {
     }
 }
 
-/// The number of the next outcome shown. Imports finish after awaits, when the
-/// page may have been left (then the import is still stored, and not shown).
-fn next_number(outcomes: RwSignal<Vec<Outcome>>) -> usize {
-    outcomes.try_with_untracked(Vec::len).unwrap_or_default() + 1
+/// The imports of this visit: what each source came to, newest first. Its
+/// intents: [`Imports::run`] a text, [`Imports::read_files`] dropped or chosen.
+#[derive(Clone, Copy)]
+struct Imports {
+    desk: Desk,
+    outcomes: RwSignal<Vec<Outcome>>,
 }
 
-/// The import and export page.
-#[component]
-pub fn ImportPage() -> impl IntoView {
-    let desk = expect_context::<Desk>();
-    let pasted = RwSignal::new(String::new());
-    let outcomes = RwSignal::new(Vec::<Outcome>::new());
-    let dragging = RwSignal::new(false);
-    let export_message = RwSignal::new(None::<String>);
+impl Imports {
+    /// The number of the next outcome shown. Imports finish after awaits, when
+    /// the page may have been left (then the import is still stored, and not shown).
+    fn next_number(self) -> usize {
+        self.outcomes
+            .try_with_untracked(Vec::len)
+            .unwrap_or_default()
+            + 1
+    }
 
-    let refuse = move |source: String, error: String| {
-        let number = next_number(outcomes);
-        outcomes.update(|o| o.insert(0, Outcome::failed(number, source, vec![], error)));
-    };
-    let import_now = move |source: String, text: String| {
-        let known = desk.held_ids();
-        let number = next_number(outcomes);
+    fn show(self, outcome: Outcome) {
+        self.outcomes.update(|o| o.insert(0, outcome));
+    }
+
+    /// Says that `source` gave nothing, and why.
+    fn refuse(self, source: String, error: String) {
+        self.show(Outcome::failed(self.next_number(), source, vec![], error));
+    }
+
+    /// Imports `text` from `source` once every stored review is read (an
+    /// import is checked against all of them).
+    fn run(self, source: String, text: String) {
+        leptos::task::spawn_local(async move {
+            self.desk.read_all().await;
+            self.import_now(source, text);
+        });
+    }
+
+    fn import_now(self, source: String, text: String) {
+        let known = self.desk.held_ids();
+        let number = self.next_number();
         let outcome = match exchange::import(&text, &known) {
             Err(error) => Outcome::failed(number, source, vec![], error),
             Ok(ImportReport {
@@ -65,7 +82,7 @@ pub fn ImportPage() -> impl IntoView {
                 checked_only,
             }) => {
                 let count = accepted.len();
-                match desk.add(accepted) {
+                match self.desk.add(accepted) {
                     Ok(_) => Outcome {
                         number,
                         source,
@@ -78,119 +95,131 @@ pub fn ImportPage() -> impl IntoView {
                 }
             }
         };
-        outcomes.update(|o| o.insert(0, outcome));
-    };
-    // An import is checked against every stored review, so it waits until they are read.
-    let run = move |source: String, text: String| {
-        leptos::task::spawn_local(async move {
-            desk.read_all().await;
-            import_now(source, text);
-        });
-    };
+        self.show(outcome);
+    }
 
-    let read_files = move |files: Option<web_sys::FileList>| {
+    /// Reads each file and imports it under its name.
+    fn read_files(self, files: Option<web_sys::FileList>) {
         let Some(files) = files else { return };
         for i in 0..files.length() {
             let Some(file) = files.item(i) else { continue };
             let name = file.name();
             leptos::task::spawn_local(async move {
                 match JsFuture::from(file.text()).await {
-                    Ok(text) => run(name, text.as_string().unwrap_or_default()),
-                    Err(_) => refuse(name, "the file could not be read".into()),
+                    Ok(text) => self.run(name, text.as_string().unwrap_or_default()),
+                    Err(_) => self.refuse(name, "the file could not be read".into()),
                 }
             });
         }
-    };
+    }
+}
 
-    // Exports hold every review (they wait until the stored ones are read).
-    let export_all = move |_| {
-        leptos::task::spawn_local(async move {
-            let message = match desk.every_review().await {
-                Ok(reviews) => {
-                    let text = exchange::export_all(&reviews.iter().collect::<Vec<_>>());
-                    download("countersign-reviews.json", "application/json", &text).err()
-                }
-                Err(e) => Some(format!("The reviews could not be read: {e}")),
-            };
-            export_message.set(message);
-        });
+/// The import and export page.
+#[component]
+pub fn ImportPage() -> impl IntoView {
+    let imports = Imports {
+        desk: expect_context::<Desk>(),
+        outcomes: RwSignal::new(Vec::new()),
     };
-    let export_samples = move |_| {
-        leptos::task::spawn_local(async move {
-            let message = match desk.every_review().await {
-                Ok(reviews) => {
-                    let text =
-                        exchange::learning_samples_ndjson(&reviews.iter().collect::<Vec<_>>());
-                    if text.is_empty() {
-                        Some(
-                            "No review is decided yet, so there is no learning sample to export."
-                                .to_owned(),
-                        )
-                    } else {
-                        download(
-                            "countersign-learning-samples.ndjson",
-                            "application/x-ndjson",
-                            &text,
-                        )
-                        .err()
-                    }
-                }
-                Err(e) => Some(format!("The reviews could not be read: {e}")),
-            };
-            export_message.set(message);
-        });
-    };
-
+    let pasted = RwSignal::new(String::new());
     view! {
         <section class="import" aria-labelledby="import-title">
             <div class="page-head">
                 <h1 id="import-title">"Import and export"</h1>
                 <p class="subtle">"MPLP v1.0 JSON: a Confirm with its Plan, an array of documents, or files exported by Countersign."</p>
             </div>
-            <div
-                class="dropzone"
-                class:dragging=move || dragging.get()
-                on:dragover=move |ev| { ev.prevent_default(); dragging.set(true); }
-                on:dragleave=move |_| dragging.set(false)
-                on:drop=move |ev| {
-                    ev.prevent_default();
-                    dragging.set(false);
-                    read_files(ev.data_transfer().and_then(|d| d.files()));
-                }
-            >
-                <label for="import-files">"Drop JSON files here, or choose them"</label>
-                <input
-                    id="import-files"
-                    type="file"
-                    accept="application/json,.json"
-                    multiple
-                    on:change=move |ev| {
-                        use wasm_bindgen::JsCast;
-                        let input = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
-                        read_files(input.and_then(|i| i.files()));
-                    }
-                />
-            </div>
+            <DropZone imports />
             <div class="field">
                 <label for="import-text">"Or paste JSON"</label>
                 <textarea id="import-text" rows="8" spellcheck="false" prop:value=move || pasted.get() on:input=move |ev| pasted.set(event_target_value(&ev))></textarea>
             </div>
             <div class="actions">
-                <button type="button" class="button-primary" on:click=move |_| run("Pasted JSON".into(), pasted.get_untracked())>"Check and import"</button>
+                <button type="button" class="button-primary" on:click=move |_| imports.run("Pasted JSON".into(), pasted.get_untracked())>"Check and import"</button>
             </div>
             <div aria-live="polite">
-                <For each=move || outcomes.get() key=|o| o.number let:outcome>
+                <For each=move || imports.outcomes.get() key=|o| o.number let:outcome>
                     <ImportOutcome outcome />
                 </For>
             </div>
-            <h2>"Export"</h2>
-            <p class="subtle">"Every review as MPLP JSON (readable by any MPLP tool), or the learning samples of decided reviews as NDJSON."</p>
-            <div class="actions">
-                <button type="button" on:click=export_all>"Export all reviews"</button>
-                <button type="button" on:click=export_samples>"Export learning samples"</button>
-                <span role="status" class="subtle">{move || export_message.get()}</span>
-            </div>
+            <Export />
         </section>
+    }
+}
+
+/// Files dropped here, or chosen, are imported.
+#[component]
+fn DropZone(imports: Imports) -> impl IntoView {
+    let dragging = RwSignal::new(false);
+    view! {
+        <div
+            class="dropzone"
+            class:dragging=move || dragging.get()
+            on:dragover=move |ev| { ev.prevent_default(); dragging.set(true); }
+            on:dragleave=move |_| dragging.set(false)
+            on:drop=move |ev| {
+                ev.prevent_default();
+                dragging.set(false);
+                imports.read_files(ev.data_transfer().and_then(|d| d.files()));
+            }
+        >
+            <label for="import-files">"Drop JSON files here, or choose them"</label>
+            <input
+                id="import-files"
+                type="file"
+                accept="application/json,.json"
+                multiple
+                on:change=move |ev| {
+                    use wasm_bindgen::JsCast;
+                    let input = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
+                    imports.read_files(input.and_then(|i| i.files()));
+                }
+            />
+        </div>
+    }
+}
+
+/// Every review as MPLP JSON, or the decided ones' learning samples as NDJSON
+/// (each waits until the stored reviews are read).
+#[component]
+fn Export() -> impl IntoView {
+    let desk = expect_context::<Desk>();
+    let message = RwSignal::new(None::<String>);
+    let export = move |samples: bool| {
+        leptos::task::spawn_local(async move {
+            let said = match desk.every_review().await {
+                Ok(reviews) => {
+                    let reviews: Vec<_> = reviews.iter().collect();
+                    if !samples {
+                        let text = exchange::export_all(&reviews);
+                        download("countersign-reviews.json", "application/json", &text).err()
+                    } else {
+                        match exchange::learning_samples_ndjson(&reviews) {
+                            text if text.is_empty() => Some(
+                                "No review is decided yet, so there is no learning sample to export."
+                                    .to_owned(),
+                            ),
+                            text => download(
+                                "countersign-learning-samples.ndjson",
+                                "application/x-ndjson",
+                                &text,
+                            )
+                            .err(),
+                        }
+                    }
+                }
+                Err(e) => Some(format!("The reviews could not be read: {e}")),
+            };
+            message.set(said);
+        });
+    };
+    view! {
+        <h2>"Export"</h2>
+        <p class="subtle">"Every review as MPLP JSON (readable by any MPLP tool), or the learning samples of decided reviews as NDJSON."</p>
+        <div class="actions">
+            <button type="button" on:click=move |_| export(false)>"Export all reviews"</button>
+            <button type="button" on:click=move |_| export(true)>"Export learning samples"</button>
+            <span role="status" class="subtle">{move || message.get()}</span>
+        </div>
     }
 }
 

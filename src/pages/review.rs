@@ -11,11 +11,12 @@ use crate::desk::{Desk, Entry, Link, Unfound};
 use crate::download::download;
 use crate::exchange;
 use crate::router::href;
-use countersign_domain::model::ConfirmStatus;
+use countersign_domain::langgraph::Answer;
+use countersign_domain::model::{Confirm, ConfirmStatus, Plan};
 use countersign_domain::policy::Rule;
 use countersign_domain::text::reveal;
 use countersign_domain::toolcall::RiskTier;
-use countersign_domain::{MplpId, Review};
+use countersign_domain::{Issue, MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -167,100 +168,34 @@ fn Reading() -> impl IntoView {
     view! { <p class="subtle" role="status">"Reading the stored reviews…"</p> }
 }
 
+/// An opened review: what was asked, the plan or the call, its problems and
+/// history, the decision (or how it was decided), and the raw documents.
 #[component]
 fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
     let confirm = review.confirm.clone();
     let issues = review.validate();
-    let problem_count = issues.len();
-    let now = crate::browser::now();
+    let problems = issues.len();
     let plan = review.plan().cloned().map(Arc::new);
-    let raw = serde_json::to_string_pretty(&exchange::documents(&review)).unwrap_or_default();
-    let copied = RwSignal::new(None::<String>);
-    let raw_for_copy = raw.clone();
-    let copy = move |_| {
-        let clipboard = web_sys::window().map(|w| w.navigator().clipboard());
-        match clipboard {
-            Some(c) => {
-                let _ = c.write_text(&raw_for_copy);
-                copied.set(Some("Copied to the clipboard.".to_owned()));
-            }
-            None => copied.set(Some(
-                "The clipboard is not available; select the text instead.".to_owned(),
-            )),
-        }
-    };
-    let raw_for_download = raw.clone();
-    let file_name = format!("review-{}.json", confirm.confirm_id);
-    let export = move |_| {
-        if let Err(e) = download(&file_name, "application/json", &raw_for_download) {
-            copied.set(Some(e));
-        }
-    };
     let mut events: Vec<_> = confirm.events.clone().unwrap_or_default();
     events.extend(
         plan.iter()
             .flat_map(|p| p.events.clone().unwrap_or_default()),
     );
     events.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
-    let pending = confirm.status == ConfirmStatus::Pending;
     let desk = expect_context::<Desk>();
     let facts = desk.interrupt_facts(confirm.confirm_id);
     let answers = facts.as_ref().map(|f| f.allowed.clone());
+    let pending = confirm.status == ConfirmStatus::Pending;
     let interrupt = desk.langgraph().is_some();
-
     view! {
         <article class="review" aria-labelledby="review-title">
             <p class="breadcrumb"><a href=href("/") aria-keyshortcuts="Escape">"← Inbox"</a></p>
-            <header class="review-head">
-                <h1 id="review-title">{reveal::prose(entry.title())}</h1>
-                <p class="review-meta">
-                    <StatusBadge status=confirm.status />
-                    <span class="tag">{entry.kind_label().to_owned()}</span>
-                    <span>"asked by " <strong>{reveal::label(&confirm.requested_by_role)}</strong></span>
-                    <time datetime=confirm.requested_at.to_string() title=confirm.requested_at.exact()>
-                        {confirm.requested_at.ago(now)}
-                    </time>
-                </p>
-                {confirm.reason.clone().map(|text| view! {
-                    <LongText class="request-reason" label="Reason for the request" text />
-                })}
-                {facts.map(|facts| view! { <InterruptNote facts /> })}
-            </header>
-
+            <ReviewHead entry confirm=confirm.clone() facts />
             <div class="review-grid">
                 <div class="review-main-col">
                     {review.tool_call().cloned().map(|call| view! { <ToolCallPanel call pending interrupt /> })}
-                    {plan.clone().map(|plan| view! {
-                        <section aria-labelledby="plan-title" class="card">
-                            <h2 id="plan-title">"Plan"</h2>
-                            <p class="plan-title"><strong>{reveal::prose(&plan.title)}</strong> " " <PlanStatusBadge status=plan.status /></p>
-                            <LongText class="plan-objective" label="Plan objective" text=plan.objective.clone() />
-                            <PlanGraph plan=plan.clone() />
-                        </section>
-                    })}
-
-                    <section aria-labelledby="problems-title" class="card">
-                        <h2 id="problems-title">
-                            "Problems "
-                            <span class="count">{issues.len()}</span>
-                        </h2>
-                        {if issues.is_empty() {
-                            view! { <p class="subtle">"None: the request and its target pass every MPLP check."</p> }.into_any()
-                        } else {
-                            view! {
-                                <ul class="issues" aria-label="Validation problems">
-                                    {issues.into_iter().map(|i| view! {
-                                        <li>
-                                            <code class="issue-path">{i.path.clone()}</code>
-                                            <span class="issue-message">{i.message.clone()}</span>
-                                            <span class="issue-code subtle">{i.code.as_str()}</span>
-                                        </li>
-                                    }).collect_view()}
-                                </ul>
-                            }.into_any()
-                        }}
-                    </section>
-
+                    {plan.map(|plan| view! { <PlanCard plan /> })}
+                    <Problems issues />
                     <section aria-labelledby="history-title" class="card">
                         <h2 id="history-title">"Decision history"</h2>
                         <DecisionTimeline confirm=confirm.clone() deciders=review.deciders.clone() />
@@ -268,87 +203,212 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
                         <EventList events />
                     </section>
                 </div>
-
                 <aside class="review-side-col" aria-label="Decision and details">
                     <Quorum review=review.clone() />
                     {if pending {
-                        let (id, problems) = (confirm.confirm_id, problem_count);
-                        let call = review.tool_call().cloned();
-                        let key = id.to_string();
-                        view! {
-                            {move || match desk.queued(&key) {
-                                Some(queued) => view! {
-                                    <section class="card queued" role="status">
-                                        <h2>"Queued on this device"</h2>
-                                        <p>
-                                            <strong>{queued.input.status.as_str()}</strong>
-                                            {format!(" as {}", reveal::label(&queued.input.decided_by_role))}
-                                            {queued.input.reason.clone().filter(|r| !r.trim().is_empty()).map(|r| format!(": “{}”", reveal::prose(&r)))}
-                                        </p>
-                                        <p class="subtle">"The server cannot be reached. This decision is kept in this browser and sent as soon as the server is back (never twice)."</p>
-                                    </section>
-                                }.into_any(),
-                                None => match (call.clone(), answers.clone()) {
-                                    (Some(call), Some(answers)) => view! { <DecisionForm id problems call answers /> }.into_any(),
-                                    (Some(call), None) => view! { <DecisionForm id problems call /> }.into_any(),
-                                    (None, _) => view! { <DecisionForm id problems /> }.into_any(),
-                                },
-                            }}
-                        }.into_any()
+                        view! { <Deciding review=review.clone() problems answers /> }.into_any()
                     } else {
-                        let last = confirm.last_decision().cloned();
-                        let local = !expect_context::<crate::desk::Desk>().remote();
-                        let redeem = review
-                            .tool_call()
-                            .filter(|_| local)
-                            .cloned()
-                            .map(|call| view! { <RedeemForm id=confirm.confirm_id call /> });
-                        view! {
-                            <section class="card decided" role="status">
-                                <h2>"Decided"</h2>
-                                <p>
-                                    <StatusBadge status=confirm.status />
-                                    {last.map(|d| format!(" by {} · {}", reveal::label(&d.decided_by_role), d.decided_at.exact()))}
-                                </p>
-                                {(confirm.status == ConfirmStatus::Rejected && review.tool_call().is_none()).then(|| view! {
-                                    <p class="subtle">"The requester can resubmit a revised request; it will appear as pending again."</p>
-                                })}
-                            </section>
-                            {redeem}
-                        }.into_any()
+                        view! { <Decided review=review.clone() /> }.into_any()
                     }}
-                    <section class="card" aria-labelledby="request-title">
-                        <h2 id="request-title">"Request"</h2>
-                        <dl class="fields">
-                            <dt>"Confirm id"</dt><dd><code>{confirm.confirm_id.to_string()}</code></dd>
-                            <dt>"Target"</dt><dd>{confirm.target_type.as_str()} " " <code>{confirm.target_id.to_string()}</code></dd>
-                            <dt>"Requested by"</dt><dd>{reveal::label(&confirm.requested_by_role)}</dd>
-                            <dt>"Requested at"</dt><dd>{confirm.requested_at.exact()}</dd>
-                            <dt>"Protocol"</dt><dd>{format!("MPLP {} (schema {})", confirm.meta.protocol_version, confirm.meta.schema_version)}</dd>
-                        </dl>
-                        <h3>"Trace"</h3>
-                        {match confirm.trace.clone() {
-                            Some(t) => view! {
-                                <dl class="fields">
-                                    <dt>"Trace id"</dt><dd><code>{t.trace_id.to_string()}</code></dd>
-                                    <dt>"Span id"</dt><dd><code>{t.span_id.to_string()}</code></dd>
-                                </dl>
-                            }.into_any(),
-                            None => view! { <p class="subtle">"No trace reference."</p> }.into_any(),
-                        }}
-                    </section>
+                    <RequestDetails confirm />
                 </aside>
             </div>
-
-            <details class="card raw">
-                <summary>"Raw JSON (MPLP documents)"</summary>
-                <div class="actions">
-                    <button type="button" on:click=copy>"Copy JSON"</button>
-                    <button type="button" on:click=export>"Download JSON"</button>
-                    <span role="status" class="subtle">{move || copied.get()}</span>
-                </div>
-                <pre><code>{raw}</code></pre>
-            </details>
+            <RawDocuments review />
         </article>
+    }
+}
+
+/// The title, status, requester, time and reason of the request.
+#[component]
+fn ReviewHead(
+    entry: Arc<Entry>,
+    confirm: Confirm,
+    facts: Option<crate::desk::InterruptFacts>,
+) -> impl IntoView {
+    let now = crate::browser::now();
+    view! {
+        <header class="review-head">
+            <h1 id="review-title">{reveal::prose(entry.title())}</h1>
+            <p class="review-meta">
+                <StatusBadge status=confirm.status />
+                <span class="tag">{entry.kind_label().to_owned()}</span>
+                <span>"asked by " <strong>{reveal::label(&confirm.requested_by_role)}</strong></span>
+                <time datetime=confirm.requested_at.to_string() title=confirm.requested_at.exact()>
+                    {confirm.requested_at.ago(now)}
+                </time>
+            </p>
+            {confirm.reason.clone().map(|text| view! {
+                <LongText class="request-reason" label="Reason for the request" text />
+            })}
+            {facts.map(|facts| view! { <InterruptNote facts /> })}
+        </header>
+    }
+}
+
+/// The plan: its title, status, objective and graph.
+#[component]
+fn PlanCard(plan: Arc<Plan>) -> impl IntoView {
+    view! {
+        <section aria-labelledby="plan-title" class="card">
+            <h2 id="plan-title">"Plan"</h2>
+            <p class="plan-title"><strong>{reveal::prose(&plan.title)}</strong> " " <PlanStatusBadge status=plan.status /></p>
+            <LongText class="plan-objective" label="Plan objective" text=plan.objective.clone() />
+            <PlanGraph plan=plan.clone() />
+        </section>
+    }
+}
+
+/// Every MPLP check the request or its target fails.
+#[component]
+fn Problems(issues: Vec<Issue>) -> impl IntoView {
+    let count = issues.len();
+    let list = if issues.is_empty() {
+        view! { <p class="subtle">"None: the request and its target pass every MPLP check."</p> }
+            .into_any()
+    } else {
+        view! {
+            <ul class="issues" aria-label="Validation problems">
+                {issues.into_iter().map(|i| view! {
+                    <li>
+                        <code class="issue-path">{i.path.clone()}</code>
+                        <span class="issue-message">{i.message.clone()}</span>
+                        <span class="issue-code subtle">{i.code.as_str()}</span>
+                    </li>
+                }).collect_view()}
+            </ul>
+        }
+        .into_any()
+    };
+    view! {
+        <section aria-labelledby="problems-title" class="card">
+            <h2 id="problems-title">"Problems " <span class="count">{count}</span></h2>
+            {list}
+        </section>
+    }
+}
+
+/// A pending review's decision form, or the decision queued on this device
+/// while the server cannot be reached.
+#[component]
+fn Deciding(review: Review, problems: usize, answers: Option<Vec<Answer>>) -> impl IntoView {
+    let desk = expect_context::<Desk>();
+    let id = review.confirm.confirm_id;
+    let call = review.tool_call().cloned();
+    let key = id.to_string();
+    move || {
+        match desk.queued(&key) {
+        Some(queued) => view! {
+            <section class="card queued" role="status">
+                <h2>"Queued on this device"</h2>
+                <p>
+                    <strong>{queued.input.status.as_str()}</strong>
+                    {format!(" as {}", reveal::label(&queued.input.decided_by_role))}
+                    {queued.input.reason.clone().filter(|r| !r.trim().is_empty()).map(|r| format!(": “{}”", reveal::prose(&r)))}
+                </p>
+                <p class="subtle">"The server cannot be reached. This decision is kept in this browser and sent as soon as the server is back (never twice)."</p>
+            </section>
+        }
+        .into_any(),
+        None => match (call.clone(), answers.clone()) {
+            (Some(call), Some(answers)) => view! { <DecisionForm id problems call answers /> }.into_any(),
+            (Some(call), None) => view! { <DecisionForm id problems call /> }.into_any(),
+            (None, _) => view! { <DecisionForm id problems /> }.into_any(),
+        },
+    }
+    }
+}
+
+/// How a decided review was decided, and (on this browser's storage) the
+/// token's redemption, as an agent would do it.
+#[component]
+fn Decided(review: Review) -> impl IntoView {
+    let confirm = &review.confirm;
+    let last = confirm.last_decision().cloned();
+    let local = !expect_context::<Desk>().remote();
+    let redeem = review
+        .tool_call()
+        .filter(|_| local)
+        .cloned()
+        .map(|call| view! { <RedeemForm id=confirm.confirm_id call /> });
+    let resubmittable = confirm.status == ConfirmStatus::Rejected && review.tool_call().is_none();
+    view! {
+        <section class="card decided" role="status">
+            <h2>"Decided"</h2>
+            <p>
+                <StatusBadge status=confirm.status />
+                {last.map(|d| format!(" by {} · {}", reveal::label(&d.decided_by_role), d.decided_at.exact()))}
+            </p>
+            {resubmittable.then(|| view! {
+                <p class="subtle">"The requester can resubmit a revised request; it will appear as pending again."</p>
+            })}
+        </section>
+        {redeem}
+    }
+}
+
+/// The request's ids, requester, time, protocol and trace.
+#[component]
+fn RequestDetails(confirm: Confirm) -> impl IntoView {
+    let trace = match confirm.trace.clone() {
+        Some(t) => view! {
+            <dl class="fields">
+                <dt>"Trace id"</dt><dd><code>{t.trace_id.to_string()}</code></dd>
+                <dt>"Span id"</dt><dd><code>{t.span_id.to_string()}</code></dd>
+            </dl>
+        }
+        .into_any(),
+        None => view! { <p class="subtle">"No trace reference."</p> }.into_any(),
+    };
+    view! {
+        <section class="card" aria-labelledby="request-title">
+            <h2 id="request-title">"Request"</h2>
+            <dl class="fields">
+                <dt>"Confirm id"</dt><dd><code>{confirm.confirm_id.to_string()}</code></dd>
+                <dt>"Target"</dt><dd>{confirm.target_type.as_str()} " " <code>{confirm.target_id.to_string()}</code></dd>
+                <dt>"Requested by"</dt><dd>{reveal::label(&confirm.requested_by_role)}</dd>
+                <dt>"Requested at"</dt><dd>{confirm.requested_at.exact()}</dd>
+                <dt>"Protocol"</dt><dd>{format!("MPLP {} (schema {})", confirm.meta.protocol_version, confirm.meta.schema_version)}</dd>
+            </dl>
+            <h3>"Trace"</h3>
+            {trace}
+        </section>
+    }
+}
+
+/// The review's MPLP documents as JSON, to copy or download.
+#[component]
+fn RawDocuments(review: Review) -> impl IntoView {
+    let raw = serde_json::to_string_pretty(&exchange::documents(&review)).unwrap_or_default();
+    let said = RwSignal::new(None::<String>);
+    let raw_for_copy = raw.clone();
+    let copy = move |_| {
+        let clipboard = web_sys::window().map(|w| w.navigator().clipboard());
+        match clipboard {
+            Some(c) => {
+                let _ = c.write_text(&raw_for_copy);
+                said.set(Some("Copied to the clipboard.".to_owned()));
+            }
+            None => said.set(Some(
+                "The clipboard is not available; select the text instead.".to_owned(),
+            )),
+        }
+    };
+    let raw_for_download = raw.clone();
+    let file_name = format!("review-{}.json", review.confirm.confirm_id);
+    let export = move |_| {
+        if let Err(e) = download(&file_name, "application/json", &raw_for_download) {
+            said.set(Some(e));
+        }
+    };
+    view! {
+        <details class="card raw">
+            <summary>"Raw JSON (MPLP documents)"</summary>
+            <div class="actions">
+                <button type="button" on:click=copy>"Copy JSON"</button>
+                <button type="button" on:click=export>"Download JSON"</button>
+                <span role="status" class="subtle">{move || said.get()}</span>
+            </div>
+            <pre><code>{raw}</code></pre>
+        </details>
     }
 }

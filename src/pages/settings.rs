@@ -17,15 +17,41 @@ fn reload() {
 #[component]
 pub fn SettingsPage() -> impl IntoView {
     let desk = expect_context::<Desk>();
-    let role = RwSignal::new(desk.settings().get_untracked().reviewer_role);
     let message = RwSignal::new(None::<String>);
-    let save = move |settings: Settings| {
-        message.set(Some(match desk.save_settings(settings) {
-            Ok(()) => "Saved.".to_owned(),
-            Err(e) => e.to_string(),
-        }));
-    };
-    let on_role = move |_| {
+    let awaiting = desk.awaiting_server();
+    // On a first visit to a server's desk, connecting comes first, and this
+    // browser's own storage is not offered.
+    let connection = move || view! { <ConnectionForm awaiting /> };
+    view! {
+        <section class="settings" aria-labelledby="settings-title">
+            <div class="page-head"><h1 id="settings-title">"Settings"</h1></div>
+            {awaiting.then(connection)}
+            <RoleCard message />
+            <ThemeCard message />
+            {(!awaiting).then(|| view! { <StorageCard message /> })}
+            <super::notifications::NotificationChoice />
+            {desk.is_served().then(|| view! { <super::devices::Devices /> <super::deliveries::WebhookDeliveries /> })}
+            {(!awaiting).then(connection)}
+            <p role="status" class="subtle">{move || message.get()}</p>
+        </section>
+    }
+}
+
+/// Saves the settings, saying whether that worked in `message`.
+fn save(settings: Settings, message: RwSignal<Option<String>>) {
+    let desk = expect_context::<Desk>();
+    message.set(Some(match desk.save_settings(settings) {
+        Ok(()) => "Saved.".to_owned(),
+        Err(e) => e.to_string(),
+    }));
+}
+
+/// The role decisions are signed with (never empty).
+#[component]
+fn RoleCard(message: RwSignal<Option<String>>) -> impl IntoView {
+    let desk = expect_context::<Desk>();
+    let role = RwSignal::new(desk.settings().get_untracked().reviewer_role);
+    let on_save = move || {
         let value = role.get_untracked().trim().to_owned();
         if value.is_empty() {
             message.set(Some(
@@ -33,22 +59,58 @@ pub fn SettingsPage() -> impl IntoView {
             ));
             return;
         }
-        save(Settings {
+        let settings = Settings {
             reviewer_role: value,
             ..desk.settings().get_untracked()
-        });
+        };
+        save(settings, message);
     };
+    view! {
+        <form class="card" on:submit=move |ev| { ev.prevent_default(); on_save(); }>
+            <div class="field">
+                <label for="reviewer-role">"Reviewer role"</label>
+                <p class="subtle">"Your decisions are signed with this role unless you change it on the form."</p>
+                <input id="reviewer-role" type="text" prop:value=move || role.get() on:input=move |ev| role.set(event_target_value(&ev)) />
+            </div>
+            <div class="actions"><button type="submit" class="button-primary">"Save role"</button></div>
+        </form>
+    }
+}
+
+/// Light, dark, or as the system says.
+#[component]
+fn ThemeCard(message: RwSignal<Option<String>>) -> impl IntoView {
+    let desk = expect_context::<Desk>();
     let on_theme = move |ev| {
         let theme = match event_target_value(&ev).as_str() {
             "light" => Theme::Light,
             "dark" => Theme::Dark,
             _ => Theme::System,
         };
-        save(Settings {
+        let settings = Settings {
             theme,
             ..desk.settings().get_untracked()
-        });
+        };
+        save(settings, message);
     };
+    view! {
+        <div class="card">
+            <div class="field">
+                <label for="theme">"Theme"</label>
+                <select id="theme" on:change=on_theme prop:value=move || desk.settings().with(|s| s.theme.attribute())>
+                    {Theme::CHOICES.iter().map(|(t, label)| view! { <option value=t.attribute()>{*label}</option> }).collect_view()}
+                </select>
+            </div>
+        </div>
+    }
+}
+
+/// Where the reviews are kept, and the way back: disconnect from a server,
+/// or put the demo reviews back in this browser.
+#[component]
+fn StorageCard(message: RwSignal<Option<String>>) -> impl IntoView {
+    let desk = expect_context::<Desk>();
+    let connected = desk.remote();
     let reset = move |_| {
         let confirmed = web_sys::window()
             .and_then(|w| {
@@ -65,7 +127,34 @@ pub fn SettingsPage() -> impl IntoView {
             });
         }
     };
-    let connected = desk.remote();
+    let disconnect = move |_| {
+        Connection::forget();
+        reload();
+    };
+    let link_detail = move || match desk.link().get() {
+        Link::Offline(why) => format!("Offline: {why}"),
+        other => other.label().to_owned(),
+    };
+    view! {
+        <div class="card">
+            <h2>"Storage"</h2>
+            <p>{desk.storage_description()}</p>
+            {connected.then(|| view! { <p>"Connection: " <strong role="status">{link_detail}</strong></p> })}
+            {desk.langgraph().map(|source| view! { <LangGraphGraphs source /> })}
+            {if connected {
+                view! { <button type="button" class="button-quiet" on:click=disconnect>"Disconnect: use this browser's storage"</button> }.into_any()
+            } else {
+                view! { <button type="button" class="button-quiet" on:click=reset>"Reset demo data"</button> }.into_any()
+            }}
+        </div>
+    }
+}
+
+/// The form that connects to a Countersign or LangGraph server; on a first
+/// visit to a server's desk (`awaiting`), to that server only.
+#[component]
+fn ConnectionForm(awaiting: bool) -> impl IntoView {
+    let desk = expect_context::<Desk>();
     let origin = web_sys::window()
         .and_then(|w| w.location().origin().ok())
         .unwrap_or_default();
@@ -82,145 +171,96 @@ pub fn SettingsPage() -> impl IntoView {
             .unwrap_or_default(),
     );
     let remember = RwSignal::new(false);
-    let connection_message = RwSignal::new(None::<String>);
-    let connect = move || {
+    let status = RwSignal::new(None::<String>);
+    let on_connect = move || {
         let connection = Connection {
             url: server_url.get_untracked().trim().to_owned(),
             key: server_key.get_untracked().trim().to_owned(),
             backend: backend.get_untracked(),
             graphs: graphs.get_untracked().trim().to_owned(),
         };
-        let missing = match connection.backend {
-            ServerKind::Countersign if connection.url.is_empty() || connection.key.is_empty() => {
-                Some("Give the server's address and your reviewer key.")
-            }
-            ServerKind::LangGraph if connection.url.is_empty() => {
-                Some("Give the LangGraph server's address.")
-            }
-            _ => None,
-        };
-        if let Some(missing) = missing {
-            connection_message.set(Some(missing.into()));
-            return;
-        }
-        connection_message.set(Some("Checking the server…".into()));
-        // Read now: the page may be left while the server is checked.
-        let remember = remember.get_untracked();
-        leptos::task::spawn_local(async move {
-            let checked = match connection.backend {
-                ServerKind::Countersign => HttpStore::new(connection.clone()).check().await,
-                ServerKind::LangGraph => LangGraphStore::new(connection.clone())
-                    .check()
-                    .await
-                    .map(drop),
-            };
-            match checked {
-                Ok(()) => match connection.save(remember) {
-                    Ok(()) => reload(),
-                    Err(e) => connection_message.set(Some(e)),
-                },
-                Err(e) => connection_message.set(Some(format!("Not connected: {e}"))),
-            }
-        });
+        connect(connection, remember.get_untracked(), status);
     };
-    let disconnect = move |_| {
-        Connection::forget();
-        reload();
-    };
-    let link_detail = move || match desk.link().get() {
-        Link::Offline(why) => format!("Offline: {why}"),
-        other => other.label().to_owned(),
-    };
-    let awaiting = desk.awaiting_server();
-    // On a first visit to a server's desk, the form is for that server: it
-    // says which, and no other kind of server is offered.
     let title = if awaiting {
         "Connect to this desk's server"
-    } else if connected {
+    } else if desk.remote() {
         "Change server"
     } else {
         "Connect to a server"
     };
-    let form = view! {
-            <form class="card" aria-labelledby="server-title" on:submit=move |ev| { ev.prevent_default(); connect(); }>
-                <h2 id="server-title">{title}</h2>
-                {awaiting.then(|| view! { <ServerWelcome /> })}
-                <p class="subtle">"Review the requests agents send to a shared server. Your key is kept for this tab only unless you ask to remember it."</p>
-                {(!awaiting).then(|| view! { <div class="field">
-                    <label for="server-kind">"Kind of server"</label>
-                    <select id="server-kind" prop:value=move || if backend.get() == ServerKind::LangGraph { "langgraph" } else { "countersign" }
-                        on:change=move |ev| backend.set(if event_target_value(&ev) == "langgraph" { ServerKind::LangGraph } else { ServerKind::Countersign })>
-                        <option value="countersign">"Countersign server"</option>
-                        <option value="langgraph">"LangGraph server (its agents’ interrupts)"</option>
-                    </select>
-                </div> })}
-                <div class="field">
-                    <label for="server-url">"Server address"</label>
-                    <input id="server-url" type="url" autocomplete="url" prop:value=move || server_url.get() on:input=move |ev| server_url.set(event_target_value(&ev)) />
-                </div>
-                <div class="field">
-                    <label for="server-key">{move || if backend.get() == ServerKind::LangGraph { "API key (x-api-key, optional)" } else { "Reviewer key" }}</label>
-                    <input id="server-key" type="password" autocomplete="off" prop:value=move || server_key.get() on:input=move |ev| server_key.set(event_target_value(&ev)) />
-                </div>
-                <Show when=move || backend.get() == ServerKind::LangGraph>
-                    <div class="field">
-                        <label for="graphs">"Only these graphs (optional)"</label>
-                        <p class="subtle">"Graph or assistant ids, separated by commas. Empty: every graph on the server. Each thread is resumed by the assistant that owns it, whatever you list here."</p>
-                        <input id="graphs" type="text" autocomplete="off" placeholder="every graph" prop:value=move || graphs.get() on:input=move |ev| graphs.set(event_target_value(&ev)) />
-                    </div>
-                </Show>
-                <div class="field field-inline">
-                    <input id="remember" type="checkbox" prop:checked=move || remember.get() on:change=move |ev| remember.set(event_target_checked(&ev)) />
-                    <label for="remember">"Remember on this device"</label>
-                </div>
-                <div class="actions"><button type="submit" class="button-primary">"Connect"</button></div>
-                <p role="status" class="subtle">{move || connection_message.get()}</p>
-            </form>
-    };
-    // On a first visit to a server's desk, connecting comes first, and this
-    // browser's own storage is not offered.
-    let (top, bottom) = if awaiting {
-        (Some(form), None)
-    } else {
-        (None, Some(form))
-    };
+    let langgraph = move || backend.get() == ServerKind::LangGraph;
     view! {
-        <section class="settings" aria-labelledby="settings-title">
-            <div class="page-head"><h1 id="settings-title">"Settings"</h1></div>
-            {top}
-            <form class="card" on:submit=move |ev| { ev.prevent_default(); on_role(()); }>
-                <div class="field">
-                    <label for="reviewer-role">"Reviewer role"</label>
-                    <p class="subtle">"Your decisions are signed with this role unless you change it on the form."</p>
-                    <input id="reviewer-role" type="text" prop:value=move || role.get() on:input=move |ev| role.set(event_target_value(&ev)) />
-                </div>
-                <div class="actions"><button type="submit" class="button-primary">"Save role"</button></div>
-            </form>
-            <div class="card">
-                <div class="field">
-                    <label for="theme">"Theme"</label>
-                    <select id="theme" on:change=on_theme prop:value=move || desk.settings().with(|s| s.theme.attribute())>
-                        {Theme::CHOICES.iter().map(|(t, label)| view! { <option value=t.attribute()>{*label}</option> }).collect_view()}
-                    </select>
-                </div>
-            </div>
-            {(!awaiting).then(|| view! { <div class="card">
-                <h2>"Storage"</h2>
-                <p>{desk.storage_description()}</p>
-                {connected.then(|| view! { <p>"Connection: " <strong role="status">{link_detail}</strong></p> })}
-                {desk.langgraph().map(|source| view! { <LangGraphGraphs source /> })}
-                {if connected {
-                    view! { <button type="button" class="button-quiet" on:click=disconnect>"Disconnect: use this browser's storage"</button> }.into_any()
-                } else {
-                    view! { <button type="button" class="button-quiet" on:click=reset>"Reset demo data"</button> }.into_any()
-                }}
+        <form class="card" aria-labelledby="server-title" on:submit=move |ev| { ev.prevent_default(); on_connect(); }>
+            <h2 id="server-title">{title}</h2>
+            {awaiting.then(|| view! { <ServerWelcome /> })}
+            <p class="subtle">"Review the requests agents send to a shared server. Your key is kept for this tab only unless you ask to remember it."</p>
+            {(!awaiting).then(|| view! { <div class="field">
+                <label for="server-kind">"Kind of server"</label>
+                <select id="server-kind" prop:value=move || if langgraph() { "langgraph" } else { "countersign" }
+                    on:change=move |ev| backend.set(if event_target_value(&ev) == "langgraph" { ServerKind::LangGraph } else { ServerKind::Countersign })>
+                    <option value="countersign">"Countersign server"</option>
+                    <option value="langgraph">"LangGraph server (its agents’ interrupts)"</option>
+                </select>
             </div> })}
-            <super::notifications::NotificationChoice />
-            {desk.is_served().then(|| view! { <super::devices::Devices /> <super::deliveries::WebhookDeliveries /> })}
-            {bottom}
-            <p role="status" class="subtle">{move || message.get()}</p>
-        </section>
+            <div class="field">
+                <label for="server-url">"Server address"</label>
+                <input id="server-url" type="url" autocomplete="url" prop:value=move || server_url.get() on:input=move |ev| server_url.set(event_target_value(&ev)) />
+            </div>
+            <div class="field">
+                <label for="server-key">{move || if langgraph() { "API key (x-api-key, optional)" } else { "Reviewer key" }}</label>
+                <input id="server-key" type="password" autocomplete="off" prop:value=move || server_key.get() on:input=move |ev| server_key.set(event_target_value(&ev)) />
+            </div>
+            <Show when=langgraph>
+                <div class="field">
+                    <label for="graphs">"Only these graphs (optional)"</label>
+                    <p class="subtle">"Graph or assistant ids, separated by commas. Empty: every graph on the server. Each thread is resumed by the assistant that owns it, whatever you list here."</p>
+                    <input id="graphs" type="text" autocomplete="off" placeholder="every graph" prop:value=move || graphs.get() on:input=move |ev| graphs.set(event_target_value(&ev)) />
+                </div>
+            </Show>
+            <div class="field field-inline">
+                <input id="remember" type="checkbox" prop:checked=move || remember.get() on:change=move |ev| remember.set(event_target_checked(&ev)) />
+                <label for="remember">"Remember on this device"</label>
+            </div>
+            <div class="actions"><button type="submit" class="button-primary">"Connect"</button></div>
+            <p role="status" class="subtle">{move || status.get()}</p>
+        </form>
     }
+}
+
+/// Checks the server, then keeps the connection (for this tab, or on this
+/// device with `remember`) and starts again on it; says in `status` what is
+/// missing or why it did not connect.
+fn connect(connection: Connection, remember: bool, status: RwSignal<Option<String>>) {
+    let missing = match connection.backend {
+        ServerKind::Countersign if connection.url.is_empty() || connection.key.is_empty() => {
+            Some("Give the server's address and your reviewer key.")
+        }
+        ServerKind::LangGraph if connection.url.is_empty() => {
+            Some("Give the LangGraph server's address.")
+        }
+        _ => None,
+    };
+    if let Some(missing) = missing {
+        status.set(Some(missing.into()));
+        return;
+    }
+    status.set(Some("Checking the server…".into()));
+    leptos::task::spawn_local(async move {
+        let checked = match connection.backend {
+            ServerKind::Countersign => HttpStore::new(connection.clone()).check().await,
+            ServerKind::LangGraph => LangGraphStore::new(connection.clone())
+                .check()
+                .await
+                .map(drop),
+        };
+        match checked {
+            Ok(()) => match connection.save(remember) {
+                Ok(()) => reload(),
+                Err(e) => status.set(Some(e)),
+            },
+            Err(e) => status.set(Some(format!("Not connected: {e}"))),
+        }
+    });
 }
 
 /// What the connection form says on a first visit to a server's desk.
