@@ -14,9 +14,11 @@
 # per target), and a smoke run of the benchmarks.
 #
 # Independent parts run side by side in lanes, each with its own log, printed
-# when the lane ends: builds at the lowest CPU priority, so the tests running
-# beside them keep the time their timeouts expect. The first lane to fail stops
-# the run.
+# when the lane ends. What the browser tests wait for (the server's build and
+# the release app) runs at normal priority; the other builds (fuzzing, the
+# app's checks, the benchmarks' wasm) at the lowest, so they only take what
+# is left and the tests beside them keep the time their timeouts expect. The
+# first lane to fail stops the run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Job control: each lane is a process group, stopped whole when the run ends.
@@ -93,7 +95,6 @@ python_envs() {
 }
 
 release_app() {
-  low_priority
   step "release wasm build"
   scripts/build-app.sh
 }
@@ -107,9 +108,9 @@ fuzzing() {
 native_build() {
   step "clippy (domain, markup, first paint, agent, server)"
   cargo clippy -p countersign-domain -p countersign-markup -p countersign-first-paint -p countersign-agent -p countersign-server --all-targets -- -D warnings
-  # The server's tests apart from the domain's: then `cargo build -p
-  # countersign-server` (the browser tests, the benchmarks) resolves the same
-  # features as its tests did, and builds nothing again.
+  # The agent's and server's tests apart from the domain's: then `cargo build
+  # -p countersign-server` (the browser tests, the benchmarks) resolves the
+  # same features as these tests did, and builds nothing again.
   step "build the server's tests and binaries, the domain's tests"
   cargo test -p countersign-agent -p countersign-server --no-run
   cargo test -p countersign-domain -p countersign-markup --no-run
