@@ -27,6 +27,13 @@ scripts/setup.sh --browser --postgres --ops --docs --fuzz
 export PATH="$PWD/node_modules/.bin:$PATH"
 # One full run reuses nothing incremental builds keep, and they cost gigabytes of disk.
 export CARGO_INCREMENTAL=0
+# Clippy lints the workspace's crates while the tests' builds compile them
+# (clippy-driver as the workspace's compiler, every warning an error): one
+# build instead of a check and a build. What ships (the release app) and the
+# fuzzing build are compiled by plain rustc: clippy turns MIR optimisations off.
+export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS=-Dwarnings
+RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
+plain_rustc() { env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS "$@"; }
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/countersign-test.XXXXXX")
 # Two throwaway PostgreSQL servers for the server's PostgreSQL tests, stopped on
@@ -91,39 +98,37 @@ low_priority() { renice -n 19 -p "$BASHPID" >/dev/null; }
 
 python_envs() {
   step "Python environments (udspy, MCP, OpenAI Agents, LangGraph, the Python SDK) and the TypeScript SDK's tools"
-  scripts/setup.sh --udspy --mcp --openai-agents --langgraph --sdk
+  plain_rustc scripts/setup.sh --udspy --mcp --openai-agents --langgraph --sdk
 }
 
 release_app() {
   step "release wasm build"
-  scripts/build-app.sh
+  plain_rustc scripts/build-app.sh
 }
 
 fuzzing() {
   low_priority
   step "fuzzing, bounded (scripts/fuzz.sh: 10 s per target, seeded from the fixtures)"
-  scripts/fuzz.sh 10
+  plain_rustc scripts/fuzz.sh 10
 }
 
 native_build() {
-  step "clippy (domain, markup, first paint, agent, server)"
-  cargo clippy -p countersign-domain -p countersign-markup -p countersign-first-paint -p countersign-agent -p countersign-server --all-targets -- -D warnings
   # The agent's and server's tests apart from the domain's: then `cargo build
-  # -p countersign-server` (the browser tests, the benchmarks) resolves the
-  # same features as these tests did, and builds nothing again.
-  step "build the server's tests and binaries, the domain's tests"
-  cargo test -p countersign-agent -p countersign-server --no-run
-  cargo test -p countersign-domain -p countersign-markup --no-run
+  # -p countersign-server` (the benchmarks) resolves the same features as
+  # these tests did, and builds nothing again. The binaries and examples the
+  # browser tests drive are built here too.
+  step "clippy and the build of every native target (agent, server; domain, markup, first paint)"
+  cargo test -p countersign-agent -p countersign-server --all-targets --no-run
+  cargo test -p countersign-domain -p countersign-markup -p countersign-first-paint --all-targets --no-run
 }
 
 native_tests() {
   step "the Claude Code hook's fixtures against Anthropic's published hook types"
   node tests/claude-code/check-types.mjs
   step "domain tests; server API, security and soak tests on SQLite and PostgreSQL (figures printed)"
-  cargo test -p countersign-domain -p countersign-markup
+  cargo test -p countersign-domain -p countersign-markup -p countersign-first-paint
   cargo test -p countersign-agent -p countersign-server -- --show-output
   step "the OpenAI Agents SDK bridge against a real server (the SDK's scripted model)"
-  cargo build -p countersign-server --bin countersign --example seed
   PYTHONPATH=examples/openai_agents .venv-openai-agents/bin/python -m unittest examples/openai_agents/test_bridge.py
   step "the SDKs: Python (mypy --strict) and TypeScript (tsc --strict) against a real server"
   (cd sdk/python && PYTHONPATH=src ../../.venv-sdk/bin/mypy && PYTHONPATH=src ../../.venv-sdk/bin/python -m pytest -q)
@@ -131,10 +136,9 @@ native_tests() {
 }
 
 app_checks() {
-  step "clippy (the app and the benchmarks' wasm, for wasm32)"
-  (low_priority; cargo clippy -p countersign-app -p countersign-bench -p countersign-floor --target wasm32-unknown-unknown --all-targets -- -D warnings)
+  step "clippy and the build of every wasm target (the app, the benchmarks' wasm, the Leptos floor)"
+  (low_priority; cargo test -p countersign-app -p countersign-bench -p countersign-floor --target wasm32-unknown-unknown --all-targets --no-run)
   step "app view-logic tests (wasm, headless chromium)"
-  (low_priority; cargo test -p countersign-app --target wasm32-unknown-unknown --no-run)
   CHROMEDRIVER=/usr/bin/chromedriver cargo test -p countersign-app --target wasm32-unknown-unknown
   step "the benchmarks' builds (bench/run.mjs --prepare: their wasm and the Leptos floor)"
   (low_priority; node bench/run.mjs --prepare)
@@ -153,8 +157,7 @@ lane native-tests native_tests
 lane app-checks app_checks
 join release
 
-step "browser tests (headless chromium; the server tests drive target/debug/countersign and its seed example)"
-cargo build -p countersign-server --bin countersign --example seed
+step "browser tests (headless chromium; the server tests drive target/debug/countersign and its seed example, built above)"
 npx playwright test
 
 step "the docs: the book (mdBook) with this run's screenshots and every link resolving; the runnable examples against a real server"

@@ -113,19 +113,8 @@ mod tests {
     use countersign_agent::receipt::{parse_public_key, verify, VerifyError};
 
     fn decided() -> Review {
-        let mut review = countersign_domain::demo::numbered(1).expect("a demo review");
-        let input = countersign_domain::DecisionInput {
-            status: countersign_domain::model::DecisionStatus::Approved,
-            decided_by_role: "reviewer".into(),
-            reason: None,
-            tool_call: None,
-        };
-        let mut n = 0u8;
-        let mut ids = || {
-            n += 1;
-            countersign_domain::MplpId::from_random_bytes([n; 16])
-        };
-        review = countersign_domain::decide(&review, &input, chrono::Utc::now(), &mut ids)
+        let review = countersign_domain::demo::numbered(1).expect("a demo review");
+        let mut review = countersign_domain::demo::approved(&review, chrono::Utc::now())
             .expect("the demo review can be approved");
         let key = countersign_domain::KeyRef {
             key_id: "key_1".into(),

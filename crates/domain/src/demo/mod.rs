@@ -5,7 +5,7 @@
 
 mod numbered;
 
-pub use numbered::{numbered, numbered_id};
+pub use numbered::{approved, numbered, numbered_id};
 
 use crate::model::DecisionStatus;
 use crate::toolcall::{new_tool_call_review, ToolCallSubmission};

@@ -2,7 +2,9 @@
 //! different and the same at every run (its ids, request time, requester and
 //! title follow from its number).
 
-use crate::Review;
+use crate::model::DecisionStatus;
+use crate::{decide, DecisionInput, MplpId, Review};
+use chrono::{DateTime, Utc};
 use serde_json::json;
 
 /// The id `prefix`-…-`n` (a valid UUID v4).
@@ -48,6 +50,23 @@ pub fn numbered(n: usize) -> Result<Review, String> {
         .fix_target_hash()
         .map_err(|e| format!("numbered review {n}: {e}"))?;
     Ok(review)
+}
+
+/// `review` approved at `now` by a `reviewer` (its decision ids numbered
+/// 1, 2, …): the next state a test or a load run stores.
+pub fn approved(review: &Review, now: DateTime<Utc>) -> Result<Review, String> {
+    let input = DecisionInput {
+        status: DecisionStatus::Approved,
+        decided_by_role: "reviewer".into(),
+        reason: None,
+        tool_call: None,
+    };
+    let mut n = 0u8;
+    let mut ids = || {
+        n = n.wrapping_add(1);
+        MplpId::from_random_bytes([n; 16])
+    };
+    decide(review, &input, now, &mut ids).map_err(|e| format!("cannot approve: {e}"))
 }
 
 #[cfg(test)]

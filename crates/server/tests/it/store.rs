@@ -6,9 +6,9 @@
 
 use crate::support::fresh_database;
 use countersign_domain::demo::{numbered, numbered_id};
-use countersign_domain::model::{ConfirmStatus, DecisionStatus};
+use countersign_domain::model::ConfirmStatus;
 use countersign_domain::wire::{ChangeKind, Order, ReviewQuery};
-use countersign_domain::{decide, DecisionInput, MplpId, Review};
+use countersign_domain::Review;
 use countersign_server::store::{ChangeError, Cursor, Db, IdempotentResult};
 
 /// Reviews 1..=COUNT: plans asked by `agent-0` … `agent-6`.
@@ -65,18 +65,7 @@ async fn every_page(db: &Db, query: &ReviewQuery) -> Vec<String> {
 }
 
 fn approved(review: &Review) -> Review {
-    let input = DecisionInput {
-        status: DecisionStatus::Approved,
-        decided_by_role: "reviewer".into(),
-        reason: None,
-        tool_call: None,
-    };
-    let mut n = 0u8;
-    let mut ids = || {
-        n += 1;
-        MplpId::from_random_bytes([n; 16])
-    };
-    decide(review, &input, chrono::Utc::now(), &mut ids).unwrap()
+    countersign_domain::demo::approved(review, chrono::Utc::now()).unwrap()
 }
 
 #[test]

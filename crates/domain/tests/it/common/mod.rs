@@ -1,5 +1,4 @@
 //! Helpers shared by the domain's integration tests.
-#![allow(dead_code)]
 
 use countersign_domain::MplpId;
 use serde_json::Value;

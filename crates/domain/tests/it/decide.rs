@@ -1,9 +1,7 @@
 //! `decide` and `resubmit` through golden flow-05 and every error case.
 
-mod common;
-
+use crate::common::{counter_ids, fixtures, read_json};
 use chrono::{DateTime, Utc};
-use common::{counter_ids, fixtures, read_json};
 use countersign_domain::model::{Confirm, ConfirmStatus, DecisionStatus, Plan, PlanStatus};
 use countersign_domain::review::{learning_sample, Resubmission};
 use countersign_domain::toolcall::{canonicalize, CallHash};

@@ -1,9 +1,7 @@
 //! Conformance with the official MPLP v1.0 data: golden flows, negative fixtures,
 //! the spec texts' (invalid) examples, and round trips.
 
-mod common;
-
-use common::{fixtures, read_json};
+use crate::common::{fixtures, read_json};
 use countersign_domain::{validate_bundle, validate_document, Document, DocumentKind, IssueCode};
 use serde_json::Value;
 use std::path::PathBuf;

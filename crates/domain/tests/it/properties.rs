@@ -1,10 +1,8 @@
 //! Property tests: DAG checks against a reference, round trips, no panics on any
 //! JSON, `decide` consistency, layout invariants.
 
-mod common;
-
+use crate::common::counter_ids;
 use chrono::{DateTime, TimeZone, Utc};
-use common::counter_ids;
 use countersign_domain::graph::StepGraph;
 use countersign_domain::layout::{layout_plan, LayoutOptions};
 use countersign_domain::model::{ConfirmStatus, DecisionStatus};
