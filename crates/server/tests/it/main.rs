@@ -17,6 +17,7 @@ mod mcp_gate;
 mod policy;
 mod postgres;
 mod receipts;
+mod router;
 mod security;
 mod soak;
 mod store;

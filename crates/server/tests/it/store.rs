@@ -4,7 +4,7 @@
 //! idempotency records). The HTTP tests reach these through the server; here
 //! each query is checked on its own.
 
-use crate::support::fresh_database;
+use crate::support::on_both;
 use countersign_domain::demo::{numbered, numbered_id};
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::wire::{ChangeKind, Order, ReviewQuery};
@@ -13,24 +13,6 @@ use countersign_server::store::{ChangeError, Cursor, Db, IdempotentResult};
 
 /// Reviews 1..=COUNT: plans asked by `agent-0` … `agent-6`.
 const COUNT: usize = 30;
-
-/// Runs `check` on a fresh SQLite file and, when configured, a fresh PostgreSQL database.
-fn on_both(
-    name: &str,
-    check: impl Fn(Db) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>,
-) {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let sqlite = format!("sqlite://{}", dir.path().join("store.db").display());
-    let mut addresses = vec![sqlite];
-    addresses.extend(fresh_database(name));
-    for address in addresses {
-        runtime.block_on(async {
-            let db = Db::open(&address).await.unwrap();
-            check(db).await;
-        });
-    }
-}
 
 /// A store holding reviews 1..=COUNT.
 async fn seeded(db: &Db) -> Vec<Review> {

@@ -2,6 +2,7 @@
 //! real database, an HTTP client, and a checker that holds every response to
 //! the OpenAPI document.
 
+use countersign_server::store::Db;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -319,6 +320,25 @@ pub fn fresh_database(name: &str) -> Option<String> {
     psql(&format!("CREATE DATABASE {name}"));
     let base = admin.rsplit_once('/').unwrap().0;
     Some(format!("{base}/{name}"))
+}
+
+/// Runs `check` in process on a database opened fresh: a SQLite file and,
+/// when configured (`fresh_database`), a PostgreSQL database named `name`.
+pub fn on_both(
+    name: &str,
+    check: impl Fn(Db) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>,
+) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = format!("sqlite://{}", dir.path().join("store.db").display());
+    let mut addresses = vec![sqlite];
+    addresses.extend(fresh_database(name));
+    for address in addresses {
+        runtime.block_on(async {
+            let db = Db::open(&address).await.unwrap();
+            check(db).await;
+        });
+    }
 }
 
 /// A valid plan with `steps` chained steps (and a cycle when asked).
