@@ -1,6 +1,6 @@
 //! The app shell: navigation, routes, notices, theme and keyboard shortcuts.
 
-use crate::desk::Desk;
+use crate::desk::{Desk, Notices, Origin, Preferences, Reviews};
 use crate::keyboard::{use_shortcuts, SHORTCUTS};
 use crate::pages::inbox::Inbox;
 use crate::pages::on_demand::{self, OnDemand};
@@ -11,7 +11,8 @@ use leptos::prelude::*;
 #[component]
 pub fn App() -> impl IntoView {
     let desk = Desk::load();
-    provide_context(desk);
+    desk.provide();
+    let preferences = expect_context::<Preferences>();
     // In local storage the browser closes expired tool calls (a server closes its own).
     desk.close_expired();
     if let Ok(handle) = set_interval_with_handle(
@@ -23,7 +24,7 @@ pub fn App() -> impl IntoView {
         on_cleanup(move || handle.clear());
     }
     Effect::new(move |_| {
-        let theme = desk.settings().with(|s| s.theme.attribute());
+        let theme = preferences.get().with(|s| s.theme.attribute());
         if let Some(root) = web_sys::window()
             .and_then(|w| w.document())
             .and_then(|d| d.document_element())
@@ -40,16 +41,16 @@ pub fn App() -> impl IntoView {
 /// Header, notices, the current screen, and the shortcuts dialog.
 #[component]
 fn Shell() -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let (reviews, origin) = (expect_context::<Reviews>(), expect_context::<Origin>());
+    let (preferences, notices) = (expect_context::<Preferences>(), expect_context::<Notices>());
     let location = provide_location();
     let help = RwSignal::new(false);
     use_shortcuts(help);
     let route = Memo::new(move |_| location.path.with(|p| Route::parse(p)));
-    let current = move |r: Route| move || (route.get() == r).then_some("page");
-    let pending = Memo::new(move |_| desk.pending_count());
+    let pending = Memo::new(move |_| reviews.pending_count());
     // Served by a Countersign server, not connected yet: only Settings (to
     // connect) and a pairing link lead anywhere.
-    if desk.awaiting_server() {
+    if origin.awaiting_server() {
         Effect::new(move |_| {
             if !matches!(route.get(), Route::Settings | Route::Pair) {
                 location.navigate("/settings", true);
@@ -58,31 +59,14 @@ fn Shell() -> impl IntoView {
     }
     // The installed app's badge follows the pending count, once opted in.
     Effect::new(move |_| {
-        let shown = desk.settings().with(|s| s.notify).then(|| pending.get());
+        let shown = preferences.get().with(|s| s.notify).then(|| pending.get());
         crate::notify::show_badge(shown.unwrap_or(0));
     });
     view! {
         <a class="skip-link" href="#main">"Skip to content"</a>
-        <header class="topbar">
-            <a class="brand" href=href("/")>
-                <span class="brand-mark" aria-hidden="true">"✓"</span>
-                "Countersign"
-            </a>
-            {desk.remote_url().map(|url| view! {
-                <span class="link-state" role="status" title=url data-state=move || desk.link().with(|l| l.state())>
-                    {move || desk.link().with(|l| l.label())}
-                </span>
-            })}
-            <nav aria-label="Main">
-                <a href=href("/") aria-current=current(Route::Inbox)>"Inbox " <span class="count" aria-label=move || format!("{} pending", pending.get())>{pending}</span></a>
-                <a href=href("/grants") aria-current=current(Route::Grants)>"Grants"</a>
-                <a href=href("/import") aria-current=current(Route::Import)>"Import"</a>
-                <a href=href("/settings") aria-current=current(Route::Settings)>"Settings"</a>
-            </nav>
-            <button type="button" class="help-button" aria-label="Keyboard shortcuts" aria-keyshortcuts="?" on:click=move |_| help.update(|h| *h = !*h)>"?"</button>
-        </header>
+        <TopBar route pending help />
         <div class="notices" role="region" aria-label="Notices">
-            {move || desk.notices().get().into_iter().map(|n| view! { <p class="notice notice-warning" role="alert">{n}</p> }).collect_view()}
+            {move || notices.list().get().into_iter().map(|n| view! { <p class="notice notice-warning" role="alert">{n}</p> }).collect_view()}
         </div>
         <main id="main" tabindex="-1">
             {move || match route.get() {
@@ -102,15 +86,51 @@ fn Shell() -> impl IntoView {
             }}
         </main>
         <Show when=move || help.get()>
-            <div class="dialog-backdrop" on:click=move |_| help.set(false)>
-                <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="shortcuts-title" on:click=|ev| ev.stop_propagation()>
-                    <h2 id="shortcuts-title">"Keyboard shortcuts"</h2>
-                    <dl class="shortcuts">
-                        {SHORTCUTS.iter().map(|(key, what)| view! { <dt><kbd>{*key}</kbd></dt><dd>{*what}</dd> }).collect_view()}
-                    </dl>
-                    <button type="button" on:click=move |_| help.set(false) autofocus>"Close"</button>
-                </div>
-            </div>
+            <ShortcutsDialog help />
         </Show>
+    }
+}
+
+/// The header: the brand, the server's link state, the screens, the
+/// shortcuts button.
+#[component]
+fn TopBar(route: Memo<Route>, pending: Memo<u64>, help: RwSignal<bool>) -> impl IntoView {
+    let origin = expect_context::<Origin>();
+    let current = move |r: Route| move || (route.get() == r).then_some("page");
+    view! {
+        <header class="topbar">
+            <a class="brand" href=href("/")>
+                <span class="brand-mark" aria-hidden="true">"✓"</span>
+                "Countersign"
+            </a>
+            {origin.remote_url().map(|url| view! {
+                <span class="link-state" role="status" title=url data-state=move || origin.link().with(|l| l.state())>
+                    {move || origin.link().with(|l| l.label())}
+                </span>
+            })}
+            <nav aria-label="Main">
+                <a href=href("/") aria-current=current(Route::Inbox)>"Inbox " <span class="count" aria-label=move || format!("{} pending", pending.get())>{pending}</span></a>
+                <a href=href("/grants") aria-current=current(Route::Grants)>"Grants"</a>
+                <a href=href("/import") aria-current=current(Route::Import)>"Import"</a>
+                <a href=href("/settings") aria-current=current(Route::Settings)>"Settings"</a>
+            </nav>
+            <button type="button" class="help-button" aria-label="Keyboard shortcuts" aria-keyshortcuts="?" on:click=move |_| help.update(|h| *h = !*h)>"?"</button>
+        </header>
+    }
+}
+
+/// The keyboard shortcuts, listed.
+#[component]
+fn ShortcutsDialog(help: RwSignal<bool>) -> impl IntoView {
+    view! {
+        <div class="dialog-backdrop" on:click=move |_| help.set(false)>
+            <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="shortcuts-title" on:click=|ev| ev.stop_propagation()>
+                <h2 id="shortcuts-title">"Keyboard shortcuts"</h2>
+                <dl class="shortcuts">
+                    {SHORTCUTS.iter().map(|(key, what)| view! { <dt><kbd>{*key}</kbd></dt><dd>{*what}</dd> }).collect_view()}
+                </dl>
+                <button type="button" on:click=move |_| help.set(false) autofocus>"Close"</button>
+            </div>
+        </div>
     }
 }

@@ -2,7 +2,7 @@
 //! action: each call still gets its own decision and, when approved, its own
 //! single-use token.
 
-use crate::desk::{Desk, Entry};
+use crate::desk::{Desk, Entry, Origin, Preferences};
 use crate::router::href;
 use crate::split::{on_demand, LoadFailed};
 use countersign_domain::model::{ConfirmStatus, DecisionStatus};
@@ -44,7 +44,7 @@ on_demand! {
     /// Decides each call of a group in turn, each with its own decision (and
     /// token); says how many were decided and the first refusal. The decision
     /// code is shared with the review page and loads on demand.
-    in review fn decide_each(desk: Desk, ids: Vec<MplpId>, input: DecisionInput) -> Pin<Box<dyn Future<Output = String>>> {
+    in review fn decide_each(desk: Desk, langgraph: bool, ids: Vec<MplpId>, input: DecisionInput) -> Pin<Box<dyn Future<Output = String>>> {
         Box::pin(async move {
             let status = input.status;
             let all_done = |done: usize| format!(
@@ -53,7 +53,7 @@ on_demand! {
             );
             // LangGraph: one run takes every answer of the thread, or none
             // (its code is LangGraph's chunk: not fetched for other backends).
-            if desk.langgraph().is_some() {
+            if langgraph {
                 match crate::desk::group_decision(desk, ids.clone(), input.clone()).await {
                     Ok(together) => match together.await {
                         Some(Ok(done)) => return all_done(done),
@@ -89,6 +89,8 @@ pub fn CallGroup(
     result: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let desk = expect_context::<Desk>();
+    let langgraph = expect_context::<Origin>().langgraph().is_some();
+    let preferences = expect_context::<Preferences>();
     let reason = RwSignal::new(String::new());
     let busy = RwSignal::new(false);
     let ids: Vec<_> = members.iter().map(|e| e.id()).collect();
@@ -100,7 +102,7 @@ pub fn CallGroup(
         let ids = ids.clone();
         let input = DecisionInput {
             status,
-            decided_by_role: desk.settings().get_untracked().reviewer_role,
+            decided_by_role: preferences.get().get_untracked().reviewer_role,
             reason: Some(reason.get_untracked()),
             tool_call: (status == DecisionStatus::Approved).then(|| ToolChoice {
                 mode: Some(ToolMode::Once),
@@ -110,7 +112,7 @@ pub fn CallGroup(
         busy.set(true);
         result.set(None);
         leptos::task::spawn_local(async move {
-            let summary = match decide_each(desk, ids, input).await {
+            let summary = match decide_each(desk, langgraph, ids, input).await {
                 Ok(deciding) => deciding.await,
                 Err(LoadFailed) => NOT_LOADED.to_owned(),
             };

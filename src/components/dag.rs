@@ -37,15 +37,56 @@ pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
     });
     let selected = RwSignal::new(None::<usize>);
     let zoom = RwSignal::new(if plan.steps.len() > 60 { 0.6_f64 } else { 1.0 });
-    let width = drawing.layout.width + 2.0 * MARGIN;
-    let height = drawing.layout.height + 2.0 * MARGIN;
+    let details = (plan.clone(), drawing.clone());
+    Effect::new(move |_| crate::browser::mark("countersign:plan-drawn"));
+    view! {
+        <div class="dag">
+            <DagToolbar plan=plan.clone() drawing=drawing.clone() zoom />
+            <DagCanvas plan drawing zoom selected />
+            <div class="legend subtle">
+                <span><span class="swatch swatch-critical"></span>" critical path"</span>
+                <span><span class="swatch swatch-cycle"></span>" dependency cycle"</span>
+                <span>"⊘ dashed box: blocked by a failed dependency"</span>
+            </div>
+            {move || selected.get().map(|i| view! { <StepDetails plan=details.0.clone() drawing=details.1.clone() index=i /> })}
+        </div>
+    }
+}
+
+/// What the plan is (steps, layers, critical path, a cycle) and the zoom.
+#[component]
+fn DagToolbar(plan: Arc<Plan>, drawing: Arc<Drawing>, zoom: RwSignal<f64>) -> impl IntoView {
     let critical_len = drawing.layout.critical_path.len();
     let has_cycle = drawing.layout.edges.iter().any(|e| e.on_cycle);
+    view! {
+        <div class="dag-toolbar" role="toolbar" aria-label="Plan drawing">
+            <span class="subtle">
+                {format!("{} steps · {} layers", plan.steps.len(), drawing.layout.layers)}
+                {(critical_len > 0).then(|| format!(" · critical path {critical_len} steps"))}
+            </span>
+            {has_cycle.then(|| view! { <span class="badge badge-danger">"cycle: cannot run"</span> })}
+            <span class="spacer"></span>
+            <button type="button" on:click=move |_| zoom.update(|z| *z = (*z / 1.25).max(0.2)) aria-label="Zoom out">"−"</button>
+            <span class="zoom-level" aria-live="polite">{move || format!("{:.0}%", zoom.get() * 100.0)}</span>
+            <button type="button" on:click=move |_| zoom.update(|z| *z = (*z * 1.25).min(2.0)) aria-label="Zoom in">"+"</button>
+            <button type="button" on:click=move |_| zoom.set(1.0)>"100%"</button>
+        </div>
+    }
+}
 
-    // The drawing is static: its markup is built as one string (every text
-    // escaped) and parsed natively by the browser, which is several times
-    // faster than creating thousands of nodes one by one. One delegated
-    // handler on the SVG serves clicks and focus of every step.
+/// The drawing. It is static: its markup is built as one string (every text
+/// escaped) and parsed natively by the browser, which is several times
+/// faster than creating thousands of nodes one by one. One delegated
+/// handler on the SVG serves clicks and focus of every step.
+#[component]
+fn DagCanvas(
+    plan: Arc<Plan>,
+    drawing: Arc<Drawing>,
+    zoom: RwSignal<f64>,
+    selected: RwSignal<Option<usize>>,
+) -> impl IntoView {
+    let width = drawing.layout.width + 2.0 * MARGIN;
+    let height = drawing.layout.height + 2.0 * MARGIN;
     let edges = edges_markup(&drawing.layout);
     let nodes = nodes_markup(&plan, &drawing);
     let pick = move |target: Option<web_sys::EventTarget>| {
@@ -60,6 +101,33 @@ pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
         }
     };
     let canvas = NodeRef::<leptos::html::Div>::new();
+    mark_selected(canvas, selected);
+    view! {
+        <div class="dag-canvas" tabindex="-1" node_ref=canvas>
+            <svg
+                on:click=move |ev| pick(ev.target())
+                on:focusin=move |ev| pick(ev.target())
+                role="group"
+                aria-label=format!("Plan graph: {} steps", plan.steps.len())
+                viewBox=format!("0 0 {width:.0} {height:.0}")
+                width=move || format!("{:.0}", width * zoom.get())
+                height=move || format!("{:.0}", height * zoom.get())
+            >
+                <defs>
+                    <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                        <path d="M 0 0 L 10 5 L 0 10 z" class="arrow-head" />
+                    </marker>
+                </defs>
+                <g class="edges" inner_html=edges></g>
+                <g class="nodes" inner_html=nodes></g>
+            </svg>
+        </div>
+    }
+}
+
+/// Moves the `selected` class from the step selected before to the one
+/// selected now (the drawing's markup is not re-rendered).
+fn mark_selected(canvas: NodeRef<leptos::html::Div>, selected: RwSignal<Option<usize>>) {
     Effect::new(move |previous: Option<Option<usize>>| {
         let now = selected.get();
         if let Some(root) = canvas.get() {
@@ -76,51 +144,6 @@ pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
         }
         now
     });
-
-    let details_plan = plan.clone();
-    let details_drawing = drawing.clone();
-    Effect::new(move |_| crate::browser::mark("countersign:plan-drawn"));
-    view! {
-        <div class="dag">
-            <div class="dag-toolbar" role="toolbar" aria-label="Plan drawing">
-                <span class="subtle">
-                    {format!("{} steps · {} layers", plan.steps.len(), drawing.layout.layers)}
-                    {(critical_len > 0).then(|| format!(" · critical path {critical_len} steps"))}
-                </span>
-                {has_cycle.then(|| view! { <span class="badge badge-danger">"cycle: cannot run"</span> })}
-                <span class="spacer"></span>
-                <button type="button" on:click=move |_| zoom.update(|z| *z = (*z / 1.25).max(0.2)) aria-label="Zoom out">"−"</button>
-                <span class="zoom-level" aria-live="polite">{move || format!("{:.0}%", zoom.get() * 100.0)}</span>
-                <button type="button" on:click=move |_| zoom.update(|z| *z = (*z * 1.25).min(2.0)) aria-label="Zoom in">"+"</button>
-                <button type="button" on:click=move |_| zoom.set(1.0)>"100%"</button>
-            </div>
-            <div class="dag-canvas" tabindex="-1" node_ref=canvas>
-                <svg
-                    on:click=move |ev| pick(ev.target())
-                    on:focusin=move |ev| pick(ev.target())
-                    role="group"
-                    aria-label=format!("Plan graph: {} steps", plan.steps.len())
-                    viewBox=format!("0 0 {width:.0} {height:.0}")
-                    width=move || format!("{:.0}", width * zoom.get())
-                    height=move || format!("{:.0}", height * zoom.get())
-                >
-                    <defs>
-                        <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
-                            <path d="M 0 0 L 10 5 L 0 10 z" class="arrow-head" />
-                        </marker>
-                    </defs>
-                    <g class="edges" inner_html=edges></g>
-                    <g class="nodes" inner_html=nodes></g>
-                </svg>
-            </div>
-            <div class="legend subtle">
-                <span><span class="swatch swatch-critical"></span>" critical path"</span>
-                <span><span class="swatch swatch-cycle"></span>" dependency cycle"</span>
-                <span>"⊘ dashed box: blocked by a failed dependency"</span>
-            </div>
-            {move || selected.get().map(|i| view! { <StepDetails plan=details_plan.clone() drawing=details_drawing.clone() index=i /> })}
-        </div>
-    }
 }
 
 #[component]

@@ -8,7 +8,7 @@
 use crate::browser;
 use crate::components::args_editor::ArgsEditor;
 use crate::components::tool_call::{pretty, seconds_left};
-use crate::desk::{DecisionFailure, Desk};
+use crate::desk::{DecisionFailure, Decisions, Desk, Notices, Origin, Preferences};
 use countersign_domain::langgraph::Answer;
 use countersign_domain::model::DecisionStatus;
 use countersign_domain::policy::PolicyRefusal;
@@ -25,8 +25,8 @@ fn RoleField(
     role: RwSignal<String>,
     role_error: RwSignal<Option<String>>,
 ) -> impl IntoView {
-    let desk = expect_context::<Desk>();
-    let roles = Memo::new(move |_| desk.signing_roles());
+    let decisions = expect_context::<Decisions>();
+    let roles = Memo::new(move |_| decisions.signing_roles());
     // A remembered role the key does not hold gives way to one it does.
     Effect::new(move |_| {
         if let Some(first) = roles.get().and_then(|held| {
@@ -37,7 +37,7 @@ fn RoleField(
         }
     });
     let chosen = move |value: String| {
-        desk.edit_draft(id, |d| d.role = Some(value.clone()));
+        decisions.edit_draft(id, |d| d.role = Some(value.clone()));
         role.set(value);
     };
     view! {
@@ -172,6 +172,8 @@ pub fn DecisionForm(
 #[derive(Clone, Copy)]
 struct FormState {
     desk: Desk,
+    decisions: Decisions,
+    notices: Notices,
     id: MplpId,
     tool: Option<ToolOptions>,
     role: RwSignal<String>,
@@ -190,13 +192,18 @@ struct FormState {
 impl FormState {
     /// The form of review `id`, with what was typed before it was drawn again.
     fn new(id: MplpId, tool: Option<ToolOptions>) -> FormState {
-        let desk = expect_context::<Desk>();
-        let draft = desk.draft(id);
-        let role = draft
-            .role
-            .unwrap_or_else(|| desk.settings().get_untracked().reviewer_role);
+        let decisions = expect_context::<Decisions>();
+        let draft = decisions.draft(id);
+        let role = draft.role.unwrap_or_else(|| {
+            expect_context::<Preferences>()
+                .get()
+                .get_untracked()
+                .reviewer_role
+        });
         FormState {
-            desk,
+            desk: expect_context::<Desk>(),
+            decisions,
+            notices: expect_context::<Notices>(),
             id,
             tool,
             role: RwSignal::new(role),
@@ -207,7 +214,8 @@ impl FormState {
             reason_ref: NodeRef::new(),
             busy: RwSignal::new(false),
             held: RwSignal::new(
-                desk.held(id)
+                expect_context::<Origin>()
+                    .held(id)
                     .map(|waiting| DecisionFailure::Held(waiting).to_string()),
             ),
             attempt: StoredValue::new(None),
@@ -250,7 +258,7 @@ impl FormState {
             let outcome = self.desk.decide(self.id, &input, &key).await;
             self.busy.set(false);
             match outcome {
-                Ok(_) => self.desk.drop_draft(self.id),
+                Ok(_) => self.decisions.drop_draft(self.id),
                 Err(failure) => self.show(failure),
             }
         });
@@ -275,7 +283,7 @@ impl FormState {
             | DecisionFailure::Refused(DecideError::Policy(PolicyRefusal::RoleMissing {
                 ..
             })) => self.role_error.set(Some(failure.to_string())),
-            DecisionFailure::Conflict(message) => self.desk.notify(message),
+            DecisionFailure::Conflict(message) => self.notices.tell(message),
             // The review page shows the queued decision instead of the form.
             DecisionFailure::Queued => {}
             DecisionFailure::Held(_) => self.held.set(Some(failure.to_string())),
@@ -304,7 +312,7 @@ fn ReasonField(form: FormState, offer: Offer) -> impl IntoView {
         (None, None) => "(kept in the history)".to_owned(),
     };
     let FormState {
-        desk,
+        decisions,
         id,
         reason,
         reason_error,
@@ -321,7 +329,7 @@ fn ReasonField(form: FormState, offer: Offer) -> impl IntoView {
                 prop:value=move || reason.get()
                 on:input=move |ev| {
                     let typed = event_target_value(&ev);
-                    desk.edit_draft(id, |d| d.reason = typed.clone());
+                    decisions.edit_draft(id, |d| d.reason = typed.clone());
                     reason.set(typed);
                 }
                 on:keydown=move |ev| {

@@ -55,15 +55,7 @@ pub fn ToolCallPanel(
     interrupt: bool,
 ) -> impl IntoView {
     let request = call.request.clone();
-    let parsed = request.tool_call();
-    let name = parsed.as_ref().map(|c| c.name.clone()).unwrap_or_default();
-    let summary = parsed
-        .as_ref()
-        .map(|c| check_summary(&request.human_summary, c))
-        .ok();
-    let hash_ok = CallHash::of_canonical(&request.tool_call_canonical) == request.tool_call_hash;
-    let left = seconds_left(&request);
-    let show_dry_run = RwSignal::new(false);
+    let name = request.tool_call().map(|c| c.name).unwrap_or_default();
     let tier = request.risk_tier.to_string();
     let list = |title: &'static str, items: Vec<String>| {
         (!items.is_empty()).then(|| {
@@ -81,26 +73,9 @@ pub fn ToolCallPanel(
                 " "
                 {request.risk_reasons.join("; ")}
             </p>
-            {(pending && !interrupt).then(|| view! {
-                <p class="countdown" role="timer" aria-live="off">
-                    {move || match left.get() {
-                        s if s > 0 => format!("Expires in {} (at {}): after that it is denied by default.", duration(s), request.expires_at.exact()),
-                        _ => format!("Expired at {}: it can no longer be approved.", request.expires_at.exact()),
-                    }}
-                </p>
-            })}
-            <h3>"Exact call"</h3>
-            <pre class="call-json" aria-label="Exact call (canonical JSON)"><code>{reveal::json(&pretty(&request.tool_call_canonical))}</code></pre>
-            <p class="subtle call-hash">
-                "SHA-256 " <code>{request.tool_call_hash.to_string()}</code>
-                {if hash_ok { " ✓ recomputed in this browser" } else { " ✕ does NOT match the call" }}
-            </p>
-            <h3>"Agent’s summary"</h3>
-            <blockquote class="summary"><Markdown text=reveal::prose(&request.human_summary) /></blockquote>
-            {match summary {
-                Some(check) => view! { <SummaryCheckView check /> }.into_any(),
-                None => view! { <p class="summary-check summary-bad" role="alert">"✕ The call cannot be read, so the summary cannot be checked."</p> }.into_any(),
-            }}
+            {(pending && !interrupt).then(|| view! { <Countdown request=request.clone() /> })}
+            <ExactCall request=request.clone() />
+            <AgentSummary request=request.clone() />
             {list("Predicted side effects", request.side_effects.clone())}
             {list("Rollback and safety notes", request.rollback_notes.clone())}
             {request.diff.clone().map(|diff| view! {
@@ -108,25 +83,86 @@ pub fn ToolCallPanel(
                 <pre class="diff"><code>{diff}</code></pre>
             })}
             {list("Suggested alternatives", request.suggested_alternatives.clone())}
-            {request.dry_run.clone().map(|report| view! {
-                <p>
-                    <button type="button" aria-expanded=move || show_dry_run.get().to_string()
-                        on:click=move |_| show_dry_run.update(|s| *s = !*s)>"Dry run"</button>
-                    " " <span class="subtle">"What the tool reports when run without effect."</span>
-                </p>
-                <Show when=move || show_dry_run.get()>
-                    <pre class="dry-run" aria-label="Dry-run report"><code>{report.clone()}</code></pre>
-                </Show>
-            })}
-            <dl class="fields">
-                <dt>"Session"</dt><dd><code>{reveal::label(&request.session_id)}</code></dd>
-                <dt>"Run"</dt><dd><code>{reveal::label(&request.run_id)}</code></dd>
-                {request.workspace.as_deref().map(|w| view! { <dt>"Workspace"</dt><dd><code>{reveal::label(w)}</code></dd> })}
-                {request.client_device_id.as_deref().map(|d| view! { <dt>"Device"</dt><dd><code>{reveal::label(d)}</code></dd> })}
-                <dt>"Approval id"</dt><dd><code>{request.approval_id.to_string()}</code></dd>
-            </dl>
+            {request.dry_run.clone().map(|report| view! { <DryRun report /> })}
+            <CallFields request />
             {call.outcome.clone().map(|outcome| view! { <OutcomeView outcome interrupt /> })}
         </section>
+    }
+}
+
+/// The time left to decide, ticking; then that it expired.
+#[component]
+fn Countdown(request: ApprovalRequest) -> impl IntoView {
+    let left = seconds_left(&request);
+    let at = request.expires_at.exact();
+    view! {
+        <p class="countdown" role="timer" aria-live="off">
+            {move || match left.get() {
+                s if s > 0 => format!("Expires in {} (at {at}): after that it is denied by default.", duration(s)),
+                _ => format!("Expired at {at}: it can no longer be approved."),
+            }}
+        </p>
+    }
+}
+
+/// The exact call as canonical JSON, with its hash recomputed here.
+#[component]
+fn ExactCall(request: ApprovalRequest) -> impl IntoView {
+    let hash_ok = CallHash::of_canonical(&request.tool_call_canonical) == request.tool_call_hash;
+    view! {
+        <h3>"Exact call"</h3>
+        <pre class="call-json" aria-label="Exact call (canonical JSON)"><code>{reveal::json(&pretty(&request.tool_call_canonical))}</code></pre>
+        <p class="subtle call-hash">
+            "SHA-256 " <code>{request.tool_call_hash.to_string()}</code>
+            {if hash_ok { " ✓ recomputed in this browser" } else { " ✕ does NOT match the call" }}
+        </p>
+    }
+}
+
+/// What the agent says the call does, checked against the call.
+#[component]
+fn AgentSummary(request: ApprovalRequest) -> impl IntoView {
+    let check = request
+        .tool_call()
+        .map(|c| check_summary(&request.human_summary, &c))
+        .ok();
+    view! {
+        <h3>"Agent’s summary"</h3>
+        <blockquote class="summary"><Markdown text=reveal::prose(&request.human_summary) /></blockquote>
+        {match check {
+            Some(check) => view! { <SummaryCheckView check /> }.into_any(),
+            None => view! { <p class="summary-check summary-bad" role="alert">"✕ The call cannot be read, so the summary cannot be checked."</p> }.into_any(),
+        }}
+    }
+}
+
+/// The tool's dry-run report, shown on request.
+#[component]
+fn DryRun(report: String) -> impl IntoView {
+    let shown = RwSignal::new(false);
+    view! {
+        <p>
+            <button type="button" aria-expanded=move || shown.get().to_string()
+                on:click=move |_| shown.update(|s| *s = !*s)>"Dry run"</button>
+            " " <span class="subtle">"What the tool reports when run without effect."</span>
+        </p>
+        <Show when=move || shown.get()>
+            <pre class="dry-run" aria-label="Dry-run report"><code>{report.clone()}</code></pre>
+        </Show>
+    }
+}
+
+/// Where the call comes from (session, run, workspace, device) and its approval id.
+#[component]
+fn CallFields(request: ApprovalRequest) -> impl IntoView {
+    view! {
+        <dl class="fields">
+            <dt>"Session"</dt><dd><code>{reveal::label(&request.session_id)}</code></dd>
+            <dt>"Run"</dt><dd><code>{reveal::label(&request.run_id)}</code></dd>
+            {request.workspace.as_deref().map(|w| view! { <dt>"Workspace"</dt><dd><code>{reveal::label(w)}</code></dd> })}
+            {request.client_device_id.as_deref().map(|d| view! { <dt>"Device"</dt><dd><code>{reveal::label(d)}</code></dd> })}
+            <dt>"Approval id"</dt><dd><code>{request.approval_id.to_string()}</code></dd>
+        </dl>
     }
 }
 

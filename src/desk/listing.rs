@@ -167,33 +167,11 @@ impl Desk {
     /// asks for it while shown: on a server, a change of `ask` fetches its page.
     pub fn listing(&self, ask: Memo<Ask>) -> Memo<Listing> {
         let desk = *self;
-        if self.served() {
+        if self.origin.served() {
             Effect::new(move |_| desk.fetch_page(ask.get()));
-            return Memo::new(move |_| desk.served_listing());
+            return Memo::new(move |_| desk.reviews.served_listing());
         }
-        Memo::new(move |_| {
-            let ask = ask.get();
-            let head = desk.head.get();
-            desk.entries.with(|entries| match &head {
-                Some(head) => from_head(entries, head, &ask),
-                None => in_memory(entries, &ask),
-            })
-        })
-    }
-
-    /// How many reviews wait for a decision (the header's badge).
-    pub fn pending_count(&self) -> u64 {
-        if self.served() {
-            return self.counts.with(|c| c.of(ConfirmStatus::Pending));
-        }
-        if let Some(pending) = self.head.with(|h| h.as_ref().map(|h| h.counts.pending)) {
-            return pending;
-        }
-        self.entries.with(|e| {
-            e.iter()
-                .filter(|e| e.status() == ConfirmStatus::Pending)
-                .count() as u64
-        })
+        Memo::new(move |_| ask.with(|ask| desk.reviews.listing(ask)))
     }
 }
 

@@ -9,7 +9,6 @@
 use super::{Desk, Link};
 use crate::backend::{HttpError, HttpStore};
 use countersign_domain::wire::{Change, ChangeKind};
-use leptos::prelude::*;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use web_sys::{EventSource, MessageEvent};
@@ -23,15 +22,6 @@ const REFUSED_STREAMS: u32 = 3;
 /// again instead (that much changed).
 const CATCH_UP_PAGES: usize = 5;
 
-thread_local! {
-    /// Whether the live stream is open now (only then is the desk "Live").
-    static STREAM_OPEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// The feed position of the last change received (a reopened stream resumes after it).
-    static LAST_SEEN: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
-    /// Whether the desk polls instead of following a stream.
-    static POLLING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
 /// Opens the live stream, counts the reviews for the header (the inbox asks
 /// for its own page), and retries queued decisions.
 pub(super) fn connect(desk: Desk, server: HttpStore) {
@@ -40,22 +30,10 @@ pub(super) fn connect(desk: Desk, server: HttpStore) {
     retry_queued(desk);
 }
 
-/// What the header says once the server answered again: live while the
-/// stream is open, else polling or reconnecting.
-pub(super) fn settled_link() -> Link {
-    if STREAM_OPEN.with(std::cell::Cell::get) {
-        Link::Live
-    } else if POLLING.with(std::cell::Cell::get) {
-        Link::Polling(POLL_SECONDS)
-    } else {
-        Link::Reconnecting
-    }
-}
-
 /// Tries the queued decisions every 5 seconds while there are any.
 fn retry_queued(desk: Desk) {
     let tick = Closure::<dyn Fn()>::new(move || {
-        if desk.outbox.with_untracked(|q| !q.is_empty()) {
+        if desk.decisions.any_waiting() {
             leptos::task::spawn_local(async move { desk.deliver_queued().await });
         }
     });
@@ -79,8 +57,8 @@ async fn open_stream(desk: Desk, server: HttpStore, refused: u32) {
         Ok(ticket) => ticket,
         // Down for now: tried again in a moment (the header says so).
         Err(e @ HttpError::Unreachable(_)) => {
-            if desk.link.get_untracked() == Link::Connecting {
-                desk.link.set(Link::Offline(e.to_string()));
+            if desk.origin.link_now() == Link::Connecting {
+                desk.origin.set_link(Link::Offline(e.to_string()));
             }
             return reopen_later(desk, server, refused);
         }
@@ -96,9 +74,9 @@ async fn open_stream(desk: Desk, server: HttpStore, refused: u32) {
 
 /// After the last change seen, or else after the position the first page was read at.
 fn last_position(desk: Desk) -> Option<i64> {
-    LAST_SEEN
-        .with(std::cell::Cell::get)
-        .or_else(|| desk.first_position())
+    desk.origin
+        .last_seen()
+        .or_else(|| desk.reviews.first_position())
 }
 
 fn reopen_later(desk: Desk, server: HttpStore, refused: u32) {
@@ -111,7 +89,7 @@ fn reopen_later(desk: Desk, server: HttpStore, refused: u32) {
 fn attach(desk: Desk, server: HttpStore, source: EventSource, refused: u32) {
     let on_change = Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
         if let Ok(seq) = event.last_event_id().parse::<i64>() {
-            LAST_SEEN.with(|l| l.set(Some(seq)));
+            desk.origin.seen(seq);
         }
         if ChangeKind::parse(&event.type_()).is_none() {
             return;
@@ -119,7 +97,9 @@ fn attach(desk: Desk, server: HttpStore, source: EventSource, refused: u32) {
         let data = event.data().as_string().unwrap_or_default();
         match serde_json::from_str::<Change>(&data) {
             Ok(change) => desk.announced(change),
-            Err(e) => desk.notify(format!("A live update could not be read: {e}")),
+            Err(e) => desk
+                .notices
+                .tell(format!("A live update could not be read: {e}")),
         }
     });
     for kind in ChangeKind::ALL {
@@ -135,27 +115,23 @@ fn attach(desk: Desk, server: HttpStore, source: EventSource, refused: u32) {
             // After a drop, ask for the page shown again: the gap may be
             // longer than the event history.
             if matches!(
-                desk.link.get_untracked(),
+                desk.origin.link_now(),
                 Link::Reconnecting | Link::Offline(_)
             ) {
                 desk.refresh_page();
             }
-            STREAM_OPEN.with(|o| o.set(true));
-            desk.link.set(Link::Live);
+            desk.origin.stream_opened();
         }
     });
     source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
     on_open.forget();
     let stream = source.clone();
     let on_error = Closure::<dyn Fn()>::new(move || {
-        STREAM_OPEN.with(|o| o.set(false));
         // The ticket is spent, so the browser's own reconnect cannot work:
         // this stream ends and another opens with a fresh ticket.
         stream.set_onerror(None);
         stream.close();
-        if desk.link.get_untracked() == Link::Live {
-            desk.link.set(Link::Reconnecting);
-        }
+        desk.origin.stream_dropped();
         let refused = if opened.get() { 0 } else { refused + 1 };
         if refused >= REFUSED_STREAMS {
             poll(desk, server.clone());
@@ -168,8 +144,7 @@ fn attach(desk: Desk, server: HttpStore, source: EventSource, refused: u32) {
 }
 
 fn poll(desk: Desk, server: HttpStore) {
-    POLLING.with(|p| p.set(true));
-    desk.link.set(Link::Polling(POLL_SECONDS));
+    desk.origin.polling(POLL_SECONDS);
     let tick = Closure::<dyn Fn()>::new(move || {
         leptos::task::spawn_local(catch_up(desk, server.clone()));
     });
@@ -196,14 +171,12 @@ async fn catch_up(desk: Desk, server: HttpStore) {
             // request says what is wrong, or shows what is there.
             Err(_) => return desk.refresh_page(),
         };
-        if matches!(desk.link.get_untracked(), Link::Offline(_)) {
-            desk.link.set(settled_link());
-        }
+        desk.origin.answered();
         for change in page.changes {
             desk.announced(change);
         }
         after = page.position;
-        LAST_SEEN.with(|l| l.set(Some(after)));
+        desk.origin.seen(after);
         if !page.more {
             return;
         }

@@ -1,33 +1,44 @@
-//! The reviewer's desk: every review with what the views need precomputed, the
-//! store (local storage, or a server with live updates), the settings and what
-//! went wrong loading them. Provided as context.
+//! The reviewer's desk: the app's state as small stores, each with one job
+//! and provided to the screens as context on its own:
+//! - `Reviews` (`reviews.rs`): the reviews held and the page a server answered,
+//!   filled by `reading` (local storage), `served` (a Countersign server),
+//!   `langgraph`, `seed` (the demo) and `tools` (expiry, redemption, grants);
+//! - `Origin` (`origin.rs`): where reviews come from and how fresh they are,
+//!   followed by `remote` and `live`;
+//! - `Decisions` (`decisions/`): drafts, the outbox, the server's policy;
+//! - `Preferences` (`preferences.rs`) and `Notices` (`notices.rs`).
+//!
+//! `Desk` holds the five and does what spans them: loading, deciding
+//! (`server_decisions`, `langgraph`), following a server, importing.
 
-mod drafts;
+mod decisions;
 mod entry;
-mod judging;
 mod langgraph;
 mod listing;
 mod live;
+mod notices;
+mod origin;
+mod preferences;
 mod reading;
 mod remote;
+mod reviews;
 mod seed;
 mod served;
 mod server_decisions;
 mod tools;
 
+pub use decisions::Decisions;
 pub use entry::Entry;
 pub use langgraph::{group_decision, InterruptFacts};
 pub use listing::{Ask, Listing, PageLink};
+pub use notices::Notices;
+pub use origin::{Link, Origin};
+pub use preferences::Preferences;
+pub use reviews::Reviews;
 pub use served::Unfound;
 
-use crate::backend::{
-    outbox, Backend, Connection, HttpError, HttpStore, LocalStore, SetAside, StoreError,
-};
+use crate::backend::{Backend, Connection, HttpError, HttpStore, LocalStore, StoreError};
 use crate::browser;
-use crate::settings::Settings;
-use countersign_domain::wire::{
-    Device, DeviceList, GrantList, GrantRecord, Pairing, StatusCounts, WebhookList,
-};
 use countersign_domain::{DecideError, DecisionInput, MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -87,94 +98,16 @@ pub enum DecisionFailure {
     Held(usize),
 }
 
-/// Where reviews live and how fresh they are.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Link {
-    /// This browser's local storage.
-    Local,
-    /// Loading from the server.
-    Connecting,
-    /// Connected to the server; changes arrive live.
-    Live,
-    /// Connected, but the live stream dropped: reconnecting.
-    Reconnecting,
-    /// The inbox is refreshed every so many seconds (no live stream).
-    Polling(u32),
-    /// The server cannot be reached (the reason).
-    Offline(String),
-}
-
-impl Link {
-    /// A stable name for styling (`data-state`).
-    pub fn state(&self) -> &'static str {
-        match self {
-            Link::Local => "local",
-            Link::Connecting => "connecting",
-            Link::Live => "live",
-            Link::Reconnecting => "reconnecting",
-            Link::Polling(_) => "polling",
-            Link::Offline(_) => "offline",
-        }
-    }
-
-    /// A short label for the header.
-    pub fn label(&self) -> String {
-        match self {
-            Link::Local => "This device".into(),
-            Link::Connecting => "Connecting…".into(),
-            Link::Live => "Live".into(),
-            Link::Reconnecting => "Reconnecting…".into(),
-            Link::Polling(seconds) => format!("Refreshing every {seconds} s"),
-            Link::Offline(_) => "Unreachable".into(),
-        }
-    }
-}
-
-/// The app's state, shared through context (cheap to copy).
+/// The app's state: five small stores, each provided to the screens as
+/// context on its own, and what spans them (loading, deciding, following a
+/// server). Cheap to copy.
 #[derive(Clone, Copy)]
 pub struct Desk {
-    /// The reviews held, oldest request first: every review in local storage
-    /// and on LangGraph; on a Countersign server, the few opened last.
-    entries: RwSignal<Vec<Arc<Entry>>>,
-    /// A Countersign server's counts per status (the others count `entries`).
-    counts: RwSignal<StatusCounts>,
-    /// The inbox page a Countersign server answered.
-    served_page: RwSignal<served::ServedPage>,
-    /// Reviews a Countersign server could not give when opened, and why.
-    unfound: RwSignal<Vec<(MplpId, Unfound)>>,
-    /// A Countersign server not followed yet: its live stream opens once it
-    /// answered first (its code would otherwise hold up the first rows).
-    unfollowed: StoredValue<Option<HttpStore>>,
-    /// The reviewer's settings.
-    settings: RwSignal<Settings>,
-    /// Problems found while loading (set-aside values, unavailable storage).
-    notices: RwSignal<Vec<String>>,
-    /// Where reviews live and how fresh they are.
-    link: RwSignal<Link>,
-    /// Decisions kept on this device until the server has them.
-    outbox: RwSignal<Vec<outbox::Queued>>,
-    /// This browser's storage: the reviews of a local desk, the settings,
-    /// and what a server's desk keeps on this device.
-    store: StoredValue<Option<LocalStore>>,
-    /// Where reviews come from.
-    backend: StoredValue<Backend>,
-    /// LangGraph: the status of each pending interrupt's thread, when it is
-    /// not simply waiting (errored, busy).
-    thread_states:
-        RwSignal<std::collections::HashMap<MplpId, countersign_domain::langgraph::ThreadStatus>>,
-    drafts: StoredValue<Vec<(MplpId, drafts::Draft)>>,
-    /// Whether the stored reviews are still being read (the inbox index, or
-    /// on a first visit the demo's summaries, stand in for them meanwhile).
-    reading: RwSignal<bool>,
-    /// Until the inbox index is parsed (right after the first frame), what
-    /// its head says of every review; `entries` then hold its first page only.
-    head: RwSignal<Option<listing::HeadFacts>>,
-    /// The entries of the index as storage holds it beside its head, once
-    /// parsed: the index is written again only when the entries differ from
-    /// them (an index without a head is written again once the reviews are read).
-    indexed: StoredValue<Option<Vec<Arc<Entry>>>>,
-    /// A Countersign server's approval policy and this reviewer's key.
-    judging: RwSignal<Option<Arc<judging::Judging>>>,
+    reviews: Reviews,
+    origin: Origin,
+    decisions: Decisions,
+    preferences: Preferences,
+    notices: Notices,
 }
 
 impl Desk {
@@ -196,10 +129,7 @@ impl Desk {
         };
         let backend = Backend::connect(connection, store.as_ref());
         let remote = backend.remote();
-        let settings = store
-            .as_ref()
-            .map(|store| load_settings(store, !remote, &mut notices))
-            .unwrap_or_default();
+        let preferences = Preferences::load(store.clone(), !remote, &mut notices);
         // Local storage: the inbox is drawn from the index's head (or the
         // index itself, written before heads were), then the index is parsed
         // and every review read.
@@ -232,33 +162,19 @@ impl Desk {
         };
         browser::mark("countersign:loaded");
         let server = backend.server().cloned();
-        let queued = server
-            .as_ref()
-            .map(|s| outbox::all(s.url()))
-            .unwrap_or_default();
         let desk = Desk {
-            outbox: RwSignal::new(queued),
-            entries: RwSignal::new(first_page.unwrap_or_default()),
-            counts: RwSignal::new(StatusCounts::default()),
-            served_page: RwSignal::new(Default::default()),
-            unfound: RwSignal::new(Vec::new()),
-            settings: RwSignal::new(settings),
-            notices: RwSignal::new(notices),
-            link: RwSignal::new(if remote {
-                Link::Connecting
-            } else {
-                Link::Local
-            }),
             // Until the demo reviews are stored, what storage holds is not known either.
-            reading: RwSignal::new(reading || needs_demo),
-            head: RwSignal::new(head),
-            indexed: StoredValue::new(None),
-            store: StoredValue::new(store),
-            backend: StoredValue::new(backend),
-            unfollowed: StoredValue::new(None),
-            thread_states: RwSignal::new(Default::default()),
-            drafts: StoredValue::new(Default::default()),
-            judging: RwSignal::new(None),
+            reviews: Reviews::new(
+                first_page.unwrap_or_default(),
+                head,
+                reading || needs_demo,
+                store,
+                server.is_some(),
+            ),
+            decisions: Decisions::load(server.as_ref().map(HttpStore::url)),
+            origin: Origin::new(backend),
+            preferences,
+            notices: Notices::new(notices),
         };
         match server {
             // The first page comes first; the stream follows from its position.
@@ -279,88 +195,14 @@ impl Desk {
         desk
     }
 
-    /// Whether reviews come from a server (Countersign or LangGraph) rather
-    /// than this browser's storage.
-    pub fn remote(&self) -> bool {
-        self.backend.with_value(Backend::remote)
-    }
-
-    /// Whether a Countersign server serves this app and it is not connected
-    /// to it yet: the reviewer is asked for a key before anything else.
-    pub fn awaiting_server(&self) -> bool {
-        !self.remote() && browser::served_by_server()
-    }
-
-    /// Whether reviews come from a Countersign server.
-    pub fn is_served(&self) -> bool {
-        self.server().is_some()
-    }
-
-    /// The address of the server reviews come from, if any.
-    pub fn remote_url(&self) -> Option<String> {
-        self.backend.with_value(|b| b.url().map(str::to_owned))
-    }
-
-    /// The standing approvals of the Countersign server reviews come from;
-    /// `None` when the backend keeps none (this browser, LangGraph).
-    pub async fn grants(&self) -> Option<Result<GrantList, HttpError>> {
-        let server = self.server()?;
-        Some(server.grants().await)
-    }
-
-    /// The server's webhooks and their latest deliveries, when the backend
-    /// is a Countersign server.
-    pub async fn webhooks(&self) -> Option<Result<WebhookList, HttpError>> {
-        let server = self.server()?;
-        Some(server.webhooks().await)
-    }
-
-    /// A one-time code that pairs another device with this reviewer key.
-    pub async fn pairing(&self) -> Result<Pairing, String> {
-        let server = self
-            .server()
-            .ok_or("devices are paired with a Countersign server")?;
-        server.pairing().await.map_err(|e| e.to_string())
-    }
-
-    /// The devices paired from this key (or its owner), when on a server.
-    pub async fn devices(&self) -> Option<Result<DeviceList, HttpError>> {
-        let server = self.server()?;
-        Some(server.devices().await)
-    }
-
-    /// Revokes a paired device; answered once the server has recorded it.
-    pub async fn revoke_device(&self, key_id: &str) -> Result<Device, String> {
-        let server = self
-            .server()
-            .ok_or("devices are paired with a Countersign server")?;
-        server
-            .revoke_device(key_id)
-            .await
-            .map_err(|e| e.to_string())
-    }
-
-    /// Revokes a standing approval on the server; answered only once the
-    /// server has recorded it.
-    pub async fn revoke_grant(&self, grant_id: &str) -> Result<GrantRecord, String> {
-        let server = self
-            .server()
-            .ok_or("only a Countersign server keeps standing approvals")?;
-        server
-            .revoke_grant(grant_id)
-            .await
-            .map_err(|e| e.to_string())
-    }
-
-    /// The Countersign server reviews come from, if that is the backend.
-    fn server(&self) -> Option<HttpStore> {
-        self.backend.with_value(|b| b.server().cloned())
-    }
-
-    /// The entry of a confirm, if present.
-    pub fn entry(&self, id: MplpId) -> Option<Arc<Entry>> {
-        self.entries
-            .with(|entries| entries.iter().find(|e| e.id() == id).cloned())
+    /// Gives the screens the desk and each of its stores as context.
+    pub fn provide(self) {
+        provide_context(self);
+        provide_context(self.reviews);
+        provide_context(self.origin);
+        provide_context(self.decisions);
+        provide_context(self.preferences);
+        provide_context(self.notices);
     }
 
     /// Checks a decision with the domain's `decide`, then saves it (in local
@@ -374,15 +216,12 @@ impl Desk {
         input: &DecisionInput,
         idempotency_key: &str,
     ) -> Result<Arc<Entry>, DecisionFailure> {
-        self.read_all().await;
-        let held = self
-            .entries
-            .with_untracked(|entries| entries.iter().find(|e| e.id() == id).cloned())
-            .filter(|e| e.review().is_some());
+        self.reviews.read_all().await;
+        let held = self.reviews.entry_now(id).filter(|e| e.review().is_some());
         let current = match held {
             Some(entry) => entry,
             // A row of a server's page: its review is fetched to be checked.
-            None if self.served() => self.fetch_review(id).await.map_err(|e| match e {
+            None if self.origin.served() => self.fetch_review(id).await.map_err(|e| match e {
                 Unfound::Missing => DecisionFailure::Missing,
                 Unfound::Failed(e) => DecisionFailure::Server(e),
             })?,
@@ -391,107 +230,64 @@ impl Desk {
         let review = current.review().ok_or(DecisionFailure::Missing)?;
         let mut ids = browser::new_id;
         let next = self
+            .decisions
             .judge(review, input, &mut ids)
             .map_err(DecisionFailure::Refused)?;
-        enum Via {
-            Local,
-            Server(HttpStore),
-            LangGraph,
+        if let Some(server) = self.origin.server() {
+            return self
+                .decide_on_server(server, id, input, idempotency_key)
+                .await;
         }
-        let via = self.backend.with_value(|b| match b {
-            Backend::Local => Via::Local,
-            Backend::Countersign(server) => Via::Server(server.clone()),
-            Backend::LangGraph(_) => Via::LangGraph,
-        });
-        match via {
-            Via::Local => self.decide_locally(next),
-            Via::Server(server) => {
-                self.decide_on_server(server, id, input, idempotency_key)
-                    .await
-            }
-            Via::LangGraph => match langgraph::interrupt_decision(*self, id, next).await {
+        if self.origin.langgraph().is_some() {
+            return match langgraph::interrupt_decision(*self, id, next).await {
                 Ok(sending) => sending.await,
                 Err(crate::split::LoadFailed) => Err(DecisionFailure::Unloaded),
-            },
+            };
         }
+        self.decide_locally(next)
     }
 
     /// Saves a decided review in this browser's storage, then shows it.
     fn decide_locally(&self, next: Review) -> Result<Arc<Entry>, DecisionFailure> {
-        self.persist(&next).map_err(DecisionFailure::NotSaved)?;
-        let id = next.confirm.confirm_id;
-        let entry = Arc::new(Entry::new(next));
-        self.entries.update(|entries| {
-            if let Some(slot) = entries.iter_mut().find(|e| e.id() == id) {
-                *slot = entry.clone();
-            }
-        });
-        Ok(entry)
-    }
-
-    /// The ids of the reviews held (for an import, which adds only new ones).
-    pub fn held_ids(&self) -> std::collections::HashSet<MplpId> {
-        self.entries
-            .with_untracked(|e| e.iter().map(|e| e.id()).collect())
+        self.reviews
+            .persist(&next)
+            .map_err(DecisionFailure::NotSaved)?;
+        Ok(self.reviews.replace(next))
     }
 
     /// Every review, for an export: those in storage, or a server's fetched
     /// page by page (LangGraph: the interrupts listed and those decided here).
     pub async fn every_review(&self) -> Result<Vec<Review>, HttpError> {
-        self.read_all().await;
-        if let Some(server) = self.server() {
+        self.reviews.read_all().await;
+        if let Some(server) = self.origin.server() {
             return server.list_all().await;
         }
         Ok(self
-            .entries
-            .with_untracked(|e| e.iter().filter_map(|e| e.review().cloned()).collect()))
+            .reviews
+            .with_entries(|e| e.iter().filter_map(|e| e.review().cloned()).collect()))
     }
 
     /// Adds or replaces reviews (import), saving them first. Only into local
     /// storage: on a server, agents create reviews through the API.
     pub fn add(&self, reviews: Vec<Review>) -> Result<usize, StoreError> {
-        if self.remote() {
+        if self.origin.remote() {
             return Err(StoreError::WriteFailed(
                 "imports go to this browser's storage; on a server, agents submit reviews through its API. Disconnect in Settings to import here".into(),
             ));
         }
         let reviews = self.apply_grants(reviews);
         for review in &reviews {
-            self.persist(review)?;
+            self.reviews.persist(review)?;
         }
         let count = reviews.len();
-        self.entries.update(|entries| {
-            put(
-                entries,
-                reviews.into_iter().map(|r| Arc::new(Entry::new(r))),
-            );
-        });
+        self.reviews
+            .put(reviews.into_iter().map(|r| Arc::new(Entry::new(r))));
         Ok(count)
-    }
-
-    /// Saves the settings and applies them.
-    pub fn save_settings(&self, settings: Settings) -> Result<(), StoreError> {
-        if let Some(store) = self.store.get_value() {
-            let text = serde_json::to_value(&settings)
-                .map_err(|e| StoreError::WriteFailed(e.to_string()))?
-                .to_string();
-            store.save_settings_text(&text)?;
-        }
-        self.settings.set(settings);
-        Ok(())
     }
 
     /// A short description of the storage in use.
     pub fn storage_description(&self) -> String {
-        let local = self.store.get_value();
-        self.backend.with_value(|b| b.describe(local.as_ref()))
-    }
-
-    fn persist(&self, review: &Review) -> Result<(), StoreError> {
-        match self.store.get_value() {
-            Some(store) => store.save(review),
-            None => Ok(()),
-        }
+        self.origin.describe(self.reviews.local().as_ref())
     }
 }
 
@@ -524,59 +320,4 @@ fn sort(entries: &mut [Arc<Entry>]) {
             .cmp(b.requested_at())
             .then(a.id().cmp(&b.id()))
     });
-}
-
-impl Desk {
-    /// The reviewer's settings (reactive).
-    pub fn settings(&self) -> ReadSignal<Settings> {
-        self.settings.read_only()
-    }
-
-    /// Where reviews live and how fresh they are (reactive).
-    pub fn link(&self) -> ReadSignal<Link> {
-        self.link.read_only()
-    }
-
-    /// What the reviewer should know: problems found loading, undeliverable
-    /// decisions (reactive).
-    pub fn notices(&self) -> ReadSignal<Vec<String>> {
-        self.notices.read_only()
-    }
-
-    /// LangGraph: the status of a review's thread when it is not simply
-    /// waiting (errored, busy) (reactive).
-    pub fn thread_state(&self, id: MplpId) -> Option<countersign_domain::langgraph::ThreadStatus> {
-        self.thread_states.with(|t| t.get(&id).copied())
-    }
-
-    /// Adds a notice for the reviewer.
-    pub fn notify(&self, notice: String) {
-        self.notices.update(|n| n.push(notice));
-    }
-}
-
-/// The stored settings; unusable ones are set aside (`set_aside`) or, for a
-/// desk on a server, ignored.
-fn load_settings(store: &LocalStore, set_aside: bool, notices: &mut Vec<String>) -> Settings {
-    let Some(text) = store.settings_text() else {
-        return Settings::default();
-    };
-    match serde_json::from_str::<Settings>(&text) {
-        Ok(settings) => settings,
-        Err(e) => {
-            if set_aside {
-                notices.push(describe_set_aside(
-                    &store.set_aside_settings(&text, e.to_string()),
-                ));
-            }
-            Settings::default()
-        }
-    }
-}
-
-fn describe_set_aside(s: &SetAside) -> String {
-    format!(
-        "A stored value could not be used and was kept aside as {} (not deleted): {}",
-        s.moved_to, s.reason
-    )
 }

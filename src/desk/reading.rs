@@ -10,7 +10,7 @@
 
 use super::entry::Entry;
 use super::listing::{in_memory, Ask, HeadFacts, Listing};
-use super::{describe_set_aside, put, sort, Desk};
+use super::{sort, Desk};
 use crate::backend::{LoadOutcome, LocalStore};
 use crate::browser;
 use crate::split::{on_demand, LoadFailed};
@@ -111,18 +111,6 @@ pub(super) fn listed(summaries: Vec<ReviewSummary>) -> Vec<Arc<Entry>> {
 }
 
 impl Desk {
-    /// Whether the stored reviews are still being read (reactive).
-    pub fn reading(&self) -> bool {
-        self.reading.get()
-    }
-
-    /// Waits until the stored reviews are read (at once when they are).
-    pub async fn read_all(&self) {
-        while self.reading.get_untracked() {
-            browser::next_task().await;
-        }
-    }
-
     /// Reads the stored reviews, a slice per task: once the first frame is on
     /// screen when it is drawn from the index; at once without one (the first
     /// page waits for them, saying so while their code is fetched). While the
@@ -136,17 +124,11 @@ impl Desk {
             loop {
                 match read_slices(&store).await {
                     Ok(outcome) => {
-                        self.notices
-                            .update(|n| n.retain(|notice| notice != CANNOT_READ));
+                        self.notices.withdraw(CANNOT_READ);
                         return self.finish_reading(outcome);
                     }
                     Err(LoadFailed) => {
-                        if !self
-                            .notices
-                            .with_untracked(|n| n.iter().any(|x| x == CANNOT_READ))
-                        {
-                            self.notify(CANNOT_READ.to_owned());
-                        }
+                        self.notices.tell_once(CANNOT_READ.to_owned());
                         browser::pause(RETRY).await;
                     }
                 }
@@ -154,70 +136,44 @@ impl Desk {
         });
     }
 
-    /// Lists every review of the inbox index in place of its head's page. A
-    /// review changed on this desk meanwhile (another tab's) stays as it is.
+    /// Lists every review of the inbox index in place of its head's page.
     /// Without a usable index, the head stands until the reviews are read.
     fn parse_index(&self, store: &LocalStore) {
-        if self.head.with_untracked(Option::is_none) {
+        if !self.reviews.has_head() {
             return;
         }
-        let Some(all) = store.index_text().and_then(|i| listed_entries(&i)) else {
-            return;
-        };
-        self.entries.update(|entries| {
-            let changed: Vec<Arc<Entry>> =
-                entries.drain(..).filter(|e| e.review().is_some()).collect();
-            entries.extend(all.iter().cloned());
-            put(entries, changed);
-        });
-        self.indexed.set_value(Some(all));
-        self.head.set(None);
+        if let Some(all) = store.index_text().and_then(|i| listed_entries(&i)) {
+            self.reviews.index_parsed(all);
+        }
     }
 
-    /// Shows what was read. A review changed on this desk while reading (a
-    /// decision, an import) is newer than its stored copy read before, so it stays.
+    /// Shows what was read, and says what was set aside.
     fn finish_reading(&self, outcome: LoadOutcome) {
-        self.reading.set(false);
-        self.head.set(None);
-        self.entries.update(|entries| {
-            let changed: Vec<Arc<Entry>> =
-                entries.drain(..).filter(|e| e.review().is_some()).collect();
-            entries.extend(outcome.reviews.into_iter().map(|r| Arc::new(Entry::new(r))));
-            put(entries, changed);
-        });
-        if !outcome.set_aside.is_empty() {
-            self.notices
-                .update(|n| n.extend(outcome.set_aside.iter().map(describe_set_aside)));
-        }
+        self.reviews.read(outcome.reviews);
+        self.notices.set_aside(&outcome.set_aside);
         browser::mark("countersign:reviews-read");
     }
 
     /// Keeps the inbox index in step with the entries (local storage only),
     /// written a moment after each change is shown, and only when it differs
-    /// from what storage holds (`indexed`: the entries of the index read at start).
+    /// from what storage holds.
     pub(super) fn keep_index(self, store: LocalStore) {
-        let stored = self.indexed;
+        let reviews = self.reviews;
         Effect::new(move |_| {
-            self.entries.track();
+            reviews.track();
             let store = store.clone();
             set_timeout(
                 move || {
-                    if self.reading.get_untracked() {
+                    let Some(current) = reviews.unindexed() else {
                         return;
-                    }
-                    let current = self.entries.get_untracked();
-                    if stored
-                        .with_value(|s| s.as_deref().is_some_and(|s| same_summaries(s, &current)))
-                    {
-                        return;
-                    }
+                    };
                     let summaries = current.iter().map(|e| e.summary().clone()).collect();
                     let head = IndexHead::of(in_memory(&current, &Ask::first_pending()));
                     leptos::task::spawn_local(async move {
                         // When the writing code cannot be fetched, the index is
                         // written at the next change, or found stale at the next start.
                         if write_index(store, summaries, head).await.is_ok() {
-                            stored.set_value(Some(current));
+                            reviews.indexed_as(current);
                         }
                     });
                 },
@@ -240,9 +196,7 @@ impl Desk {
                 return;
             };
             if event.new_value().is_none() {
-                return self
-                    .entries
-                    .update(|entries| entries.retain(|e| e.id() != id));
+                return self.reviews.remove(id);
             }
             let store = store.clone();
             leptos::task::spawn_local(async move {
@@ -250,16 +204,9 @@ impl Desk {
                 let Ok(outcome) = read_stored(store, vec![key]).await else {
                     return;
                 };
-                self.entries.update(|entries| {
-                    put(
-                        entries,
-                        outcome.reviews.into_iter().map(|r| Arc::new(Entry::new(r))),
-                    );
-                });
-                if !outcome.set_aside.is_empty() {
-                    self.notices
-                        .update(|n| n.extend(outcome.set_aside.iter().map(describe_set_aside)));
-                }
+                self.reviews
+                    .put(outcome.reviews.into_iter().map(|r| Arc::new(Entry::new(r))));
+                self.notices.set_aside(&outcome.set_aside);
             });
         });
         if let Some(window) = web_sys::window() {
@@ -268,11 +215,6 @@ impl Desk {
         }
         on_storage.forget();
     }
-}
-
-/// Whether two lists of entries summarize alike (the index would not change).
-fn same_summaries(a: &[Arc<Entry>], b: &[Arc<Entry>]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| a.summary() == b.summary())
 }
 
 /// Reads every stored review, a slice per task.
@@ -292,6 +234,7 @@ async fn read_slices(store: &LocalStore) -> Result<LoadOutcome, LoadFailed> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::desk::reviews::same_summaries;
     use wasm_bindgen_test::*;
 
     #[wasm_bindgen_test]

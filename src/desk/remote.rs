@@ -4,13 +4,12 @@
 use super::{Desk, Link};
 use crate::backend::HttpStore;
 use crate::split::{on_demand, LoadFailed};
-use leptos::prelude::*;
 
 on_demand! {
     /// Loads the server's reviews and follows its live stream; reads its
     /// approval policy.
     in remote fn follow_server(desk: Desk, server: HttpStore) -> () {
-        desk.load_judging(server.clone());
+        desk.decisions.load_judging(server.clone(), desk.notices);
         super::live::connect(desk, server)
     }
 }
@@ -31,7 +30,7 @@ impl Desk {
     /// or the review opened), or after a second: the first rows then never
     /// wait behind the code that follows the server.
     pub(super) fn follow_after_first_answer(self, server: HttpStore) {
-        self.unfollowed.set_value(Some(server));
+        self.origin.hold_unfollowed(server);
         leptos::task::spawn_local(async move {
             crate::browser::pause(FOLLOW_AT_THE_LATEST).await;
             self.start_following();
@@ -40,7 +39,7 @@ impl Desk {
 
     /// Starts following the server unless it is followed already.
     pub(super) fn start_following(&self) {
-        if let Some(server) = self.unfollowed.try_update_value(Option::take).flatten() {
+        if let Some(server) = self.origin.take_unfollowed() {
             self.follow_remote(Some(server));
         }
     }
@@ -53,7 +52,7 @@ impl Desk {
                 None => follow_threads(self).await,
             };
             if let Err(LoadFailed) = started {
-                self.link.set(Link::Offline(
+                self.origin.set_link(Link::Offline(
                     "the app's code for following the server could not be loaded".to_owned(),
                 ));
             }

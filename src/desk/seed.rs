@@ -1,12 +1,11 @@
 //! The demo reviews: stored on first start and by "Reset demo data". Their code
 //! and text are a split point, fetched only when they are needed.
 
-use super::{sorted_entries, Desk};
+use super::Desk;
 use crate::backend::StoreError;
 use crate::browser;
 use crate::split::{on_demand, LoadFailed};
 use countersign_domain::{demo, Review};
-use leptos::prelude::*;
 
 on_demand! {
     /// The demo reviews, requested relative to now.
@@ -27,7 +26,7 @@ impl Desk {
     pub(super) fn seed_demo(self) {
         leptos::task::spawn_local(async move {
             self.store_and_show_demo().await;
-            self.reading.set(false);
+            self.reviews.done_reading();
         });
     }
 
@@ -38,26 +37,25 @@ impl Desk {
             Ok(Err(e)) => return self.give_up_demo(e),
             Err(e) => return self.give_up_demo(describe(e)),
         };
-        let Some(store) = self.store.get_value() else {
-            return self.show(reviews);
+        let Some(store) = self.reviews.local() else {
+            return self.reviews.show(reviews);
         };
         match store.save_all(&reviews) {
             Ok(()) => {
                 let _ = store.mark_seeded();
             }
-            Err((saved, e)) => {
-                self.notify(format!("Only {saved} demo review(s) could be stored: {e}"))
-            }
+            Err((saved, e)) => self
+                .notices
+                .tell(format!("Only {saved} demo review(s) could be stored: {e}")),
         }
         // What storage now holds is shown (or, if the reading code
         // cannot be fetched, the demo reviews just stored).
         match super::reading::read_stored(store.clone(), store.review_keys()).await {
             Ok(outcome) => {
-                self.notices
-                    .update(|n| n.extend(outcome.set_aside.iter().map(super::describe_set_aside)));
-                self.show(outcome.reviews);
+                self.notices.set_aside(&outcome.set_aside);
+                self.reviews.show(outcome.reviews);
             }
-            Err(LoadFailed) => self.show(reviews),
+            Err(LoadFailed) => self.reviews.show(reviews),
         }
         browser::mark("countersign:reviews-read");
     }
@@ -65,8 +63,8 @@ impl Desk {
     /// The demo could not be given: the rows listed for it from its summaries
     /// stand for nothing stored, so they go, and the reviewer is told why.
     fn give_up_demo(&self, why: String) {
-        self.entries.set(Vec::new());
-        self.notify(why);
+        self.reviews.clear();
+        self.notices.tell(why);
     }
 
     /// Replaces every review with fresh demo data.
@@ -75,15 +73,11 @@ impl Desk {
             .await
             .map_err(|e| StoreError::WriteFailed(describe(e)))?
             .map_err(StoreError::WriteFailed)?;
-        if let Some(store) = self.store.get_value() {
+        if let Some(store) = self.reviews.local() {
             store.clear_reviews();
             store.save_all(&reviews).map_err(|(_, e)| e)?;
         }
-        self.show(reviews);
+        self.reviews.show(reviews);
         Ok(())
-    }
-
-    fn show(&self, reviews: Vec<Review>) {
-        self.entries.set(sorted_entries(reviews));
     }
 }

@@ -4,10 +4,9 @@
 //! theirs is shown and the reviewer is told who and what.
 
 use super::{DecisionFailure, Desk, Entry};
-use crate::backend::{outbox, HttpError, HttpStore, StoreError};
+use crate::backend::{outbox, HttpError, HttpStore};
 use countersign_domain::wire::{ChangeKind, Refusal};
 use countersign_domain::{DecideError, DecisionInput, MplpId, Review};
-use leptos::prelude::*;
 use std::sync::Arc;
 
 impl Desk {
@@ -24,7 +23,7 @@ impl Desk {
         match server.decide(&id.to_string(), input, idempotency_key).await {
             Ok(stored) => {
                 self.apply_change(ChangeKind::Decided, stored);
-                self.entry(id).ok_or(DecisionFailure::Missing)
+                self.reviews.entry(id).ok_or(DecisionFailure::Missing)
             }
             Err(refused) if decided_first(&refused) => {
                 let latest = server
@@ -36,18 +35,14 @@ impl Desk {
                 Err(DecisionFailure::Conflict(conflict))
             }
             Err(HttpError::Unreachable(_)) => {
-                let queued = outbox::Queued {
-                    confirm_id: id.to_string(),
-                    server: server.url().to_owned(),
-                    input: input.clone(),
-                    idempotency_key: idempotency_key.to_owned(),
-                };
-                outbox::put(&queued)
-                    .map_err(|e| DecisionFailure::NotSaved(StoreError::WriteFailed(e)))?;
-                self.outbox.update(|q| {
-                    q.retain(|o| o.confirm_id != queued.confirm_id);
-                    q.push(queued);
-                });
+                self.decisions
+                    .queue(outbox::Queued {
+                        confirm_id: id.to_string(),
+                        server: server.url().to_owned(),
+                        input: input.clone(),
+                        idempotency_key: idempotency_key.to_owned(),
+                    })
+                    .map_err(DecisionFailure::NotSaved)?;
                 Err(DecisionFailure::Queued)
             }
             Err(e) => Err(match e.refusal() {
@@ -64,10 +59,10 @@ impl Desk {
     /// ones the server still cannot be reached for. Refusals and conflicts are
     /// reported as notices (the review then shows what the server has).
     pub(super) async fn deliver_queued(&self) {
-        let Some(server) = self.server() else {
+        let Some(server) = self.origin.server() else {
             return;
         };
-        for queued in self.outbox.get_untracked() {
+        for queued in self.decisions.waiting() {
             let result = server
                 .decide(&queued.confirm_id, &queued.input, &queued.idempotency_key)
                 .await;
@@ -89,19 +84,11 @@ impl Desk {
                 }
                 Err(e) => Some(format!("The server refused your queued decision: {e}")),
             };
-            outbox::remove(&queued.confirm_id);
-            self.outbox
-                .update(|q| q.retain(|o| o.confirm_id != queued.confirm_id));
+            self.decisions.delivered(&queued.confirm_id);
             if let Some(text) = notice {
-                self.notify(text);
+                self.notices.tell(text);
             }
         }
-    }
-
-    /// The queued decision of a review, if any.
-    pub fn queued(&self, id: &str) -> Option<outbox::Queued> {
-        self.outbox
-            .with(|q| q.iter().find(|o| o.confirm_id == id).cloned())
     }
 }
 

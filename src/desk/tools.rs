@@ -10,22 +10,20 @@ use countersign_domain::toolcall::{
     approve_by_grant, expire_if_due, grants, is_due, redeem, Redemption,
 };
 use countersign_domain::{MplpId, Review};
-use leptos::prelude::*;
-use std::sync::Arc;
 
 on_demand! {
     /// Closes every pending tool call past its expiry, with the domain's rules.
     in review fn close_due(desk: Desk) -> () {
         let now = browser::now();
-        let due: Vec<Review> = desk.entries.with_untracked(|entries| {
+        let due: Vec<Review> = desk.reviews.with_entries(|entries| {
             entries
                 .iter()
                 .filter_map(|e| expire_if_due(e.review()?, ExpiryDecision::Cancelled, now, &mut browser::new_id))
                 .collect()
         });
         for review in due {
-            if desk.persist(&review).is_ok() {
-                desk.replace(review);
+            if desk.reviews.persist(&review).is_ok() {
+                desk.reviews.replace(review);
             }
         }
     }
@@ -37,18 +35,18 @@ impl Desk {
     /// asked may redeem, with its agent key). Returns the failed check; nothing
     /// changes then.
     pub fn redeem(&self, id: MplpId, presented: &Redemption) -> Result<(), String> {
-        if self.remote() {
+        if self.origin.remote() {
             return Err("on a server, only the agent that asked redeems its token".into());
         }
-        let current = self.entry(id);
+        let current = self.reviews.entry(id);
         let review = current
             .as_deref()
             .and_then(Entry::review)
             .ok_or_else(|| "this review is no longer here".to_owned())?;
         let next = redeem(review, presented, browser::now(), &mut browser::new_id)
             .map_err(|e| format!("{} ({})", e, e.code()))?;
-        self.persist(&next).map_err(|e| e.to_string())?;
-        self.replace(next);
+        self.reviews.persist(&next).map_err(|e| e.to_string())?;
+        self.reviews.replace(next);
         Ok(())
     }
 
@@ -57,11 +55,11 @@ impl Desk {
     /// done here; the closing code loads on demand, the first time one is due.
     /// Waits while the stored reviews are still being read (checked again soon).
     pub fn close_expired(&self) {
-        if self.remote() || self.reading.get_untracked() {
+        if self.origin.remote() || self.reviews.still_reading() {
             return;
         }
         let now = browser::now();
-        let any_due = self.entries.with_untracked(|entries| {
+        let any_due = self.reviews.with_entries(|entries| {
             entries
                 .iter()
                 .any(|e| e.review().is_some_and(|r| is_due(r, now)))
@@ -79,7 +77,7 @@ impl Desk {
     /// grant covers (local storage; a server does this when the agent asks).
     pub(super) fn apply_grants(&self, reviews: Vec<Review>) -> Vec<Review> {
         let now = browser::now();
-        let standing = self.entries.with_untracked(|entries| {
+        let standing = self.reviews.with_entries(|entries| {
             grants(entries.iter().filter_map(|e| e.review()))
                 .into_iter()
                 .cloned()
@@ -95,15 +93,5 @@ impl Desk {
                     .unwrap_or(review)
             })
             .collect()
-    }
-
-    /// Shows a new version of a review that is already listed.
-    fn replace(&self, review: Review) {
-        let entry = Arc::new(Entry::new(review));
-        self.entries.update(|entries| {
-            if let Some(slot) = entries.iter_mut().find(|e| e.id() == entry.id()) {
-                *slot = entry;
-            }
-        });
     }
 }

@@ -2,7 +2,7 @@
 //! events and how the latest deliveries went, so a receiver that stopped
 //! answering is seen here rather than noticed by a missed approval.
 
-use crate::desk::Desk;
+use crate::desk::Origin;
 use crate::router::href;
 use countersign_domain::wire::{Delivery, DeliveryState, WebhookList, WebhookStatus};
 use leptos::prelude::*;
@@ -10,11 +10,11 @@ use leptos::prelude::*;
 /// The webhooks card, read when shown.
 #[component]
 pub fn WebhookDeliveries() -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let origin = expect_context::<Origin>();
     let list = RwSignal::new(None::<Result<WebhookList, String>>);
     let reload = move || {
         leptos::task::spawn_local(async move {
-            if let Some(answer) = desk.webhooks().await {
+            if let Some(answer) = origin.webhooks().await {
                 list.set(Some(answer.map_err(|e| e.to_string())));
             }
         });

@@ -3,7 +3,7 @@
 //! their last use, each revocable.
 
 use crate::browser;
-use crate::desk::Desk;
+use crate::desk::Origin;
 use countersign_domain::wire::{Device, Pairing};
 use countersign_domain::Timestamp;
 use leptos::prelude::*;
@@ -11,11 +11,11 @@ use leptos::prelude::*;
 /// The devices card.
 #[component]
 pub fn Devices() -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let origin = expect_context::<Origin>();
     let listed = RwSignal::new(None::<Result<Vec<Device>, String>>);
     let reload = move || {
         leptos::task::spawn_local(async move {
-            if let Some(answer) = desk.devices().await {
+            if let Some(answer) = origin.devices().await {
                 listed.set(Some(answer.map(|l| l.devices).map_err(|e| e.to_string())));
             }
         });
@@ -43,15 +43,15 @@ pub fn Devices() -> impl IntoView {
 /// The button that makes a pairing code, then its link and QR code.
 #[component]
 fn AddDevice(reload: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let origin = expect_context::<Origin>();
     let made = RwSignal::new(None::<Result<Pairing, String>>);
     let add = move |_| {
         leptos::task::spawn_local(async move {
-            made.set(Some(desk.pairing().await));
+            made.set(Some(origin.pairing().await));
             reload();
         });
     };
-    let server = desk.remote_url().unwrap_or_default();
+    let server = origin.remote_url().unwrap_or_default();
     view! {
         <div class="actions"><button type="button" class="button-primary" on:click=add>"Add a device"</button></div>
         {move || made.get().map(|made| match made {
@@ -98,7 +98,7 @@ fn qr_svg(text: &str) -> Option<String> {
 
 #[component]
 fn DeviceItem(device: Device, reload: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let origin = expect_context::<Origin>();
     let now = browser::now();
     let failed = RwSignal::new(None::<String>);
     let when = |text: &Option<String>| {
@@ -113,7 +113,7 @@ fn DeviceItem(device: Device, reload: impl Fn() + Copy + Send + Sync + 'static) 
     let revoke = move |_| {
         let id = id.clone();
         leptos::task::spawn_local(async move {
-            match desk.revoke_device(&id).await {
+            match origin.revoke_device(&id).await {
                 Ok(_) => reload(),
                 Err(e) => failed.set(Some(format!("Not revoked: {e}"))),
             }

@@ -3,7 +3,7 @@
 //! it let through), each revocable; revoked ones below, with who and when.
 
 use crate::browser;
-use crate::desk::Desk;
+use crate::desk::Origin;
 use crate::router::href;
 use countersign_domain::toolcall::{Scope, ScopeGrant};
 use countersign_domain::wire::GrantRecord;
@@ -13,11 +13,11 @@ use leptos::prelude::*;
 /// The grants page.
 #[component]
 pub fn GrantsPage() -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let origin = expect_context::<Origin>();
     let ledger = RwSignal::new(None::<Option<Result<Vec<GrantRecord>, String>>>);
     let reload = move || {
         leptos::task::spawn_local(async move {
-            let answer = desk.grants().await;
+            let answer = origin.grants().await;
             ledger.set(Some(
                 answer.map(|r| r.map(|list| list.items).map_err(|e| e.to_string())),
             ));
@@ -82,7 +82,7 @@ fn GrantItem(
     record: GrantRecord,
     reload: impl Fn() + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let origin = expect_context::<Origin>();
     let now = browser::now();
     let grant = record.grant.clone();
     let live = record.is_live(now);
@@ -93,7 +93,7 @@ fn GrantItem(
         let id = id.clone();
         busy.set(true);
         leptos::task::spawn_local(async move {
-            match desk.revoke_grant(&id).await {
+            match origin.revoke_grant(&id).await {
                 Ok(_) => reload(),
                 Err(e) => {
                     failed.set(Some(format!("Not revoked: {e}")));

@@ -2,7 +2,7 @@
 //! file's problems are listed with their paths; valid reviews are added, invalid
 //! ones refused, and nothing stored is touched by a refused file.
 
-use crate::desk::Desk;
+use crate::desk::{Desk, Reviews};
 use crate::download::download;
 use crate::exchange::{self, ImportReport};
 use countersign_domain::Issue;
@@ -40,6 +40,7 @@ impl Outcome {
 #[derive(Clone, Copy)]
 struct Imports {
     desk: Desk,
+    reviews: Reviews,
     outcomes: RwSignal<Vec<Outcome>>,
 }
 
@@ -66,13 +67,13 @@ impl Imports {
     /// import is checked against all of them).
     fn run(self, source: String, text: String) {
         leptos::task::spawn_local(async move {
-            self.desk.read_all().await;
+            self.reviews.read_all().await;
             self.import_now(source, text);
         });
     }
 
     fn import_now(self, source: String, text: String) {
-        let known = self.desk.held_ids();
+        let known = self.reviews.held_ids();
         let number = self.next_number();
         let outcome = match exchange::import(&text, &known) {
             Err(error) => Outcome::failed(number, source, vec![], error),
@@ -119,6 +120,7 @@ impl Imports {
 pub fn ImportPage() -> impl IntoView {
     let imports = Imports {
         desk: expect_context::<Desk>(),
+        reviews: expect_context::<Reviews>(),
         outcomes: RwSignal::new(Vec::new()),
     };
     let pasted = RwSignal::new(String::new());

@@ -2,20 +2,20 @@
 //! of new requests and the app badge. The browser's permission prompt comes
 //! only from the click on "Turn on".
 
-use crate::desk::Desk;
+use crate::desk::Preferences;
 use crate::settings::Settings;
 use leptos::prelude::*;
 
 /// The notifications card.
 #[component]
 pub fn NotificationChoice() -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let preferences = expect_context::<Preferences>();
     let message = RwSignal::new(None::<String>);
-    let on = move || desk.settings().with(|s| s.notify);
+    let on = move || preferences.get().with(|s| s.notify);
     let save = move |notify: bool| {
-        let saved = desk.save_settings(Settings {
+        let saved = preferences.save(Settings {
             notify,
-            ..desk.settings().get_untracked()
+            ..preferences.get().get_untracked()
         });
         message.set(Some(match (saved, notify) {
             (Err(e), _) => e.to_string(),

@@ -7,7 +7,7 @@ use crate::components::history::{DecisionTimeline, EventList};
 use crate::components::long_text::LongText;
 use crate::components::status::{PlanStatusBadge, StatusBadge};
 use crate::components::tool_call::{RedeemForm, ToolCallPanel};
-use crate::desk::{Desk, Entry, Link, Unfound};
+use crate::desk::{Decisions, Desk, Entry, Link, Origin, Reviews, Unfound};
 use crate::download::download;
 use crate::exchange;
 use crate::router::href;
@@ -27,6 +27,7 @@ pub fn ReviewPage(
     id: String,
 ) -> impl IntoView {
     let desk = expect_context::<Desk>();
+    let (reviews, origin) = (expect_context::<Reviews>(), expect_context::<Origin>());
     let Ok(confirm_id) = MplpId::parse(&id) else {
         return view! { <NoSuchReview id /> }.into_any();
     };
@@ -34,20 +35,20 @@ pub fn ReviewPage(
     desk.open(confirm_id);
     // Re-rendered only when this review changes, not when any other does
     // (what the reviewer typed in the form stays).
-    let entry = Memo::new(move |_| desk.entry(confirm_id));
+    let entry = Memo::new(move |_| reviews.entry(confirm_id));
     (move || match entry.get() {
         Some(entry) => match entry.review().cloned() {
             Some(review) => view! { <ReviewBody entry review /> }.into_any(),
             // Listed from the inbox index a moment ago: read very soon.
             None => view! { <Reading /> }.into_any(),
         },
-        None if desk.reading() => view! { <Reading /> }.into_any(),
-        None => match (desk.unfound(confirm_id), desk.link().get()) {
+        None if reviews.reading() => view! { <Reading /> }.into_any(),
+        None => match (reviews.unfound(confirm_id), origin.link().get()) {
             (Some(Unfound::Failed(why)), _) => {
                 view! { <NotOpened id=confirm_id why=why.to_string() /> }.into_any()
             }
             (None, Link::Offline(why)) => view! { <NotOpened id=confirm_id why /> }.into_any(),
-            (None, _) if desk.remote() => {
+            (None, _) if origin.remote() => {
                 view! { <p class="subtle" role="status">"Loading the review from the server…"</p> }
                     .into_any()
             }
@@ -123,9 +124,9 @@ fn InterruptNote(facts: crate::desk::InterruptFacts) -> impl IntoView {
 /// (the server's policy; nothing without one).
 #[component]
 fn Quorum(review: Review) -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let decisions = expect_context::<Decisions>();
     move || {
-        desk.standing(&review).map(|(rule, standing)| {
+        decisions.standing(&review).map(|(rule, standing)| {
             let risk = review.tool_call().map(|c| c.request.risk_tier);
             view! {
                 <section class="card quorum" aria-labelledby="quorum-title">
@@ -182,11 +183,11 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
             .flat_map(|p| p.events.clone().unwrap_or_default()),
     );
     events.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
-    let desk = expect_context::<Desk>();
-    let facts = desk.interrupt_facts(confirm.confirm_id);
+    let origin = expect_context::<Origin>();
+    let facts = origin.interrupt_facts(confirm.confirm_id);
     let answers = facts.as_ref().map(|f| f.allowed.clone());
     let pending = confirm.status == ConfirmStatus::Pending;
-    let interrupt = desk.langgraph().is_some();
+    let interrupt = origin.langgraph().is_some();
     view! {
         <article class="review" aria-labelledby="review-title">
             <p class="breadcrumb"><a href=href("/") aria-keyshortcuts="Escape">"← Inbox"</a></p>
@@ -291,12 +292,12 @@ fn Problems(issues: Vec<Issue>) -> impl IntoView {
 /// while the server cannot be reached.
 #[component]
 fn Deciding(review: Review, problems: usize, answers: Option<Vec<Answer>>) -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let decisions = expect_context::<Decisions>();
     let id = review.confirm.confirm_id;
     let call = review.tool_call().cloned();
     let key = id.to_string();
     move || {
-        match desk.queued(&key) {
+        match decisions.queued(&key) {
         Some(queued) => view! {
             <section class="card queued" role="status">
                 <h2>"Queued on this device"</h2>
@@ -324,7 +325,7 @@ fn Deciding(review: Review, problems: usize, answers: Option<Vec<Answer>>) -> im
 fn Decided(review: Review) -> impl IntoView {
     let confirm = &review.confirm;
     let last = confirm.last_decision().cloned();
-    let local = !expect_context::<Desk>().remote();
+    let local = !expect_context::<Origin>().remote();
     let redeem = review
         .tool_call()
         .filter(|_| local)

@@ -3,7 +3,7 @@
 //! whose interrupts are reviewed here), demo data.
 
 use crate::backend::{Connection, HttpStore, LangGraphStore, ServerKind};
-use crate::desk::{Desk, Link};
+use crate::desk::{Desk, Link, Origin, Preferences};
 use crate::settings::{Settings, Theme};
 use leptos::prelude::*;
 
@@ -16,9 +16,9 @@ fn reload() {
 /// The settings page.
 #[component]
 pub fn SettingsPage() -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let origin = expect_context::<Origin>();
     let message = RwSignal::new(None::<String>);
-    let awaiting = desk.awaiting_server();
+    let awaiting = origin.awaiting_server();
     // On a first visit to a server's desk, connecting comes first, and this
     // browser's own storage is not offered.
     let connection = move || view! { <ConnectionForm awaiting /> };
@@ -30,7 +30,7 @@ pub fn SettingsPage() -> impl IntoView {
             <ThemeCard message />
             {(!awaiting).then(|| view! { <StorageCard message /> })}
             <super::notifications::NotificationChoice />
-            {desk.is_served().then(|| view! { <super::devices::Devices /> <super::deliveries::WebhookDeliveries /> })}
+            {origin.served().then(|| view! { <super::devices::Devices /> <super::deliveries::WebhookDeliveries /> })}
             {(!awaiting).then(connection)}
             <p role="status" class="subtle">{move || message.get()}</p>
         </section>
@@ -39,8 +39,8 @@ pub fn SettingsPage() -> impl IntoView {
 
 /// Saves the settings, saying whether that worked in `message`.
 fn save(settings: Settings, message: RwSignal<Option<String>>) {
-    let desk = expect_context::<Desk>();
-    message.set(Some(match desk.save_settings(settings) {
+    let preferences = expect_context::<Preferences>();
+    message.set(Some(match preferences.save(settings) {
         Ok(()) => "Saved.".to_owned(),
         Err(e) => e.to_string(),
     }));
@@ -49,8 +49,8 @@ fn save(settings: Settings, message: RwSignal<Option<String>>) {
 /// The role decisions are signed with (never empty).
 #[component]
 fn RoleCard(message: RwSignal<Option<String>>) -> impl IntoView {
-    let desk = expect_context::<Desk>();
-    let role = RwSignal::new(desk.settings().get_untracked().reviewer_role);
+    let preferences = expect_context::<Preferences>();
+    let role = RwSignal::new(preferences.get().get_untracked().reviewer_role);
     let on_save = move || {
         let value = role.get_untracked().trim().to_owned();
         if value.is_empty() {
@@ -61,7 +61,7 @@ fn RoleCard(message: RwSignal<Option<String>>) -> impl IntoView {
         }
         let settings = Settings {
             reviewer_role: value,
-            ..desk.settings().get_untracked()
+            ..preferences.get().get_untracked()
         };
         save(settings, message);
     };
@@ -80,7 +80,7 @@ fn RoleCard(message: RwSignal<Option<String>>) -> impl IntoView {
 /// Light, dark, or as the system says.
 #[component]
 fn ThemeCard(message: RwSignal<Option<String>>) -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let preferences = expect_context::<Preferences>();
     let on_theme = move |ev| {
         let theme = match event_target_value(&ev).as_str() {
             "light" => Theme::Light,
@@ -89,7 +89,7 @@ fn ThemeCard(message: RwSignal<Option<String>>) -> impl IntoView {
         };
         let settings = Settings {
             theme,
-            ..desk.settings().get_untracked()
+            ..preferences.get().get_untracked()
         };
         save(settings, message);
     };
@@ -97,7 +97,7 @@ fn ThemeCard(message: RwSignal<Option<String>>) -> impl IntoView {
         <div class="card">
             <div class="field">
                 <label for="theme">"Theme"</label>
-                <select id="theme" on:change=on_theme prop:value=move || desk.settings().with(|s| s.theme.attribute())>
+                <select id="theme" on:change=on_theme prop:value=move || preferences.get().with(|s| s.theme.attribute())>
                     {Theme::CHOICES.iter().map(|(t, label)| view! { <option value=t.attribute()>{*label}</option> }).collect_view()}
                 </select>
             </div>
@@ -109,8 +109,8 @@ fn ThemeCard(message: RwSignal<Option<String>>) -> impl IntoView {
 /// or put the demo reviews back in this browser.
 #[component]
 fn StorageCard(message: RwSignal<Option<String>>) -> impl IntoView {
-    let desk = expect_context::<Desk>();
-    let connected = desk.remote();
+    let (desk, origin) = (expect_context::<Desk>(), expect_context::<Origin>());
+    let connected = origin.remote();
     let reset = move |_| {
         let confirmed = web_sys::window()
             .and_then(|w| {
@@ -131,7 +131,7 @@ fn StorageCard(message: RwSignal<Option<String>>) -> impl IntoView {
         Connection::forget();
         reload();
     };
-    let link_detail = move || match desk.link().get() {
+    let link_detail = move || match origin.link().get() {
         Link::Offline(why) => format!("Offline: {why}"),
         other => other.label().to_owned(),
     };
@@ -140,7 +140,7 @@ fn StorageCard(message: RwSignal<Option<String>>) -> impl IntoView {
             <h2>"Storage"</h2>
             <p>{desk.storage_description()}</p>
             {connected.then(|| view! { <p>"Connection: " <strong role="status">{link_detail}</strong></p> })}
-            {desk.langgraph().map(|source| view! { <LangGraphGraphs source /> })}
+            {origin.langgraph().map(|source| view! { <LangGraphGraphs source /> })}
             {if connected {
                 view! { <button type="button" class="button-quiet" on:click=disconnect>"Disconnect: use this browser's storage"</button> }.into_any()
             } else {
@@ -154,19 +154,20 @@ fn StorageCard(message: RwSignal<Option<String>>) -> impl IntoView {
 /// visit to a server's desk (`awaiting`), to that server only.
 #[component]
 fn ConnectionForm(awaiting: bool) -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let current = expect_context::<Origin>();
     let origin = web_sys::window()
         .and_then(|w| w.location().origin().ok())
         .unwrap_or_default();
-    let backend = RwSignal::new(if desk.langgraph().is_some() {
+    let backend = RwSignal::new(if current.langgraph().is_some() {
         ServerKind::LangGraph
     } else {
         ServerKind::Countersign
     });
-    let server_url = RwSignal::new(desk.remote_url().unwrap_or(origin));
+    let server_url = RwSignal::new(current.remote_url().unwrap_or(origin));
     let server_key = RwSignal::new(String::new());
     let graphs = RwSignal::new(
-        desk.langgraph()
+        current
+            .langgraph()
             .map(|l| l.graphs().join(", "))
             .unwrap_or_default(),
     );
@@ -183,7 +184,7 @@ fn ConnectionForm(awaiting: bool) -> impl IntoView {
     };
     let title = if awaiting {
         "Connect to this desk's server"
-    } else if desk.remote() {
+    } else if current.remote() {
         "Change server"
     } else {
         "Connect to a server"

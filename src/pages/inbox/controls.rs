@@ -5,7 +5,7 @@
 use super::filters::Filters;
 use super::focus::{keep_row_focus, row_of};
 use crate::components::call_group::{similar_calls, CallGroup};
-use crate::desk::{Desk, Listing, PageLink};
+use crate::desk::{Decisions, Listing, PageLink, Reviews};
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::MplpId;
 use countersign_markup::{review_rows, RowMarks};
@@ -164,7 +164,7 @@ pub(super) fn ReviewRows(
 /// validated a moment after they are drawn, so a page of rows appears at
 /// once and its warnings right after.
 fn row_html(visible: Memo<Vec<std::sync::Arc<crate::desk::Entry>>>) -> Memo<String> {
-    let desk = expect_context::<Desk>();
+    let (reviews, decisions) = (expect_context::<Reviews>(), expect_context::<Decisions>());
     let problems = RwSignal::new(Vec::<(MplpId, usize)>::new());
     // (The validation code loads with the review screen's, off the first load.)
     Effect::new(move |_| {
@@ -191,8 +191,8 @@ fn row_html(visible: Memo<Vec<std::sync::Arc<crate::desk::Entry>>>) -> Memo<Stri
                 let problems = counted.iter().find(|(row, _)| *row == id).map(|(_, n)| *n);
                 let marks = RowMarks {
                     problems: problems.filter(|n| *n > 0),
-                    queued: desk.queued(&id.to_string()).is_some(),
-                    thread: desk.thread_state(id),
+                    queued: decisions.queued(&id.to_string()).is_some(),
+                    thread: reviews.thread_state(id),
                 };
                 (e.summary(), marks)
             });

@@ -7,7 +7,7 @@ mod controls;
 mod filters;
 mod focus;
 
-use crate::desk::{Desk, Entry, Link, Listing};
+use crate::desk::{Desk, Entry, Link, Listing, Origin, Reviews};
 use crate::router::{href, use_location};
 use crate::split::on_demand;
 use controls::{FilterBar, ReviewRows, StatusTabs};
@@ -66,10 +66,10 @@ pub fn Inbox() -> impl IntoView {
 /// Marks the moment the inbox is ready, once: it lists reviews, or says
 /// there are none (not while it waits for them).
 fn mark_ready(listing: Memo<Listing>) {
-    let desk = expect_context::<Desk>();
+    let reviews = expect_context::<Reviews>();
     let ready = StoredValue::new(false);
     Effect::new(move |_| {
-        let listed = listing.with(|l| !l.loading && (!desk.reading() || !l.rows.is_empty()));
+        let listed = listing.with(|l| !l.loading && (!reviews.reading() || !l.rows.is_empty()));
         if listed && !ready.get_value() {
             ready.set_value(true);
             crate::browser::mark("countersign:inbox-ready");
@@ -82,10 +82,10 @@ fn mark_ready(listing: Memo<Listing>) {
 /// left, and after two seconds at most: a picture that cannot be clicked
 /// must not stand in for a server that is slow to answer the app.
 fn give_way_to_first_paint(listing: Memo<Listing>) {
-    let desk = expect_context::<Desk>();
+    let origin = expect_context::<Origin>();
     Effect::new(move |_| {
         let own = listing.with(|l| !l.rows.is_empty() || !l.loading || l.failure.is_some())
-            || desk.link().with(|l| matches!(l, Link::Offline(_)));
+            || origin.link().with(|l| matches!(l, Link::Offline(_)));
         if own {
             crate::browser::remove_first_paint();
         }
@@ -101,11 +101,11 @@ fn give_way_to_first_paint(listing: Memo<Listing>) {
 /// unreachable, which `Unreachable` says).
 #[component]
 fn ListingFailure(listing: Memo<Listing>) -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let origin = expect_context::<Origin>();
     move || {
         listing
             .with(|l| l.failure.clone())
-            .filter(|_| desk.link().with(|l| !matches!(l, Link::Offline(_))))
+            .filter(|_| origin.link().with(|l| !matches!(l, Link::Offline(_))))
             .map(|why| view! {
                 <div class="notice notice-danger" role="alert">
                     <p><strong>"This page of the inbox could not be listed"</strong>{format!(": {why}.")}</p>
@@ -119,14 +119,14 @@ fn ListingFailure(listing: Memo<Listing>) -> impl IntoView {
 /// mistaken for "nothing waiting".
 #[component]
 fn Unreachable() -> impl IntoView {
-    let desk = expect_context::<Desk>();
-    let server = if desk.langgraph().is_some() {
+    let origin = expect_context::<Origin>();
+    let server = if origin.langgraph().is_some() {
         "The LangGraph server"
     } else {
         "The server"
     };
     move || {
-        desk.link().with(|link| match link {
+        origin.link().with(|link| match link {
             Link::Offline(why) => Some(view! {
                 <div class="notice notice-danger" role="alert">
                     <p><strong>{format!("{server} cannot be reached")}</strong>{format!(": {why}.")}</p>
@@ -140,14 +140,14 @@ fn Unreachable() -> impl IntoView {
 
 #[component]
 fn EmptyState(filters: Memo<Filters>, listing: Memo<Listing>) -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let (reviews, origin) = (expect_context::<Reviews>(), expect_context::<Origin>());
     let message = move || {
         let f = filters.get();
-        if desk.reading() {
+        if reviews.reading() {
             "Reading the stored reviews…"
-        } else if desk.link().with(|l| matches!(l, Link::Offline(_))) {
+        } else if origin.link().with(|l| matches!(l, Link::Offline(_))) {
             "Nothing can be listed while the server cannot be reached."
-        } else if listing.with(|l| l.loading) || desk.link().with(|l| *l == Link::Connecting) {
+        } else if listing.with(|l| l.loading) || origin.link().with(|l| *l == Link::Connecting) {
             "Loading from the server…"
         } else if !f.text.is_empty() || f.target_type.is_some() || f.requester.is_some() {
             "No review matches these filters. Clear the search or pick “Any” to see more."
@@ -160,7 +160,7 @@ fn EmptyState(filters: Memo<Filters>, listing: Memo<Listing>) -> impl IntoView {
     view! {
         <div class="empty" role="status">
             <p>{message}</p>
-            {(!desk.remote()).then(|| view! {
+            {(!origin.remote()).then(|| view! {
                 <p><a href=href("/import")>"Import MPLP JSON"</a>" to review a plan or a confirm from a file."</p>
             })}
         </div>

@@ -4,7 +4,8 @@
 //! twice, a required role crowded out, one's own agent's request) is refused
 //! here before it is sent. The server checks every decision again.
 
-use super::Desk;
+use super::super::Notices;
+use super::Decisions;
 use crate::backend::HttpStore;
 use countersign_domain::policy::{Policy, Rule, Standing};
 use countersign_domain::wire::Me;
@@ -21,17 +22,17 @@ pub struct Judging {
     me: Me,
 }
 
-impl Desk {
+impl Decisions {
     /// Reads the server's policy and this key's identity; a failure is told
     /// (the server still enforces the policy on every decision).
-    pub(super) fn load_judging(self, server: HttpStore) {
+    pub(in crate::desk) fn load_judging(self, server: HttpStore, notices: Notices) {
         leptos::task::spawn_local(async move {
             let read = async {
                 Ok::<_, crate::backend::HttpError>((server.policy().await?, server.me().await?))
             };
             match read.await {
                 Ok((policy, me)) => self.judging.set(Some(Arc::new(Judging { policy, me }))),
-                Err(e) => self.notify(format!(
+                Err(e) => notices.tell(format!(
                     "The server's approval policy could not be read ({e}); the server still checks every decision against it."
                 )),
             }
@@ -60,7 +61,7 @@ impl Desk {
 
     /// The domain's decision, under the server's rule for `review` once the
     /// policy is known.
-    pub(super) fn judge(
+    pub(in crate::desk) fn judge(
         &self,
         review: &Review,
         input: &DecisionInput,

@@ -3,7 +3,7 @@
 //! again from the server, a live update) shows it unchanged. A handful at a
 //! time, so a list.
 
-use super::Desk;
+use super::Decisions;
 use countersign_domain::MplpId;
 use leptos::prelude::*;
 
@@ -16,7 +16,7 @@ pub struct Draft {
     pub reason: String,
 }
 
-impl Desk {
+impl Decisions {
     /// The draft of a review's decision (empty when nothing was typed).
     pub fn draft(&self, id: MplpId) -> Draft {
         self.drafts
