@@ -1,6 +1,9 @@
-//! `countersign validate` run as a real process on fixture files.
+//! The CLI as a real process: `countersign validate` on fixture files,
+//! `countersign keys` managing the keys a server accepts, and
+//! `countersign agent submit` waiting for a reviewer's decision.
 
-use serde_json::Value;
+use crate::support::{plan, Server};
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -332,4 +335,113 @@ fn the_systemd_unit_verifies_and_its_command_line_serves() {
         first.starts_with("countersign: listening on http://127.0.0.1:"),
         "{first}"
     );
+}
+
+#[test]
+fn keys_are_managed_by_the_command_and_revoked_keys_are_refused() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let (code, out, err) = server.keys(&[
+        "add", "--kind", "reviewer", "--role", "dba", "--label", "alice",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let secret = out.lines().next().unwrap().to_owned();
+    let id = out
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .to_owned();
+    assert!(secret.starts_with("cs_reviewer_"));
+    let alice = server.client(&secret);
+    assert_eq!(alice.get("/reviews").status, 200);
+    let (_, listing, _) = server.keys(&["list"]);
+    assert!(listing.contains(&id) && listing.contains("dba") && !listing.contains(&secret));
+    assert_eq!(
+        server.keys(&["add", "--kind", "reviewer"]).0,
+        2,
+        "a reviewer key needs a role"
+    );
+    assert_eq!(server.keys(&["revoke", &id]).0, 0);
+    assert_eq!(alice.get("/reviews").status, 401);
+    assert_eq!(
+        server.keys(&["revoke", &id]).0,
+        2,
+        "revoking twice is an error"
+    );
+    // The database stores only a hash of the secret.
+    let db = std::fs::read(data.path().join("countersign.db")).unwrap();
+    let wal = std::fs::read(data.path().join("countersign.db-wal")).unwrap_or_default();
+    let needle = secret.as_bytes();
+    assert!(
+        !db.windows(needle.len()).any(|w| w == needle)
+            && !wal.windows(needle.len()).any(|w| w == needle)
+    );
+}
+
+#[test]
+fn agent_submit_waits_for_the_reviewers_decision() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let file = data.path().join("plan.json");
+    std::fs::write(&file, plan(9, 3, false).to_string()).unwrap();
+    let reviewer = server.client(&server.reviewer);
+    let run = |file: &std::path::Path| {
+        std::process::Command::new(crate::support::binary())
+            .args(["agent", "--server", &server.url, "submit"])
+            .arg(file)
+            .args(["--role", "deploy-agent", "--wait", "--timeout", "30"])
+            .env("COUNTERSIGN_AGENT_KEY", &server.agent)
+            .output()
+            .unwrap()
+    };
+    let decide_when_listed = |status: &'static str, reason: &'static str| {
+        let reviewer = reviewer.clone();
+        std::thread::spawn(move || {
+            for _ in 0..100 {
+                let page = reviewer.get("/reviews?status=pending&requester=deploy-agent");
+                if let Some(item) = page.body["items"].as_array().and_then(|a| a.first()) {
+                    let id = item["confirm"]["confirm_id"].as_str().unwrap().to_owned();
+                    return reviewer.decide(&id, &format!("agent-{id}"), &json!({"status": status, "decided_by_role": "reviewer", "reason": reason})).status;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            0
+        })
+    };
+    let decider = decide_when_listed("approved", "Looks safe");
+    let output = run(&file);
+    assert_eq!(decider.join().unwrap(), 200);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout} {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("APPROVED") && stdout.contains("Looks safe"),
+        "{stdout}"
+    );
+
+    let mut second = plan(10, 2, false);
+    second["plan_id"] = json!("0000000a-2222-4222-8222-22222222222a");
+    std::fs::write(&file, second.to_string()).unwrap();
+    let decider = decide_when_listed("rejected", "Not during the freeze");
+    let output = run(&file);
+    assert_eq!(decider.join().unwrap(), 200);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{stdout}");
+    assert!(
+        stdout.contains("TOOL_DENIED") && stdout.contains("Not during the freeze"),
+        "{stdout}"
+    );
+
+    // An invalid plan is refused with its paths, and nothing waits.
+    std::fs::write(&file, plan(11, 3, true).to_string()).unwrap();
+    let output = run(&file);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("/target/plan/steps"));
 }

@@ -6,16 +6,19 @@
 
 mod support;
 
-mod api;
 mod audit;
 mod cli;
+mod contract;
 mod devices;
+mod events;
 mod hook;
 mod hostile;
 mod instances;
 mod mcp_gate;
 mod policy;
 mod postgres;
+mod process;
+mod queries;
 mod receipts;
 mod router;
 mod security;

@@ -3,17 +3,11 @@
 //! no socket. What needs a real process (start-up, flags, signals, several
 //! instances, the contract over HTTP) stays in the other modules.
 
-use crate::support::{on_both, review};
+use crate::support::{app, on_both, review, InProcess};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use axum::Router;
-use countersign_domain::policy::Policy;
-use countersign_server::http::{router, AppState};
-use countersign_server::limits::{Defaults, Limits};
-use countersign_server::signing::Signer;
-use countersign_server::store::keys::KeyKind;
 use countersign_server::store::Db;
-use countersign_server::webhooks::Webhooks;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use tower::ServiceExt;
@@ -28,29 +22,9 @@ struct Api {
 
 impl Api {
     async fn over(db: Db) -> Api {
-        let keys = tempfile::tempdir().unwrap();
-        let signer = Signer::load_or_create(&keys.path().join("signing-key.pem")).unwrap();
-        let mint = |kind, roles: &[&str]| {
-            let roles: Vec<String> = roles.iter().map(|r| r.to_string()).collect();
-            let db = db.clone();
-            async move {
-                db.add_key(kind, &roles, "test", None, None)
-                    .await
-                    .unwrap()
-                    .secret
-            }
-        };
-        let agent = mint(KeyKind::Agent, &[]).await;
-        let reviewer = mint(KeyKind::Reviewer, &["reviewer"]).await;
-        let webhooks = Webhooks::open(db.clone(), Vec::new(), "http://desk.test")
-            .await
-            .unwrap();
-        let limits = Limits::new(Defaults::default());
-        let state = AppState::new(db, limits, signer, Policy::default(), webhooks)
-            .await
-            .unwrap();
+        let (router, agent, reviewer, keys) = app(db).await;
         Api {
-            router: router(state, 2 * 1024 * 1024),
+            router,
             agent,
             reviewer,
             _keys: keys,
@@ -182,4 +156,14 @@ fn a_decision_sent_again_with_its_key_is_answered_the_same_and_stored_once() {
             assert_eq!(decisions.len(), 1, "{stored}");
         })
     });
+}
+
+#[test]
+fn unknown_endpoints_and_methods_get_the_error_shape() {
+    let server = InProcess::start();
+    let client = server.client(&server.reviewer);
+    let missing = client.get("/nothing-here");
+    assert_eq!((missing.status, missing.code()), (404, "not_found"));
+    let wrong = client.send("DELETE", "/reviews", None, &[]);
+    assert_eq!((wrong.status, wrong.code()), (405, "method_not_allowed"));
 }

@@ -1,8 +1,8 @@
-//! Tool-call approvals through the real server and the real `countersign agent`
-//! command: scope grants, expiry, denial and feedback, the R3/R4 scope rules,
+//! Tool-call approvals through the API (in process where a real process adds
+//! nothing) and the real `countersign agent` command: scope grants, expiry, denial and feedback, the R3/R4 scope rules,
 //! simultaneous redemptions, and an agent that asks, waits and redeems.
 
-use crate::support::{binary, Client, Server};
+use crate::support::{binary, Client, InProcess, Server};
 use serde_json::{json, Value};
 use std::process::Command;
 use std::time::Duration;
@@ -35,8 +35,7 @@ fn approve(reviewer: &Client, id: &str, tool_call: Value) -> crate::support::Rep
 
 #[test]
 fn a_session_grant_approves_the_same_call_again_without_asking() {
-    let data = tempfile::tempdir().unwrap();
-    let server = Server::start(data.path(), &[]);
+    let server = InProcess::start();
     let (agent, reviewer) = (
         server.client(&server.agent),
         server.client(&server.reviewer),
@@ -125,8 +124,7 @@ fn a_revoked_grant_approves_nothing_and_the_next_call_is_asked_again() {
 
 #[test]
 fn an_expired_request_is_closed_by_the_server_and_cannot_be_approved() {
-    let data = tempfile::tempdir().unwrap();
-    let server = Server::start(data.path(), &[]);
+    let server = InProcess::start();
     let (agent, reviewer) = (
         server.client(&server.agent),
         server.client(&server.reviewer),
@@ -146,8 +144,7 @@ fn an_expired_request_is_closed_by_the_server_and_cannot_be_approved() {
 
 #[test]
 fn denial_feedback_and_scope_rules_reach_the_agent() {
-    let data = tempfile::tempdir().unwrap();
-    let server = Server::start(data.path(), &[]);
+    let server = InProcess::start();
     let (agent, reviewer) = (
         server.client(&server.agent),
         server.client(&server.reviewer),
@@ -196,8 +193,7 @@ fn denial_feedback_and_scope_rules_reach_the_agent() {
 
 #[test]
 fn a_token_redeemed_twice_at_the_same_instant_is_accepted_once() {
-    let data = tempfile::tempdir().unwrap();
-    let server = Server::start(data.path(), &[]);
+    let server = InProcess::start();
     let (agent, reviewer) = (
         server.client(&server.agent),
         server.client(&server.reviewer),

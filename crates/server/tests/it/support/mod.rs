@@ -1,14 +1,22 @@
 //! Test harness: the real `countersign` binary serving on a free port over a
-//! real database, an HTTP client, and a checker that holds every response to
-//! the OpenAPI document.
+//! real database, or the API's router in this process over a fresh SQLite
+//! file (`InProcess`: no process, no socket); a client of either; and a
+//! checker that holds every response to the OpenAPI document.
 
+use axum::Router;
+use countersign_domain::policy::Policy;
+use countersign_server::http::{router, AppState};
+use countersign_server::limits::{Defaults, Limits};
+use countersign_server::signing::Signer;
+use countersign_server::store::keys::KeyKind;
 use countersign_server::store::Db;
+use countersign_server::webhooks::Webhooks;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The binary under test.
@@ -116,18 +124,12 @@ impl Server {
 
     /// A client with a key.
     pub fn client(&self, key: &str) -> Client {
-        Client {
-            base: format!("{}/api/v1", self.url),
-            key: Some(key.to_owned()),
-        }
+        Client::http(format!("{}/api/v1", self.url), Some(key))
     }
 
     /// A client without a key.
     pub fn anonymous(&self) -> Client {
-        Client {
-            base: format!("{}/api/v1", self.url),
-            key: None,
-        }
+        Client::http(format!("{}/api/v1", self.url), None)
     }
 
     /// A new key made with `countersign keys add` (kept across restarts and
@@ -200,11 +202,85 @@ impl Reply {
     }
 }
 
-/// An HTTP client of the API.
+/// The API's router over `db` as `serve` builds it (a signing key in a
+/// fresh folder, the default policy and limits, no webhooks), with a new
+/// agent key and a reviewer key that signs as `reviewer`.
+pub async fn app(db: Db) -> (Router, String, String, tempfile::TempDir) {
+    let keys = tempfile::tempdir().unwrap();
+    let signer = Signer::load_or_create(&keys.path().join("signing-key.pem")).unwrap();
+    let mint = |kind, roles: &[&str]| {
+        let roles: Vec<String> = roles.iter().map(|r| r.to_string()).collect();
+        let db = db.clone();
+        async move {
+            db.add_key(kind, &roles, "test", None, None)
+                .await
+                .unwrap()
+                .secret
+        }
+    };
+    let agent = mint(KeyKind::Agent, &[]).await;
+    let reviewer = mint(KeyKind::Reviewer, &["reviewer"]).await;
+    let webhooks = Webhooks::open(db.clone(), Vec::new(), "http://desk.test")
+        .await
+        .unwrap();
+    let limits = Limits::new(Defaults::default());
+    let state = AppState::new(db, limits, signer, Policy::default(), webhooks)
+        .await
+        .unwrap();
+    (router(state, 2 * 1024 * 1024), agent, reviewer, keys)
+}
+
+/// The API in this process over a fresh SQLite file: for handler tests where
+/// a real process adds nothing. Its clients call the router directly.
+pub struct InProcess {
+    routed: Arc<Routed>,
+    /// An agent key.
+    pub agent: String,
+    /// A reviewer key (signs as `reviewer`).
+    pub reviewer: String,
+    _folders: [tempfile::TempDir; 2],
+}
+
+/// A router and the runtime its handlers (and the tasks they start) run on.
+struct Routed {
+    router: Router,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl InProcess {
+    /// The API over a fresh SQLite file.
+    pub fn start() -> InProcess {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let address = format!("sqlite://{}", data.path().join("store.db").display());
+        let (router, agent, reviewer, keys) = runtime.block_on(async {
+            let db = Db::open(&address).await.unwrap();
+            app(db).await
+        });
+        InProcess {
+            routed: Arc::new(Routed { router, runtime }),
+            agent,
+            reviewer,
+            _folders: [data, keys],
+        }
+    }
+
+    /// A client with a key.
+    pub fn client(&self, key: &str) -> Client {
+        Client {
+            base: "/api/v1".into(),
+            key: Some(key.to_owned()),
+            routed: Some(self.routed.clone()),
+        }
+    }
+}
+
+/// A client of the API: over HTTP, or of an `InProcess` router.
 #[derive(Clone)]
 pub struct Client {
     pub base: String,
     pub key: Option<String>,
+    routed: Option<Arc<Routed>>,
 }
 
 fn agent() -> ureq::Agent {
@@ -216,6 +292,15 @@ fn agent() -> ureq::Agent {
 }
 
 impl Client {
+    /// A client over HTTP of the API at `base`.
+    pub fn http(base: String, key: Option<&str>) -> Client {
+        Client {
+            base,
+            key: key.map(str::to_owned),
+            routed: None,
+        }
+    }
+
     /// Sends a request. `body` is sent as `content_type` (JSON unless told).
     /// Panics when no response comes (see `try_send`).
     pub fn send(
@@ -237,6 +322,9 @@ impl Client {
         body: Option<(&str, &[u8])>,
         headers: &[(&str, &str)],
     ) -> Result<Reply, String> {
+        if let Some(routed) = &self.routed {
+            return Ok(self.call(routed, method, path, body, headers));
+        }
         let url = format!("{}{path}", self.base);
         let mut request = ureq::http::Request::builder().method(method).uri(&url);
         if let Some(key) = &self.key {
@@ -270,6 +358,58 @@ impl Client {
             text,
             headers,
         })
+    }
+
+    /// Calls an in-process router.
+    fn call(
+        &self,
+        routed: &Routed,
+        method: &str,
+        path: &str,
+        body: Option<(&str, &[u8])>,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        use http_body_util::BodyExt;
+        use tower::ServiceExt;
+        let mut request = axum::http::Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base));
+        if let Some(key) = &self.key {
+            request = request.header("authorization", format!("Bearer {key}"));
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let request = match body {
+            Some((content_type, bytes)) => request
+                .header("content-type", content_type)
+                .body(axum::body::Body::from(bytes.to_vec())),
+            None => request.body(axum::body::Body::empty()),
+        };
+        let (status, headers, bytes) = routed.runtime.block_on(async {
+            let answer = routed
+                .router
+                .clone()
+                .oneshot(request.unwrap())
+                .await
+                .unwrap();
+            let status = answer.status().as_u16();
+            let headers: Vec<(String, String)> = answer
+                .headers()
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_str().unwrap_or("").to_owned()))
+                .collect();
+            let bytes = answer.into_body().collect().await.unwrap().to_bytes();
+            (status, headers, bytes)
+        });
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Reply {
+            status,
+            body,
+            text,
+            headers,
+        }
     }
 
     pub fn get(&self, path: &str) -> Reply {
@@ -460,6 +600,34 @@ pub fn open_events(server: &Server, opener: Opener, query: &str) -> (u16, Option
         .unwrap()
         .starts_with("text/event-stream"));
     (status, Some(response.into_body()))
+}
+
+/// Reads the first `count` events of an event stream opened with `opener`,
+/// each as (id, name, data), after running `during`.
+pub fn read_events(
+    server: &Server,
+    opener: Opener,
+    query: &str,
+    count: usize,
+    during: impl FnOnce(),
+) -> Vec<(String, String, Value)> {
+    let (status, body) = open_events(server, opener, query);
+    assert_eq!(status, 200);
+    during();
+    let mut lines = BufReader::new(body.unwrap().into_reader()).lines();
+    let mut events = Vec::new();
+    let (mut id, mut name) = (String::new(), String::new());
+    while events.len() < count {
+        let line = lines.next().expect("the stream ended").unwrap();
+        if let Some(v) = line.strip_prefix("id: ") {
+            id = v.to_owned();
+        } else if let Some(v) = line.strip_prefix("event: ") {
+            name = v.to_owned();
+        } else if let Some(v) = line.strip_prefix("data: ") {
+            events.push((id.clone(), name.clone(), serde_json::from_str(v).unwrap()));
+        }
+    }
+    events
 }
 
 /// The ids of the reviews a text search finds among the test reviews

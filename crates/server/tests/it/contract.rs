@@ -1,0 +1,869 @@
+//! The HTTP API's contract through the real server process over a real
+//! SQLite file: every operation and every documented status, each response
+//! held to the OpenAPI document (`crates/server/openapi.json`).
+
+use crate::support::{
+    confirm_id, plan, read_events, review, Client, Contract, Opener, Reply, Server,
+};
+use serde_json::{json, Value};
+
+/// Sends and checks against the contract in one step.
+struct Checked<'a> {
+    client: Client,
+    contract: &'a Contract,
+}
+
+impl Checked<'_> {
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<(&str, &[u8])>,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        let reply = self.client.send(method, path, body, headers);
+        self.contract.check(method, path, &reply);
+        reply
+    }
+    fn get(&self, path: &str) -> Reply {
+        self.send("GET", path, None, &[])
+    }
+    fn post(&self, path: &str, body: &Value) -> Reply {
+        self.send(
+            "POST",
+            path,
+            Some(("application/json", body.to_string().as_bytes())),
+            &[],
+        )
+    }
+    fn decide(&self, id: &str, idem: &str, body: &Value) -> Reply {
+        self.send(
+            "POST",
+            &format!("/reviews/{id}/decisions"),
+            Some(("application/json", body.to_string().as_bytes())),
+            &[("Idempotency-Key", idem)],
+        )
+    }
+}
+
+#[test]
+fn every_operation_and_documented_status_matches_the_openapi_document() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &["--max-body", "20000"]);
+    let contract = Contract::load();
+    let agent = Checked {
+        client: server.client(&server.agent),
+        contract: &contract,
+    };
+    let reviewer = Checked {
+        client: server.client(&server.reviewer),
+        contract: &contract,
+    };
+    let anonymous = Checked {
+        client: server.anonymous(),
+        contract: &contract,
+    };
+
+    // service
+    assert_eq!(anonymous.get("/health").body["database"], "sqlite");
+    assert_eq!(anonymous.get("/openapi.json").body["openapi"], "3.1.0");
+    assert_eq!(anonymous.get("/signing-key").body["algorithm"], "Ed25519");
+    assert_eq!(
+        reviewer.get("/policy").body["rules"],
+        json!([]),
+        "no policy: no rules"
+    );
+    assert_eq!(agent.get("/me").body["kind"], "agent");
+    assert_eq!(anonymous.get("/me").status, 401);
+    assert_eq!(anonymous.get("/policy").status, 401);
+    assert_eq!(
+        reviewer.get("/webhooks").body,
+        json!({"webhooks": [], "deliveries": []}),
+        "no webhook configured"
+    );
+    assert_eq!(agent.get("/webhooks").status, 403);
+    assert_eq!(anonymous.get("/webhooks").status, 401);
+
+    // create: 201, 200 (retry), 409, 422, 400, 413, 415, 401, 403
+    let created = agent.post("/reviews", &review(1, 3, false));
+    assert_eq!(created.status, 201, "{}", created.text);
+    assert_eq!(
+        created.body["outcome"]["outcome"],
+        "TOOL_BLOCKED_PENDING_APPROVAL"
+    );
+    assert_eq!(agent.post("/reviews", &review(1, 3, false)).status, 200);
+    let mut other = review(1, 3, false);
+    other["confirm"]["requested_by_role"] = json!("someone-else");
+    assert_eq!(agent.post("/reviews", &other).code(), "already_exists");
+    let cyclic = agent.post("/reviews", &review(2, 4, true));
+    assert_eq!(cyclic.status, 422);
+    assert!(
+        cyclic
+            .paths()
+            .iter()
+            .any(|p| p.starts_with("/target/plan/steps")),
+        "{}",
+        cyclic.text
+    );
+    assert!(cyclic.text.contains("cycle"), "{}", cyclic.text);
+    let malformed = agent.send(
+        "POST",
+        "/reviews",
+        Some(("application/json", b"{\"confirm\": ")),
+        &[],
+    );
+    assert_eq!(
+        (malformed.status, malformed.code()),
+        (400, "malformed_json")
+    );
+    assert!(malformed.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("line 1"));
+    let big = agent.post("/reviews", &review(3, 300, false));
+    assert_eq!((big.status, big.code()), (413, "body_too_large"));
+    let form = agent.send("POST", "/reviews", Some(("text/plain", b"{}")), &[]);
+    assert_eq!((form.status, form.code()), (415, "unsupported_media_type"));
+    assert_eq!(anonymous.post("/reviews", &review(4, 1, false)).status, 401);
+    assert_eq!(
+        reviewer.post("/reviews", &review(4, 1, false)).code(),
+        "wrong_key_kind"
+    );
+
+    // requesters: 200 (each role once, in order), 401, 403
+    let requesters = reviewer.get("/requesters");
+    let names: Vec<&str> = requesters.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"deploy-agent"), "{names:?}");
+    assert!(names.windows(2).all(|w| w[0] < w[1]), "{names:?}");
+    assert_eq!(anonymous.get("/requesters").status, 401);
+    assert_eq!(agent.get("/requesters").status, 403);
+
+    // changes: 200, 400, 401, 403
+    let changes = reviewer.get("/changes?after=0&limit=1");
+    assert_eq!(changes.body["changes"][0]["kind"], "review.created");
+    assert_eq!(changes.body["more"], true);
+    assert_eq!(reviewer.get("/changes").code(), "invalid_parameter");
+    assert_eq!(reviewer.get("/changes?after=0&limit=501").status, 400);
+    assert_eq!(anonymous.get("/changes?after=0").status, 401);
+    assert_eq!(agent.get("/changes?after=0").status, 403);
+
+    // list: 200 with filters and paging, 400, 401, 403
+    let page = reviewer.get("/reviews?status=pending&limit=2");
+    assert_eq!(page.body["items"].as_array().unwrap().len(), 2);
+    let cursor = page.body["next_cursor"].as_str().unwrap().to_owned();
+    let rest = reviewer.get(&format!("/reviews?status=pending&limit=50&cursor={cursor}"));
+    let pending_total = page.body["counts"]["pending"].as_i64().unwrap();
+    assert_eq!(
+        2 + rest.body["items"].as_array().unwrap().len() as i64,
+        pending_total
+    );
+    assert!(rest.body["next_cursor"].is_null());
+    let rows = reviewer.get("/reviews?status=pending&limit=2&view=summary&order=newest");
+    assert_eq!(rows.body["items"].as_array().unwrap().len(), 2);
+    let found = reviewer.get("/reviews?q=TEST%20PLAN%201&target_type=plan&requester=deploy-agent");
+    assert_eq!(
+        found.body["items"][0]["confirm"]["confirm_id"],
+        confirm_id(1)
+    );
+    let bad = reviewer.get("/reviews?status=maybe&limit=0&colour=red");
+    assert_eq!(bad.status, 400);
+    assert_eq!(bad.paths(), vec!["colour"]);
+    assert_eq!(
+        reviewer.get("/reviews?status=maybe&limit=0").paths(),
+        vec!["status", "limit"]
+    );
+    assert_eq!(anonymous.get("/reviews").status, 401);
+    assert_eq!(agent.get("/reviews").status, 403);
+
+    // read: 200, 404, 401; agents see only their own reviews
+    let id = confirm_id(1);
+    let detail = reviewer.get(&format!("/reviews/{id}"));
+    assert_eq!(detail.body["problems"], json!([]));
+    assert_eq!(agent.get(&format!("/reviews/{id}")).status, 200);
+    assert_eq!(
+        agent
+            .get("/reviews/c0ffee00-0000-4000-8000-000000000001")
+            .status,
+        404
+    );
+    assert_eq!(
+        reviewer
+            .get("/reviews/00000000-0000-4000-8000-000000000000")
+            .status,
+        404
+    );
+    assert_eq!(anonymous.get(&format!("/reviews/{id}")).status, 401);
+    // a reviewer key is not an agent key, but may read: only 403 for the wrong kind on agent-only calls
+    assert_eq!(
+        reviewer
+            .post(&format!("/reviews/{id}/resubmit"), &json!({"by_role": "x"}))
+            .status,
+        403
+    );
+
+    // outcome: 200, 400, 404, 401, 403
+    assert_eq!(
+        agent.get(&format!("/reviews/{id}/outcome")).body["outcome"],
+        "TOOL_BLOCKED_PENDING_APPROVAL"
+    );
+    assert_eq!(
+        agent.get(&format!("/reviews/{id}/outcome?wait=61")).status,
+        400
+    );
+    assert_eq!(
+        agent
+            .get("/reviews/00000000-0000-4000-8000-000000000000/outcome")
+            .status,
+        404
+    );
+    assert_eq!(anonymous.get(&format!("/reviews/{id}/outcome")).status, 401);
+    assert_eq!(
+        reviewer.get(&format!("/reviews/{id}/outcome")).status,
+        200,
+        "reviewers may read outcomes too"
+    );
+
+    // decisions: 422 field errors, 403 role, 400 no key, 415, 413, 401, 404, 200, retry, 409
+    let reject_without_reason = json!({"status": "rejected", "decided_by_role": "reviewer"});
+    let refused = reviewer.decide(&id, "d-1", &reject_without_reason);
+    assert_eq!(
+        (refused.status, refused.paths()),
+        (422, vec!["/reason".to_owned()])
+    );
+    // The refusal is also the domain's own error, typed.
+    let typed: countersign_domain::wire::Refusal =
+        serde_json::from_value(refused.body["error"]["refusal"].clone()).unwrap();
+    assert_eq!(
+        typed,
+        countersign_domain::wire::Refusal::Decide(countersign_domain::DecideError::ReasonRequired)
+    );
+    let unknown = reviewer.decide(
+        &id,
+        "d-1",
+        &json!({"status": "approved", "decided_by_role": "reviewer", "colour": 1}),
+    );
+    assert_eq!(unknown.paths(), vec!["/colour"]);
+    // Statuses and modes are read into their types where they arrive.
+    let no_such_status = reviewer.decide(
+        &id,
+        "d-1",
+        &json!({"status": "maybe", "decided_by_role": "reviewer"}),
+    );
+    assert_eq!(
+        (no_such_status.status, no_such_status.paths()),
+        (422, vec!["/status".to_owned()])
+    );
+    let no_such_mode = reviewer.decide(
+        &id,
+        "d-1",
+        &json!({"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "sometimes"}}),
+    );
+    assert_eq!(
+        (no_such_mode.status, no_such_mode.paths()),
+        (422, vec!["/tool_call".to_owned()])
+    );
+    let role = reviewer.decide(
+        &id,
+        "d-1",
+        &json!({"status": "approved", "decided_by_role": "ceo"}),
+    );
+    assert_eq!((role.status, role.code()), (403, "role_not_allowed"));
+    assert_eq!(role.body["error"]["refusal"]["by"], "role");
+    assert_eq!(role.body["error"]["refusal"]["error"]["role"], "ceo");
+    let no_key = reviewer.send(
+        "POST",
+        &format!("/reviews/{id}/decisions"),
+        Some(("application/json", b"{}")),
+        &[],
+    );
+    assert_eq!(
+        (no_key.status, no_key.code()),
+        (400, "idempotency_key_required")
+    );
+    assert_eq!(
+        reviewer
+            .send(
+                "POST",
+                &format!("/reviews/{id}/decisions"),
+                Some(("text/plain", b"x")),
+                &[("Idempotency-Key", "d-0")]
+            )
+            .status,
+        415
+    );
+    let huge =
+        json!({"status": "approved", "decided_by_role": "reviewer", "reason": "x".repeat(30000)});
+    assert_eq!(reviewer.decide(&id, "d-0", &huge).status, 413);
+    assert_eq!(
+        anonymous.decide(&id, "d-0", &reject_without_reason).status,
+        401
+    );
+    assert_eq!(
+        reviewer
+            .decide(
+                "00000000-0000-4000-8000-000000000000",
+                "d-0",
+                &json!({"status": "approved", "decided_by_role": "reviewer"})
+            )
+            .status,
+        404
+    );
+    assert_eq!(agent.decide(&id, "d-0", &reject_without_reason).status, 403);
+    let malformed = reviewer.send(
+        "POST",
+        &format!("/reviews/{id}/decisions"),
+        Some(("application/json", b"{")),
+        &[("Idempotency-Key", "d-0")],
+    );
+    assert_eq!(malformed.status, 400);
+    let reject = json!({"status": "rejected", "decided_by_role": "security_officer", "reason": "Step 2 deletes data"});
+    let first = reviewer.decide(&id, "d-2", &reject);
+    assert_eq!(first.status, 200, "{}", first.text);
+    assert_eq!(first.body["outcome"]["outcome"], "TOOL_DENIED");
+    assert_eq!(first.body["review"]["target"]["plan"]["status"], "draft");
+    let retry = reviewer.decide(&id, "d-2", &reject);
+    assert_eq!(retry.body, first.body, "a retry returns the first result");
+    let reused = reviewer.decide(
+        &id,
+        "d-2",
+        &json!({"status": "cancelled", "decided_by_role": "reviewer"}),
+    );
+    assert_eq!(
+        (reused.status, reused.code()),
+        (422, "idempotency_key_reused")
+    );
+    let late = reviewer.decide(
+        &id,
+        "d-3",
+        &json!({"status": "approved", "decided_by_role": "reviewer"}),
+    );
+    assert_eq!((late.status, late.code()), (409, "already_decided"));
+    assert!(
+        late.text.contains("rejected by security_officer"),
+        "{}",
+        late.text
+    );
+    let stored = reviewer.get(&format!("/reviews/{id}"));
+    assert_eq!(
+        stored.body["review"]["confirm"]["decisions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let denied = agent.get(&format!("/reviews/{id}/outcome"));
+    assert_eq!(
+        (
+            denied.body["outcome"].as_str(),
+            denied.body["reason"].as_str()
+        ),
+        (Some("TOOL_DENIED"), Some("Step 2 deletes data"))
+    );
+
+    // resubmit: 422 (bad plan), 409 (not requester), 200, 409 (not rejected), 404, 401, 400, 413, 415
+    let mut revised = plan(1, 2, false);
+    revised["title"] = json!("Test plan 1, without the deletion");
+    let mut bad_plan = revised.clone();
+    bad_plan["steps"][0]["status"] = json!("sleeping");
+    let invalid = agent.post(
+        &format!("/reviews/{id}/resubmit"),
+        &json!({"by_role": "deploy-agent", "plan": bad_plan}),
+    );
+    assert_eq!(invalid.status, 422);
+    assert!(
+        invalid.paths().contains(&"/plan/steps/0/status".to_owned()),
+        "{}",
+        invalid.text
+    );
+    assert_eq!(
+        agent
+            .post(
+                &format!("/reviews/{id}/resubmit"),
+                &json!({"by_role": "intruder"})
+            )
+            .code(),
+        "cannot_resubmit"
+    );
+    let reopened = agent.post(
+        &format!("/reviews/{id}/resubmit"),
+        &json!({"by_role": "deploy-agent", "plan": revised, "reason": "Dropped step 3"}),
+    );
+    assert_eq!(reopened.status, 200, "{}", reopened.text);
+    assert_eq!(
+        reopened.body["review"]["target"]["plan"]["status"],
+        "proposed"
+    );
+    assert_eq!(
+        agent
+            .post(
+                &format!("/reviews/{id}/resubmit"),
+                &json!({"by_role": "deploy-agent"})
+            )
+            .status,
+        409
+    );
+    assert_eq!(
+        agent
+            .post(
+                "/reviews/00000000-0000-4000-8000-000000000000/resubmit",
+                &json!({"by_role": "a"})
+            )
+            .status,
+        404
+    );
+    assert_eq!(
+        anonymous
+            .post(&format!("/reviews/{id}/resubmit"), &json!({"by_role": "a"}))
+            .status,
+        401
+    );
+    assert_eq!(
+        agent
+            .send(
+                "POST",
+                &format!("/reviews/{id}/resubmit"),
+                Some(("application/json", b"[")),
+                &[]
+            )
+            .status,
+        400
+    );
+    assert_eq!(
+        agent
+            .send(
+                "POST",
+                &format!("/reviews/{id}/resubmit"),
+                Some(("text/plain", b"x")),
+                &[]
+            )
+            .status,
+        415
+    );
+    assert_eq!(
+        agent
+            .post(
+                &format!("/reviews/{id}/resubmit"),
+                &json!({"by_role": "x".repeat(30000)})
+            )
+            .status,
+        413
+    );
+    let approved = reviewer.decide(
+        &id,
+        "d-4",
+        &json!({"status": "approved", "decided_by_role": "security_officer"}),
+    );
+    assert_eq!(approved.body["outcome"]["outcome"], "APPROVED");
+    assert_eq!(
+        approved.body["review"]["confirm"]["decisions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    // a plan that is not awaiting approval (the demo's cyclic plan cannot be approved at all)
+    let cyclic_demo = reviewer.decide(
+        "c0ffee00-0000-4000-8000-000000000003",
+        "d-5",
+        &json!({"status": "approved", "decided_by_role": "reviewer"}),
+    );
+    assert_eq!(
+        (cyclic_demo.status, cyclic_demo.code()),
+        (422, "invalid_target")
+    );
+    assert!(cyclic_demo
+        .paths()
+        .iter()
+        .any(|p| p.starts_with("/target/plan/steps")));
+
+    // event tickets: 201, 401, 403
+    let ticket = reviewer.post("/events/tickets", &json!({}));
+    assert_eq!(ticket.status, 201, "{}", ticket.text);
+    assert_eq!(anonymous.post("/events/tickets", &json!({})).status, 401);
+    assert_eq!(agent.post("/events/tickets", &json!({})).status, 403);
+
+    // events: 200 (stream), 400, 401, 403
+    assert_eq!(reviewer.get("/events?after=-1").status, 400);
+    assert_eq!(anonymous.get("/events").status, 401);
+    assert_eq!(agent.get("/events").status, 403);
+    let events = read_events(&server, Opener::Key(&server.reviewer), "?after=0", 3, || {});
+    for (_, _, data) in &events {
+        contract.check_component("Change", data);
+    }
+    contract.check(
+        "GET",
+        "/events",
+        &Reply {
+            status: 200,
+            body: Value::Null,
+            text: String::new(),
+            headers: vec![],
+        },
+    );
+
+    tool_call_operations(&agent, &reviewer, &anonymous);
+    grant_operations(&agent, &reviewer, &anonymous);
+    device_operations(&agent, &reviewer, &anonymous);
+    over_the_rate(&server, &contract);
+
+    let missing = contract.unexercised_operations();
+    assert!(
+        missing.is_empty(),
+        "operations never exercised: {missing:?}"
+    );
+    let unseen = contract.unseen_statuses();
+    assert!(
+        unseen.is_empty(),
+        "documented statuses never seen: {unseen:?}"
+    );
+}
+
+/// Every operation that takes a key answers 429 with `Retry-After` once the
+/// key has used up its rate (a key minted with `--rate 1/min,1`), whatever
+/// the request.
+fn over_the_rate(server: &Server, contract: &Contract) {
+    let (code, out, err) = server.keys(&[
+        "add", "--kind", "reviewer", "--role", "reviewer", "--rate", "1/min,1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let limited = Checked {
+        client: server.client(out.lines().next().unwrap()),
+        contract,
+    };
+    assert_eq!(limited.get("/requesters").status, 200);
+    let id = confirm_id(1);
+    let requests = [
+        ("POST", "/reviews".to_owned()),
+        ("GET", "/reviews".to_owned()),
+        ("GET", format!("/reviews/{id}")),
+        ("GET", "/requesters".to_owned()),
+        ("GET", format!("/reviews/{id}/outcome")),
+        ("POST", format!("/reviews/{id}/redeem")),
+        ("POST", format!("/reviews/{id}/withdraw")),
+        ("POST", "/tool-calls".to_owned()),
+        ("POST", format!("/reviews/{id}/decisions")),
+        ("POST", format!("/reviews/{id}/resubmit")),
+        ("GET", "/events".to_owned()),
+        ("POST", "/events/tickets".to_owned()),
+        ("GET", "/changes?after=0".to_owned()),
+        ("GET", "/grants".to_owned()),
+        ("POST", "/grants/x/revoke".to_owned()),
+    ];
+    for (method, path) in requests {
+        let body = (method == "POST").then_some(("application/json", b"{}".as_slice()));
+        let reply = limited.send(method, &path, body, &[]);
+        assert_eq!(
+            (reply.status, reply.code()),
+            (429, "rate_limited"),
+            "{method} {path}"
+        );
+        let wait: u64 = reply.header("retry-after").unwrap().parse().unwrap();
+        assert!(
+            (1..=60).contains(&wait),
+            "{method} {path}: Retry-After {wait}"
+        );
+    }
+    let (_, listed, _) = server.keys(&["list"]);
+    assert!(listed.contains("rate 1/min,1"), "{listed}");
+}
+
+/// `/grants` and `/grants/{id}/revoke`: every documented status.
+fn grant_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked) {
+    let mut body = tool_call(json!({"amount": 1, "to": "Grant GmbH"}), "R1");
+    body["sessionId"] = json!("grant-session");
+    let asked = agent.post("/tool-calls", &body);
+    assert_eq!(asked.status, 201, "{}", asked.text);
+    let id = asked.body["outcome"]["confirm_id"].as_str().unwrap();
+    let scoped = json!({"status": "approved", "decided_by_role": "reviewer",
+        "tool_call": {"mode": "scope", "scope": "session"}});
+    let approved = reviewer.decide(id, "grant-1", &scoped);
+    assert_eq!(approved.status, 200, "{}", approved.text);
+    let grant = approved.body["review"]["target"]["tool_call"]["outcome"]["grant"]["grantId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let listed = reviewer.get("/grants");
+    assert_eq!(listed.status, 200);
+    assert!(listed.text.contains(&grant), "{}", listed.text);
+    assert_eq!(reviewer.get("/grants?revoked=all").status, 400);
+    assert_eq!(anonymous.get("/grants").status, 401);
+    assert_eq!(agent.get("/grants").status, 403);
+    let revoke = format!("/grants/{grant}/revoke");
+    assert_eq!(anonymous.post(&revoke, &json!({})).status, 401);
+    assert_eq!(agent.post(&revoke, &json!({})).status, 403);
+    assert_eq!(
+        reviewer
+            .post("/grants/no-such-grant/revoke", &json!({}))
+            .status,
+        404
+    );
+    assert_eq!(reviewer.post(&revoke, &json!({})).status, 200);
+    let again = reviewer.post(&revoke, &json!({}));
+    assert_eq!((again.status, again.code()), (409, "already_revoked"));
+    assert!(reviewer
+        .get("/grants?revoked=include")
+        .text
+        .contains(&grant));
+}
+
+/// Pairing a device and revoking it: every documented status.
+fn device_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked) {
+    assert_eq!(anonymous.post("/pairings", &json!({})).status, 401);
+    assert_eq!(agent.post("/pairings", &json!({})).status, 403);
+    let pairing = reviewer.post("/pairings", &json!({}));
+    assert_eq!(pairing.status, 201, "{}", pairing.text);
+    let code = pairing.body["code"].as_str().unwrap().to_owned();
+    let redeem = |body: &Value| anonymous.post("/pairings/redeem", body);
+    let refused = redeem(&json!({"code": code, "device": "phone", "extra": 1}));
+    assert_eq!(
+        (refused.status, refused.paths()),
+        (422, vec!["/extra".to_owned()])
+    );
+    let unnamed = redeem(&json!({"code": code, "device": " "}));
+    assert_eq!(
+        (unnamed.status, unnamed.paths()),
+        (422, vec!["/device".to_owned()])
+    );
+    let malformed = anonymous.send(
+        "POST",
+        "/pairings/redeem",
+        Some(("application/json", b"{\"code\":")),
+        &[],
+    );
+    assert_eq!(malformed.status, 400);
+    let unknown = redeem(&json!({"code": "cs_pair_nothing", "device": "phone"}));
+    assert_eq!((unknown.status, unknown.code()), (404, "pairing_refused"));
+    let paired = redeem(&json!({"code": code, "device": "Sam's phone"}));
+    assert_eq!(paired.status, 201, "{}", paired.text);
+    assert_eq!(
+        paired.body["roles"],
+        json!(["reviewer", "security_officer", "release_manager"])
+    );
+    let again = redeem(&json!({"code": code, "device": "another phone"}));
+    assert_eq!((again.status, again.code()), (410, "pairing_refused"));
+    assert!(again.text.contains("already used"), "{}", again.text);
+
+    let id = paired.body["key_id"].as_str().unwrap().to_owned();
+    let listed = reviewer.get("/devices");
+    assert_eq!(listed.status, 200);
+    assert_eq!(listed.body["devices"][0]["device"], "Sam's phone");
+    assert_eq!(anonymous.get("/devices").status, 401);
+    assert_eq!(agent.get("/devices").status, 403);
+    let revoke = format!("/devices/{id}/revoke");
+    assert_eq!(anonymous.post(&revoke, &json!({})).status, 401);
+    assert_eq!(agent.post(&revoke, &json!({})).status, 403);
+    assert_eq!(
+        reviewer.post("/devices/key_none/revoke", &json!({})).status,
+        404
+    );
+    let revoked = reviewer.post(&revoke, &json!({}));
+    assert_eq!(revoked.status, 200, "{}", revoked.text);
+    assert!(revoked.body["revoked_at"].is_string());
+}
+
+/// A tool-call request with `args` at risk tier `tier`.
+fn tool_call(args: Value, tier: &str) -> Value {
+    let mut body = crate::support::tool_call(args);
+    body["riskTier"] = json!(tier);
+    body["riskReasons"] = json!(["moves money out of the company"]);
+    body["clientDeviceId"] = json!("laptop-7");
+    body
+}
+
+/// `/tool-calls`, `/reviews/{id}/redeem` and `/reviews/{id}/withdraw`: every
+/// documented status.
+fn tool_call_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked) {
+    let body = |v: &Value| v.to_string().into_bytes();
+    // request: 201, 409, 422, 400, 413, 415, 401, 403
+    let asked = agent.post(
+        "/tool-calls",
+        &tool_call(json!({"amount": 5000, "to": "ACME GmbH"}), "R3"),
+    );
+    assert_eq!(asked.status, 201, "{}", asked.text);
+    assert_eq!(
+        asked.body["outcome"]["outcome"],
+        "TOOL_BLOCKED_PENDING_APPROVAL"
+    );
+    let id = asked.body["outcome"]["confirm_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let request = &asked.body["review"]["target"]["tool_call"]["request"];
+    assert_eq!(
+        request["toolCallCanonical"],
+        r#"{"args":{"amount":5000,"to":"ACME GmbH"},"name":"wire_transfer"}"#
+    );
+    let mut again = tool_call(json!({}), "R1");
+    again["approvalId"] = request["approvalId"].clone();
+    assert_eq!(agent.post("/tool-calls", &again).code(), "already_exists");
+    let unsafe_number = agent.post(
+        "/tool-calls",
+        &tool_call(json!({"amount": 9007199254740993u64}), "R2"),
+    );
+    assert_eq!(unsafe_number.status, 422);
+    assert_eq!(unsafe_number.paths(), vec!["/toolCall/args/amount"]);
+    let mut unknown = tool_call(json!({}), "R9");
+    unknown["colour"] = json!("red");
+    let refused = agent.post("/tool-calls", &unknown);
+    assert_eq!(refused.status, 422);
+    assert_eq!(refused.paths(), vec!["/colour"]);
+    let malformed = agent.send("POST", "/tool-calls", Some(("application/json", b"{")), &[]);
+    assert_eq!(malformed.status, 400);
+    let big = tool_call(json!({"blob": "x".repeat(30_000)}), "R1");
+    assert_eq!(
+        agent
+            .send(
+                "POST",
+                "/tool-calls",
+                Some(("application/json", &body(&big))),
+                &[]
+            )
+            .status,
+        413
+    );
+    let text = agent.send("POST", "/tool-calls", Some(("text/plain", b"{}")), &[]);
+    assert_eq!(text.status, 415);
+    assert_eq!(anonymous.post("/tool-calls", &json!({})).status, 401);
+    assert_eq!(reviewer.post("/tool-calls", &json!({})).status, 403);
+
+    // The reviewer approves with modifications: the token is for the edited call.
+    let decided = reviewer.decide(
+        &id,
+        "tc-1",
+        &json!({"status": "approved", "decided_by_role": "reviewer",
+                "tool_call": {"mode": "edit", "args": "{\"to\": \"ACME GmbH\", \"amount\": 500}"}}),
+    );
+    assert_eq!(decided.status, 200, "{}", decided.text);
+    let outcome = &decided.body["outcome"];
+    assert_eq!(outcome["outcome"], "APPROVED");
+    assert_eq!(outcome["kind"], "edited");
+    let edited = json!({"name": "wire_transfer", "args": {"amount": 500, "to": "ACME GmbH"}});
+    assert_eq!(
+        outcome["approved_call"],
+        r#"{"args":{"amount":500,"to":"ACME GmbH"},"name":"wire_transfer"}"#
+    );
+    assert_eq!(
+        outcome["approved_tool_call"], edited,
+        "the same call, as an object"
+    );
+    let token = outcome["token"]["tokenId"].as_str().unwrap().to_owned();
+    let redeem = |call: &Value, device: &str| {
+        agent.post(
+            &format!("/reviews/{id}/redeem"),
+            &json!({"tokenId": token, "toolCall": call, "clientDeviceId": device}),
+        )
+    };
+    // redeem: 409 (the original call), 200, 409 (replay), 404, 422, 400, 413, 415, 401, 403
+    let original = json!({"name": "wire_transfer", "args": {"amount": 5000, "to": "ACME GmbH"}});
+    assert_eq!(redeem(&original, "laptop-7").code(), "token_hash_mismatch");
+    assert_eq!(redeem(&edited, "phone-2").code(), "token_device_mismatch");
+    let spent = redeem(&edited, "laptop-7");
+    assert_eq!(spent.status, 200, "{}", spent.text);
+    assert!(spent.body["token"]["usedAt"].is_string());
+    assert_eq!(redeem(&edited, "laptop-7").code(), "token_used");
+    let unknown_token = agent.post(
+        &format!("/reviews/{id}/redeem"),
+        &json!({"tokenId": "00000000-0000-4000-8000-00000000beef", "toolCall": edited}),
+    );
+    assert_eq!(
+        (unknown_token.status, unknown_token.code()),
+        (404, "token_unknown")
+    );
+    let neither = agent.post(&format!("/reviews/{id}/redeem"), &json!({"tokenId": token}));
+    assert_eq!(neither.status, 422);
+    let path = format!("/reviews/{id}/redeem");
+    assert_eq!(
+        agent
+            .send("POST", &path, Some(("application/json", b"[")), &[])
+            .status,
+        400
+    );
+    let big =
+        json!({"tokenId": token, "toolCall": {"name": "x", "args": {"blob": "x".repeat(30_000)}}});
+    assert_eq!(
+        agent
+            .send("POST", &path, Some(("application/json", &body(&big))), &[])
+            .status,
+        413
+    );
+    assert_eq!(
+        agent
+            .send("POST", &path, Some(("text/plain", b"{}")), &[])
+            .status,
+        415
+    );
+    assert_eq!(anonymous.post(&path, &json!({})).status, 401);
+    assert_eq!(reviewer.post(&path, &json!({})).status, 403);
+
+    // withdraw: 200, 409 (not pending; not a tool call), 422, 404, 400, 413, 415, 401, 403
+    let asked = agent.post("/tool-calls", &tool_call(json!({"amount": 7}), "R2"));
+    let pending = asked.body["outcome"]["confirm_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let path = format!("/reviews/{pending}/withdraw");
+    assert_eq!(
+        agent.post(&path, &json!({"reason": 7})).paths(),
+        vec!["/reason"]
+    );
+    assert_eq!(agent.post(&path, &json!({"colour": "red"})).status, 422);
+    let withdrawn = agent.post(&path, &json!({"reason": "the user cancelled the call"}));
+    assert_eq!(withdrawn.status, 200, "{}", withdrawn.text);
+    assert_eq!(withdrawn.body["outcome"]["outcome"], "TOOL_DENIED");
+    assert_eq!(withdrawn.body["outcome"]["kind"], "withdrawn");
+    assert_eq!(
+        withdrawn.body["outcome"]["reason"],
+        "withdrawn by the agent: the user cancelled the call"
+    );
+    assert_eq!(agent.post(&path, &json!({})).code(), "cannot_withdraw");
+    let late = reviewer.decide(
+        &pending,
+        "tc-late",
+        &json!({"status": "approved", "decided_by_role": "reviewer", "tool_call": {"mode": "once"}}),
+    );
+    assert_eq!(late.status, 409, "{}", late.text);
+    assert_eq!(
+        agent
+            .post(
+                "/reviews/00000000-0000-4000-8000-000000000000/withdraw",
+                &json!({})
+            )
+            .status,
+        404
+    );
+    let plan_review = agent.post("/reviews", &review(90, 2, false));
+    assert_eq!(plan_review.status, 201, "{}", plan_review.text);
+    assert_eq!(
+        agent
+            .post(&format!("/reviews/{}/withdraw", confirm_id(90)), &json!({}))
+            .code(),
+        "cannot_withdraw"
+    );
+    assert_eq!(
+        agent
+            .send("POST", &path, Some(("application/json", b"[")), &[])
+            .status,
+        400
+    );
+    let big = json!({"reason": "x".repeat(30_000)});
+    assert_eq!(
+        agent
+            .send("POST", &path, Some(("application/json", &body(&big))), &[])
+            .status,
+        413
+    );
+    assert_eq!(
+        agent
+            .send("POST", &path, Some(("text/plain", b"{}")), &[])
+            .status,
+        415
+    );
+    assert_eq!(anonymous.post(&path, &json!({})).status, 401);
+    assert_eq!(reviewer.post(&path, &json!({})).status, 403);
+}
