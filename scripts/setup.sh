@@ -15,6 +15,8 @@
 # With --sdk, one (.venv-sdk) with the Python SDK (sdk/python, installed from its
 # folder with pip as its users do) and its test tools, pytest and mypy; and the
 # TypeScript SDK's npm packages (sdk/typescript/node_modules).
+# The environments' pinned packages are installed by uv (from PyPI, pinned, in
+# .venv-uv): the same wheels pip installs, fetched and unpacked in parallel.
 # With --ops, what the operator's tests run against: Debian's prometheus (and promtool),
 # systemd's systemd-analyze, nginx and Caddy.
 # With --docs, mdBook, which builds the docs book (docs/), and jq for its examples.
@@ -27,6 +29,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 WASM_BINDGEN_VERSION=0.2.130
 TRUNK_VERSION=0.21.14
 WASM_SPLIT_VERSION=0.2.4
+UV_VERSION=0.9.0
 UDSPY_VERSION=0.1.8
 MCP_VERSION=2.3.0
 OPENAI_AGENTS_VERSION=0.24.0
@@ -78,13 +81,24 @@ apt_install() {
 
 step() { printf '\n== %s\n' "$*"; }
 
+# Installs packages into the Python virtual environment at $1 with uv.
+venv_install() {
+  local venv=$1
+  shift
+  if [[ "$(.venv-uv/bin/uv --version 2>/dev/null)" != "uv $UV_VERSION" ]]; then
+    make_venv .venv-uv
+    .venv-uv/bin/pip install --quiet "uv==$UV_VERSION"
+  fi
+  .venv-uv/bin/uv pip install --quiet --python "$venv/bin/python" "$@"
+}
+
 # The Python SDK into the venv at $1, editable (the bridges run this
 # checkout's SDK); installed again only when its manifest changes.
 sdk_into() {
   local manifest
   manifest=$(sha256sum sdk/python/pyproject.toml | cut -d' ' -f1)
   if [[ "$(cat "$1/.sdk-manifest" 2>/dev/null)" != "$manifest" ]]; then
-    "$1/bin/pip" install --quiet -e ./sdk/python
+    venv_install "$1" -e ./sdk/python
     echo "$manifest" > "$1/.sdk-manifest"
   fi
 }
@@ -166,7 +180,7 @@ if $want_udspy; then
   if ! .venv-udspy/bin/python -c "import udspy, sys; sys.exit(udspy.__version__ != '$UDSPY_VERSION')" 2>/dev/null \
     || [[ "$(.venv-udspy/bin/pip show rfc8785 2>/dev/null | sed -n 's/^Version: //p')" != "$RFC8785_VERSION" ]]; then
     make_venv .venv-udspy
-    .venv-udspy/bin/pip install --quiet "udspy==$UDSPY_VERSION" \
+    venv_install .venv-udspy "udspy==$UDSPY_VERSION" \
       "cryptography==$CRYPTOGRAPHY_VERSION" "rfc8785==$RFC8785_VERSION" "httpx==$HTTPX_VERSION"
   else
     echo "present"
@@ -178,7 +192,7 @@ if $want_mcp; then
   step "MCP Python SDK $MCP_VERSION (PyPI) in .venv-mcp"
   if [[ "$(.venv-mcp/bin/pip show mcp 2>/dev/null | sed -n 's/^Version: //p')" != "$MCP_VERSION" ]]; then
     make_venv .venv-mcp
-    .venv-mcp/bin/pip install --quiet "mcp==$MCP_VERSION"
+    venv_install .venv-mcp "mcp==$MCP_VERSION"
   else
     echo "present"
   fi
@@ -189,7 +203,7 @@ if $want_openai_agents; then
   if [[ "$(.venv-openai-agents/bin/pip show openai-agents 2>/dev/null | sed -n 's/^Version: //p')" != "$OPENAI_AGENTS_VERSION" ]] \
     || [[ "$(.venv-openai-agents/bin/pip show rfc8785 2>/dev/null | sed -n 's/^Version: //p')" != "$RFC8785_VERSION" ]]; then
     make_venv .venv-openai-agents
-    .venv-openai-agents/bin/pip install --quiet "openai-agents==$OPENAI_AGENTS_VERSION" \
+    venv_install .venv-openai-agents "openai-agents==$OPENAI_AGENTS_VERSION" \
       "cryptography==$CRYPTOGRAPHY_VERSION" "rfc8785==$RFC8785_VERSION" "httpx==$HTTPX_VERSION"
   else
     echo "present"
@@ -208,10 +222,12 @@ if $want_sdk; then
     || [[ "$(.venv-sdk/bin/pip show pydantic-ai-slim 2>/dev/null | sed -n 's/^Version: //p')" != "$PYDANTIC_AI_VERSION" ]] \
     || [[ "$(.venv-sdk/bin/pip show google-adk 2>/dev/null | sed -n 's/^Version: //p')" != "$GOOGLE_ADK_VERSION" ]]; then
     make_venv .venv-sdk
-    .venv-sdk/bin/pip install --quiet ./sdk/python "httpx==$HTTPX_VERSION" \
+    venv_install .venv-sdk "httpx==$HTTPX_VERSION" \
       "cryptography==$CRYPTOGRAPHY_VERSION" "rfc8785==$RFC8785_VERSION" \
       "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION" "pydantic-ai-slim==$PYDANTIC_AI_VERSION" \
       "google-adk==$GOOGLE_ADK_VERSION"
+    # The SDK itself with pip, as its users install it (what it needs is there).
+    .venv-sdk/bin/pip install --quiet ./sdk/python
     echo "$manifest" > .venv-sdk/.manifest
   else
     echo "present"
@@ -232,7 +248,7 @@ if $want_langgraph; then
     || [[ "$(.venv-langgraph/bin/pip show langchain 2>/dev/null | sed -n 's/^Version: //p')" != "$LANGCHAIN_VERSION" ]] \
     || [[ ! -x .venv-langgraph/bin/langgraph ]]; then
     make_venv .venv-langgraph
-    .venv-langgraph/bin/pip install --quiet "langgraph-cli[inmem]==$LANGGRAPH_CLI_VERSION" \
+    venv_install .venv-langgraph "langgraph-cli[inmem]==$LANGGRAPH_CLI_VERSION" \
       "langgraph-api==$LANGGRAPH_API_VERSION" "langgraph==$LANGGRAPH_VERSION" "langchain==$LANGCHAIN_VERSION"
   else
     echo "present"
