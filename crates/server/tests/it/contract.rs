@@ -64,6 +64,32 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
         contract: &contract,
     };
 
+    service_operations(&agent, &reviewer, &anonymous);
+    create_operations(&agent, &reviewer, &anonymous);
+    listing_operations(&agent, &reviewer, &anonymous);
+    read_operations(&agent, &reviewer, &anonymous);
+    decision_operations(&agent, &reviewer, &anonymous);
+    resubmit_operations(&agent, &reviewer, &anonymous);
+    event_operations(&agent, &reviewer, &anonymous, &server, &contract);
+    tool_call_operations(&agent, &reviewer, &anonymous);
+    grant_operations(&agent, &reviewer, &anonymous);
+    device_operations(&agent, &reviewer, &anonymous);
+    over_the_rate(&server, &contract);
+
+    let missing = contract.unexercised_operations();
+    assert!(
+        missing.is_empty(),
+        "operations never exercised: {missing:?}"
+    );
+    let unseen = contract.unseen_statuses();
+    assert!(
+        unseen.is_empty(),
+        "documented statuses never seen: {unseen:?}"
+    );
+}
+
+/// The service's own operations: health, the document, the signing key, the policy, who a key is, webhooks.
+fn service_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked) {
     // service
     assert_eq!(anonymous.get("/health").body["database"], "sqlite");
     assert_eq!(anonymous.get("/openapi.json").body["openapi"], "3.1.0");
@@ -83,7 +109,10 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
     );
     assert_eq!(agent.get("/webhooks").status, 403);
     assert_eq!(anonymous.get("/webhooks").status, 401);
+}
 
+/// Creating a review: 201, 200 (a retry), 409, 422, 400, 413, 415, 401, 403.
+fn create_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked) {
     // create: 201, 200 (retry), 409, 422, 400, 413, 415, 401, 403
     let created = agent.post("/reviews", &review(1, 3, false));
     assert_eq!(created.status, 201, "{}", created.text);
@@ -129,7 +158,10 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
         reviewer.post("/reviews", &review(4, 1, false)).code(),
         "wrong_key_kind"
     );
+}
 
+/// The inbox's reads: requesters, changes after a position, the list with its filters and paging.
+fn listing_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked) {
     // requesters: 200 (each role once, in order), 401, 403
     let requesters = reviewer.get("/requesters");
     let names: Vec<&str> = requesters.body["items"]
@@ -179,7 +211,10 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
     );
     assert_eq!(anonymous.get("/reviews").status, 401);
     assert_eq!(agent.get("/reviews").status, 403);
+}
 
+/// Reading a review and its outcome; agents see only their own reviews.
+fn read_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked) {
     // read: 200, 404, 401; agents see only their own reviews
     let id = confirm_id(1);
     let detail = reviewer.get(&format!("/reviews/{id}"));
@@ -227,7 +262,11 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
         200,
         "reviewers may read outcomes too"
     );
+}
 
+/// Deciding: field errors, the role, the idempotency key, body limits, who may decide, a retry, a late decision.
+fn decision_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked) {
+    let id = confirm_id(1);
     // decisions: 422 field errors, 403 role, 400 no key, 415, 413, 401, 404, 200, retry, 409
     let reject_without_reason = json!({"status": "rejected", "decided_by_role": "reviewer"});
     let refused = reviewer.decide(&id, "d-1", &reject_without_reason);
@@ -364,7 +403,11 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
         ),
         (Some("TOOL_DENIED"), Some("Step 2 deletes data"))
     );
+}
 
+/// Resubmitting a rejected plan, then approving it; a plan that cannot be approved.
+fn resubmit_operations(agent: &Checked, reviewer: &Checked, anonymous: &Checked) {
+    let id = confirm_id(1);
     // resubmit: 422 (bad plan), 409 (not requester), 200, 409 (not rejected), 404, 401, 400, 413, 415
     let mut revised = plan(1, 2, false);
     revised["title"] = json!("Test plan 1, without the deletion");
@@ -481,7 +524,16 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
         .paths()
         .iter()
         .any(|p| p.starts_with("/target/plan/steps")));
+}
 
+/// Event tickets and the event stream.
+fn event_operations(
+    agent: &Checked,
+    reviewer: &Checked,
+    anonymous: &Checked,
+    server: &Server,
+    contract: &Contract,
+) {
     // event tickets: 201, 401, 403
     let ticket = reviewer.post("/events/tickets", &json!({}));
     assert_eq!(ticket.status, 201, "{}", ticket.text);
@@ -492,7 +544,7 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
     assert_eq!(reviewer.get("/events?after=-1").status, 400);
     assert_eq!(anonymous.get("/events").status, 401);
     assert_eq!(agent.get("/events").status, 403);
-    let events = read_events(&server, Opener::Key(&server.reviewer), "?after=0", 3, || {});
+    let events = read_events(server, Opener::Key(&server.reviewer), "?after=0", 3, || {});
     for (_, _, data) in &events {
         contract.check_component("Change", data);
     }
@@ -505,22 +557,6 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
             text: String::new(),
             headers: vec![],
         },
-    );
-
-    tool_call_operations(&agent, &reviewer, &anonymous);
-    grant_operations(&agent, &reviewer, &anonymous);
-    device_operations(&agent, &reviewer, &anonymous);
-    over_the_rate(&server, &contract);
-
-    let missing = contract.unexercised_operations();
-    assert!(
-        missing.is_empty(),
-        "operations never exercised: {missing:?}"
-    );
-    let unseen = contract.unseen_statuses();
-    assert!(
-        unseen.is_empty(),
-        "documented statuses never seen: {unseen:?}"
     );
 }
 

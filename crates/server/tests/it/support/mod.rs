@@ -178,6 +178,19 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// An answer's status, headers and body text (its JSON, when it is).
+    fn new(status: ureq::http::StatusCode, headers: &ureq::http::HeaderMap, text: String) -> Reply {
+        Reply {
+            status: status.as_u16(),
+            body: serde_json::from_str(&text).unwrap_or(Value::Null),
+            text,
+            headers: headers
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_str().unwrap_or("").to_owned()))
+                .collect(),
+        }
+    }
+
     /// A header's value.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -245,6 +258,24 @@ pub struct InProcess {
 struct Routed {
     router: Router,
     runtime: tokio::runtime::Runtime,
+}
+
+impl Routed {
+    /// Calls the router with a request as a client would send it.
+    fn call(&self, request: ureq::http::request::Builder, body: Option<Vec<u8>>) -> Reply {
+        use http_body_util::BodyExt;
+        use tower::ServiceExt;
+        let request = request
+            .body(body.map_or_else(axum::body::Body::empty, axum::body::Body::from))
+            .unwrap();
+        self.runtime.block_on(async {
+            let answer = self.router.clone().oneshot(request).await.unwrap();
+            let (parts, body) = answer.into_parts();
+            let bytes = body.collect().await.unwrap().to_bytes();
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            Reply::new(parts.status, &parts.headers, text)
+        })
+    }
 }
 
 impl InProcess {
@@ -322,9 +353,6 @@ impl Client {
         body: Option<(&str, &[u8])>,
         headers: &[(&str, &str)],
     ) -> Result<Reply, String> {
-        if let Some(routed) = &self.routed {
-            return Ok(self.call(routed, method, path, body, headers));
-        }
         let url = format!("{}{path}", self.base);
         let mut request = ureq::http::Request::builder().method(method).uri(&url);
         if let Some(key) = &self.key {
@@ -333,83 +361,20 @@ impl Client {
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        let response = match body {
-            Some((content_type, bytes)) => {
-                let request = request
-                    .header("Content-Type", content_type)
-                    .body(bytes.to_vec())
-                    .unwrap();
-                agent().run(request)
-            }
+        if let Some((content_type, _)) = body {
+            request = request.header("Content-Type", content_type);
+        }
+        let bytes = body.map(|(_, bytes)| bytes.to_vec());
+        if let Some(routed) = &self.routed {
+            return Ok(routed.call(request, bytes));
+        }
+        let response = match bytes {
+            Some(bytes) => agent().run(request.body(bytes).unwrap()),
             None => agent().run(request.body(()).unwrap()),
         };
         let mut response = response.map_err(|e| e.to_string())?;
-        let status = response.status().as_u16();
-        let headers = response
-            .headers()
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_str().unwrap_or("").to_owned()))
-            .collect();
         let text = response.body_mut().read_to_string().unwrap_or_default();
-        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Ok(Reply {
-            status,
-            body,
-            text,
-            headers,
-        })
-    }
-
-    /// Calls an in-process router.
-    fn call(
-        &self,
-        routed: &Routed,
-        method: &str,
-        path: &str,
-        body: Option<(&str, &[u8])>,
-        headers: &[(&str, &str)],
-    ) -> Reply {
-        use http_body_util::BodyExt;
-        use tower::ServiceExt;
-        let mut request = axum::http::Request::builder()
-            .method(method)
-            .uri(format!("{}{path}", self.base));
-        if let Some(key) = &self.key {
-            request = request.header("authorization", format!("Bearer {key}"));
-        }
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        let request = match body {
-            Some((content_type, bytes)) => request
-                .header("content-type", content_type)
-                .body(axum::body::Body::from(bytes.to_vec())),
-            None => request.body(axum::body::Body::empty()),
-        };
-        let (status, headers, bytes) = routed.runtime.block_on(async {
-            let answer = routed
-                .router
-                .clone()
-                .oneshot(request.unwrap())
-                .await
-                .unwrap();
-            let status = answer.status().as_u16();
-            let headers: Vec<(String, String)> = answer
-                .headers()
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.to_str().unwrap_or("").to_owned()))
-                .collect();
-            let bytes = answer.into_body().collect().await.unwrap().to_bytes();
-            (status, headers, bytes)
-        });
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Reply {
-            status,
-            body,
-            text,
-            headers,
-        }
+        Ok(Reply::new(response.status(), response.headers(), text))
     }
 
     pub fn get(&self, path: &str) -> Reply {
