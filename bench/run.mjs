@@ -81,12 +81,8 @@ sh("wasm-bindgen", ["--target", "web", "--out-dir", `${page}/pkg`, "target/wasm3
 for (const file of readdirSync("bench/page")) copyFileSync(`bench/page/${file}`, `${page}/${file}`);
 copyFileSync("node_modules/@dagrejs/dagre/dist/dagre.min.js", `${page}/dagre.min.js`);
 copyFileSync("node_modules/canonicalize/lib/canonicalize.js", `${page}/canonicalize.js`);
-// The floor is not split: built without the relocations the app's split needs
-// (.cargo/config.toml), which would stay in its wasm as custom sections. RUSTFLAGS,
-// even empty, replaces the config's flags (a target's rustflags from the
-// environment would add to them).
-const floorEnv = { ...process.env, RUSTFLAGS: "" };
-sh("trunk", ["build", "--release", "--config", "Trunk.toml", "--dist", "target/bench-floor", "bench/floor/index.html"], { stdio: ["ignore", "ignore", "inherit"], env: floorEnv });
+// The floor is not split (only the app links with relocations: build.rs).
+sh("trunk", ["build", "--release", "--config", "Trunk.toml", "--dist", "target/bench-floor", "bench/floor/index.html"], { stdio: ["ignore", "ignore", "inherit"] });
 if (prepare) process.exit(0);
 
 // The server and its examples. The smoke run takes the debug profile the tests

@@ -14,8 +14,7 @@ trunk build --release --features split
 target_dir="$(cargo metadata --format-version 1 --no-deps | node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(0)).target_directory)')"
 node scripts/split-app.mjs dist "$target_dir/wasm32-unknown-unknown/wasm-release/countersign-app.wasm"
 # A first visit's inbox is drawn by a small module while the app loads.
-# Without the relocations the app's split needs (.cargo/config.toml): nothing cuts this module.
-RUSTFLAGS="" cargo build --package countersign-first-paint --target wasm32-unknown-unknown --profile wasm-release
+cargo build --package countersign-first-paint --target wasm32-unknown-unknown --profile wasm-release
 node scripts/first-paint.mjs dist "$target_dir/wasm32-unknown-unknown/wasm-release/countersign_first_paint.wasm"
 node scripts/harden-dist.mjs dist
 node scripts/rebase-dist.mjs dist "${COUNTERSIGN_BASE:-/}"
