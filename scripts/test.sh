@@ -64,17 +64,28 @@ export COUNTERSIGN_REQUIRE_SYSTEMD=1
 # The docs book shows screenshots the browser tests took after this moment.
 run_started=$(date +%s)
 
-# Each step says how long it took; each lane, and the run, how long in all.
-step_name="" step_start=$SECONDS
+# Each step says how long it took and how much CPU its commands used (the
+# run is CPU-bound: that is the work to cut); each lane, and the run, how
+# long in all.
+step_name="" step_start=$SECONDS step_cpu=0
+# The CPU seconds (user and system) of this shell's finished commands, in $cpu_now.
+# (`times` in this shell, through a file: a command substitution is another process.)
+cpu_now=0
+count_cpu() {
+  local file="$logs/times.$BASHPID"
+  times >"$file"
+  cpu_now=$(awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$file")
+}
 step() {
-  [[ -n "$step_name" ]] && printf '(%s: %d s)\n' "$step_name" $((SECONDS - step_start))
-  step_name="$*" step_start=$SECONDS
+  count_cpu
+  [[ -n "$step_name" ]] && printf '(%s: %d s, %d s of CPU)\n' "$step_name" $((SECONDS - step_start)) $((cpu_now - step_cpu))
+  step_name="$*" step_start=$SECONDS step_cpu=$cpu_now
   [[ -n "$step_name" ]] && printf '\n== %s\n' "$*"
   return 0
 }
 # lane NAME FUNCTION: runs FUNCTION in the background, its output in NAME's log.
 lane() {
-  ( step_name="" step_start=$SECONDS; "$2"; step "" ) >"$logs/$1.log" 2>&1 &
+  ( step_name="" step_start=$SECONDS; count_cpu; step_cpu=$cpu_now; "$2"; step "" ) >"$logs/$1.log" 2>&1 &
   lane_pid[$1]=$!
   printf '\n== lane %s started\n' "$1"
 }
@@ -165,10 +176,13 @@ node scripts/book.mjs --screenshots-since "$run_started"
 node --test tests/docs/
 step ""
 
-join native-tests app-checks fuzz
-
+# The smoke run needs the benchmarks' builds (app-checks); it runs beside
+# the lanes still going.
+join app-checks
 step "benchmarks, smoke run (bench/run.mjs --quick: smallest sizes, so the benchmarks cannot rot)"
 # dist/ is the release build the browser tests just ran.
 node bench/run.mjs --quick --built
 step ""
+
+join native-tests fuzz
 printf 'all tests passed in %d s\n' "$SECONDS"
