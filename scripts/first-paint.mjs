@@ -13,7 +13,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { hashOf, integrityOf, minified, run, WASM_OPT } from "./wasm-tools.mjs";
+import { hashOf, integrityOf, minified, run, wasmOpt } from "./wasm-tools.mjs";
 
 const [dist, cargoWasm] = process.argv.slice(2);
 if (!dist || !cargoWasm) throw new Error("usage: node scripts/first-paint.mjs <dist-dir> <cargo-wasm>");
@@ -23,7 +23,7 @@ let paint;
 try {
   run("wasm-bindgen", ["--target", "web", "--no-typescript", "--out-dir", work, "--out-name", "first-paint", cargoWasm]);
   const optimized = join(work, "optimized.wasm");
-  run("wasm-opt", [...WASM_OPT, join(work, "first-paint_bg.wasm"), "-o", optimized]);
+  run(...wasmOpt(join(work, "first-paint_bg.wasm"), optimized));
   const wasm = readFileSync(optimized);
   const glue = await minified(readFileSync(join(work, "first-paint.js"), "utf8"));
   paint = { glue: `first-paint-${hashOf(glue)}.js`, wasm: `first-paint-${hashOf(wasm)}_bg.wasm` };

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the domain crate with cargo-fuzz (libFuzzer, AddressSanitizer): MPLP parsing and
+# Fuzzes the domain crate with cargo-fuzz (libFuzzer): MPLP parsing and
 # validation, plan layout, canonical JSON, decisions, token redemption and
 # LangGraph threads (interrupts, answers, summary checks), each
 # seeded from the vendored fixtures (fuzz/seeds/ for the small hand-made ones).
@@ -24,18 +24,17 @@ declare -A seeds=(
   [interrupts]="fuzz/seeds/interrupts"
 )
 
-# cargo-fuzz passes rustc's sanitizer flags, which only nightly accepts; a
-# fresh machine has one stable toolchain and cannot fetch another, so that
-# toolchain is let to accept them here (its std ships the sanitizer runtimes).
-export RUSTC_BOOTSTRAP=1
-(cd fuzz && cargo fuzz build)
+# No sanitizer: the domain crate forbids `unsafe`, so AddressSanitizer finds
+# nothing there and costs most of the build and 8 of every 9 inputs tried. This
+# also needs only the stable toolchain (sanitizers are nightly flags).
+(cd fuzz && cargo fuzz build --sanitizer none)
 failed=0
 for target in "${targets[@]}"; do
   corpus="fuzz/corpus/$target"
   mkdir -p "$corpus" "fuzz/artifacts/$target"
   log=$(mktemp)
   # shellcheck disable=SC2086 # the seed folders are a list
-  if (cd fuzz && cargo fuzz run "$target" "corpus/$target" $(for s in ${seeds[$target]}; do echo "../$s"; done) -- \
+  if (cd fuzz && cargo fuzz run --sanitizer none "$target" "corpus/$target" $(for s in ${seeds[$target]}; do echo "../$s"; done) -- \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
         -artifact_prefix="artifacts/$target/" -print_final_stats=1) >"$log" 2>&1; then
     outcome="0 failures"

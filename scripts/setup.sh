@@ -20,8 +20,7 @@
 # With --ops, what the operator's tests run against: Debian's prometheus (and promtool),
 # systemd's systemd-analyze, nginx and Caddy.
 # With --docs, mdBook, which builds the docs book (docs/), and jq for its examples.
-# With --fuzz, cargo-fuzz, for scripts/fuzz.sh (which runs it on the machine's
-# one toolchain: a fresh machine cannot fetch a nightly one).
+# With --fuzz, cargo-fuzz, for scripts/fuzz.sh (on the stable toolchain: no sanitizer).
 # Every version is pinned below.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -11,7 +11,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { hashOf, minified, run, runAll, WASM_OPT } from "./wasm-tools.mjs";
+import { hashOf, minified, run, runAll, wasmOpt } from "./wasm-tools.mjs";
 
 const [dist, cargoWasm] = process.argv.slice(2);
 if (!dist || !cargoWasm) throw new Error("usage: node scripts/split-app.mjs <dist-dir> <cargo-wasm>");
@@ -33,8 +33,8 @@ try {
   if (chunks.length === 0) throw new Error(`${cargoWasm}: no split points found (built without the split feature?)`);
   // The main module and every chunk through wasm-opt, on every core.
   await runAll([
-    ["wasm-opt", [...WASM_OPT, join(bindgen, `${stem}_bg.wasm`), "-o", join(dist, `${stem}_bg.wasm`)]],
-    ...chunks.map((chunk) => ["wasm-opt", [...WASM_OPT, join(split, chunk), "-o", join(work, chunk)]]),
+    wasmOpt(join(bindgen, `${stem}_bg.wasm`), join(dist, `${stem}_bg.wasm`)),
+    ...chunks.map((chunk) => wasmOpt(join(split, chunk), join(work, chunk))),
   ]);
   for (const chunk of chunks) {
     const bytes = readFileSync(join(work, chunk));

@@ -1,8 +1,9 @@
-// What the build scripts share: wasm-opt's flags, running tools, content
+// What the build scripts share: wasm-opt as they run it, running tools, content
 // hashes for file names, and JavaScript minification.
 import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
 import { minify } from "terser";
 
 // The features rustc 1.88+ emits for wasm32 by default; wasm-opt must accept them.
@@ -10,11 +11,18 @@ import { minify } from "terser";
 // function whole, on another core, while the page loads, and a loop inlined into
 // a large caller (the inbox index's parse into `main`, 20 KB) made it optimize the
 // caller for about 60 ms on this 2-core machine during the first frame.
-export const WASM_OPT = [
+const WASM_OPT = [
   "-Oz", "--one-caller-inline-max-function-size=200", "--strip-debug", "--strip-producers",
   "--enable-bulk-memory", "--enable-nontrapping-float-to-int", "--enable-sign-ext",
   "--enable-mutable-globals", "--enable-reference-types", "--enable-multivalue",
 ];
+// npm's binaryen is binaryen compiled to wasm, run by node. Each run is a new
+// process, in which V8's optimizing tier compiled binaryen's 10 MB again for
+// every chunk; its baseline compiler alone gives the same output for far less
+// CPU (the README's testing section has the figures).
+const binaryenWasmOpt = fileURLToPath(new URL("../node_modules/binaryen/bin/wasm-opt", import.meta.url));
+/** The `[cmd, args]` that optimizes `input` into `output` for size. */
+export const wasmOpt = (input, output) => ["node", ["--liftoff-only", binaryenWasmOpt, ...WASM_OPT, input, "-o", output]];
 /** Runs a tool, its output shown, failing the build when it fails. */
 export const run = (cmd, args) => execFileSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"] });
 /**

@@ -13,7 +13,9 @@
 //! - [`wire`]: the HTTP contract's types (what a list row shows of a review).
 //! - [`demo`]: the demo reviews the app and `countersign serve --demo` seed.
 //!
-//! Pure Rust: no I/O, no clock, no randomness (callers pass time and ids).
+//! Pure Rust: no I/O, no clock, no randomness (callers pass time and ids), no
+//! `unsafe` (so its fuzzing needs no memory sanitizer).
+#![forbid(unsafe_code)]
 
 pub mod demo;
 pub mod graph;
