@@ -62,6 +62,19 @@ impl Api {
         let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         (status, body)
     }
+
+    /// Creates `review(n, steps, false)` (a plan without a cycle) as the agent; its id.
+    async fn create(&self, n: u32, steps: u32) -> String {
+        let plan = review(n, steps, false);
+        let (status, created) = self
+            .call("POST", "/reviews", Some(&self.agent), Some(&plan), &[])
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{created}");
+        created["outcome"]["confirm_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
 }
 
 #[test]
@@ -87,14 +100,7 @@ fn a_review_is_created_listed_decided_and_its_outcome_read_in_process() {
             let api = Api::over(db).await;
             let agent = Some(api.agent.as_str());
             let reviewer = Some(api.reviewer.as_str());
-            let (status, created) = api
-                .call("POST", "/reviews", agent, Some(&review(1, 3, false)), &[])
-                .await;
-            assert_eq!(status, StatusCode::CREATED, "{created}");
-            let id = created["outcome"]["confirm_id"]
-                .as_str()
-                .unwrap()
-                .to_owned();
+            let id = api.create(1, 3).await;
             let (status, page) = api.call("GET", "/reviews", reviewer, None, &[]).await;
             assert_eq!(status, StatusCode::OK, "{page}");
             assert_eq!(page["items"][0]["confirm"]["confirm_id"], id.as_str());
@@ -123,14 +129,8 @@ fn a_decision_sent_again_with_its_key_is_answered_the_same_and_stored_once() {
     on_both("router_idem", |db| {
         Box::pin(async move {
             let api = Api::over(db).await;
-            let (agent, reviewer) = (Some(api.agent.as_str()), Some(api.reviewer.as_str()));
-            let (_, created) = api
-                .call("POST", "/reviews", agent, Some(&review(2, 2, false)), &[])
-                .await;
-            let id = created["outcome"]["confirm_id"]
-                .as_str()
-                .unwrap()
-                .to_owned();
+            let reviewer = Some(api.reviewer.as_str());
+            let id = api.create(2, 2).await;
             let path = format!("/reviews/{id}/decisions");
             let reject =
                 json!({"status": "rejected", "decided_by_role": "reviewer", "reason": "not now"});
