@@ -127,9 +127,12 @@ native_build() {
   # The agent's and server's tests apart from the domain's: then `cargo build
   # -p countersign-server` (the benchmarks) resolves the same features as
   # these tests did, and builds nothing again. The binaries and examples the
-  # browser tests drive are built here too.
+  # browser tests drive are built here too: `--all-targets` builds the examples
+  # as tests, so the plain build below puts target/debug/examples/seed in place
+  # before the browser tests start (not when the native tests build it).
   step "clippy and the build of every native target (agent, server; domain, markup, first paint)"
   cargo test -p countersign-agent -p countersign-server --all-targets --no-run
+  cargo test -p countersign-agent -p countersign-server --no-run
   cargo test -p countersign-domain -p countersign-markup -p countersign-first-paint --all-targets --no-run
 }
 
