@@ -12,7 +12,7 @@ use leptos::prelude::*;
 pub fn App() -> impl IntoView {
     let desk = Desk::load();
     desk.provide();
-    let preferences = expect_context::<Preferences>();
+    let preferences = Preferences::from_context();
     // In local storage the browser closes expired tool calls (a server closes its own).
     desk.close_expired();
     if let Ok(handle) = set_interval_with_handle(
@@ -41,8 +41,8 @@ pub fn App() -> impl IntoView {
 /// Header, notices, the current screen, and the shortcuts dialog.
 #[component]
 fn Shell() -> impl IntoView {
-    let (reviews, origin) = (expect_context::<Reviews>(), expect_context::<Origin>());
-    let (preferences, notices) = (expect_context::<Preferences>(), expect_context::<Notices>());
+    let (reviews, origin) = (Reviews::from_context(), Origin::from_context());
+    let (preferences, notices) = (Preferences::from_context(), Notices::from_context());
     let location = provide_location();
     let help = RwSignal::new(false);
     use_shortcuts(help);
@@ -95,7 +95,7 @@ fn Shell() -> impl IntoView {
 /// shortcuts button.
 #[component]
 fn TopBar(route: Memo<Route>, pending: Memo<u64>, help: RwSignal<bool>) -> impl IntoView {
-    let origin = expect_context::<Origin>();
+    let origin = Origin::from_context();
     let current = move |r: Route| move || (route.get() == r).then_some("page");
     view! {
         <header class="topbar">

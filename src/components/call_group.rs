@@ -88,9 +88,9 @@ pub fn CallGroup(
     /// Where the outcome is said: the inbox's, since a decided group is gone.
     result: RwSignal<Option<String>>,
 ) -> impl IntoView {
-    let desk = expect_context::<Desk>();
-    let langgraph = expect_context::<Origin>().langgraph().is_some();
-    let preferences = expect_context::<Preferences>();
+    let desk = Desk::from_context();
+    let langgraph = Origin::from_context().langgraph().is_some();
+    let preferences = Preferences::from_context();
     let reason = RwSignal::new(String::new());
     let busy = RwSignal::new(false);
     let ids: Vec<_> = members.iter().map(|e| e.id()).collect();

@@ -25,7 +25,7 @@ fn RoleField(
     role: RwSignal<String>,
     role_error: RwSignal<Option<String>>,
 ) -> impl IntoView {
-    let decisions = expect_context::<Decisions>();
+    let decisions = Decisions::from_context();
     let roles = Memo::new(move |_| decisions.signing_roles());
     // A remembered role the key does not hold gives way to one it does.
     Effect::new(move |_| {
@@ -192,18 +192,18 @@ struct FormState {
 impl FormState {
     /// The form of review `id`, with what was typed before it was drawn again.
     fn new(id: MplpId, tool: Option<ToolOptions>) -> FormState {
-        let decisions = expect_context::<Decisions>();
+        let decisions = Decisions::from_context();
         let draft = decisions.draft(id);
         let role = draft.role.unwrap_or_else(|| {
-            expect_context::<Preferences>()
+            Preferences::from_context()
                 .get()
                 .get_untracked()
                 .reviewer_role
         });
         FormState {
-            desk: expect_context::<Desk>(),
+            desk: Desk::from_context(),
             decisions,
-            notices: expect_context::<Notices>(),
+            notices: Notices::from_context(),
             id,
             tool,
             role: RwSignal::new(role),
@@ -214,7 +214,7 @@ impl FormState {
             reason_ref: NodeRef::new(),
             busy: RwSignal::new(false),
             held: RwSignal::new(
-                expect_context::<Origin>()
+                Origin::from_context()
                     .held(id)
                     .map(|waiting| DecisionFailure::Held(waiting).to_string()),
             ),

@@ -250,7 +250,7 @@ fn OutcomeView(outcome: ToolOutcome, interrupt: bool) -> impl IntoView {
 /// agent redeems its own token.
 #[component]
 pub fn RedeemForm(id: countersign_domain::MplpId, call: ToolCallReview) -> impl IntoView {
-    let desk = expect_context::<crate::desk::Desk>();
+    let desk = crate::desk::Desk::from_context();
     let Some(outcome) = call.outcome.clone() else {
         return ().into_any();
     };

@@ -1,5 +1,6 @@
-//! The reviewer's desk: the app's state as small stores, each with one job
-//! and provided to the screens as context on its own:
+//! The reviewer's desk: the app's state as small stores, each with one job;
+//! a screen takes the one it needs with its `from_context` (the desk is the
+//! one context value that holds them):
 //! - `Reviews` (`reviews.rs`): the reviews held and the page a server answered,
 //!   filled by `reading` (local storage), `served` (a Countersign server),
 //!   `langgraph`, `seed` (the demo) and `tools` (expiry, redemption, grants);
@@ -42,6 +43,41 @@ use crate::browser;
 use countersign_domain::{DecideError, DecisionInput, MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
+
+impl Reviews {
+    /// The reviews held, from the desk's context.
+    pub fn from_context() -> Self {
+        Desk::from_context().reviews
+    }
+}
+
+impl Origin {
+    /// Where reviews come from, from the desk's context.
+    pub fn from_context() -> Self {
+        Desk::from_context().origin
+    }
+}
+
+impl Decisions {
+    /// Drafts, the outbox and the server's policy, from the desk's context.
+    pub fn from_context() -> Self {
+        Desk::from_context().decisions
+    }
+}
+
+impl Preferences {
+    /// The reviewer's settings, from the desk's context.
+    pub fn from_context() -> Self {
+        Desk::from_context().preferences
+    }
+}
+
+impl Notices {
+    /// The notices shown under the header, from the desk's context.
+    pub fn from_context() -> Self {
+        Desk::from_context().notices
+    }
+}
 
 /// Why a decision was not recorded.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -195,14 +231,17 @@ impl Desk {
         desk
     }
 
-    /// Gives the screens the desk and each of its stores as context.
+    /// Gives the screens the desk as context; each store's `from_context`
+    /// takes its own handle from it.
     pub fn provide(self) {
         provide_context(self);
-        provide_context(self.reviews);
-        provide_context(self.origin);
-        provide_context(self.decisions);
-        provide_context(self.preferences);
-        provide_context(self.notices);
+    }
+
+    /// The desk [`Desk::provide`] gave. One context value holds every store:
+    /// each type looked up by context adds its own copy of the lookup to the
+    /// first load.
+    pub fn from_context() -> Self {
+        expect_context::<Desk>()
     }
 
     /// Checks a decision with the domain's `decide`, then saves it (in local

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 /// The webhooks card, read when shown.
 #[component]
 pub fn WebhookDeliveries() -> impl IntoView {
-    let origin = expect_context::<Origin>();
+    let origin = Origin::from_context();
     let list = RwSignal::new(None::<Result<WebhookList, String>>);
     let reload = move || {
         leptos::task::spawn_local(async move {

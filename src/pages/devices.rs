@@ -11,7 +11,7 @@ use leptos::prelude::*;
 /// The devices card.
 #[component]
 pub fn Devices() -> impl IntoView {
-    let origin = expect_context::<Origin>();
+    let origin = Origin::from_context();
     let listed = RwSignal::new(None::<Result<Vec<Device>, String>>);
     let reload = move || {
         leptos::task::spawn_local(async move {
@@ -43,7 +43,7 @@ pub fn Devices() -> impl IntoView {
 /// The button that makes a pairing code, then its link and QR code.
 #[component]
 fn AddDevice(reload: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
-    let origin = expect_context::<Origin>();
+    let origin = Origin::from_context();
     let made = RwSignal::new(None::<Result<Pairing, String>>);
     let add = move |_| {
         leptos::task::spawn_local(async move {
@@ -98,7 +98,7 @@ fn qr_svg(text: &str) -> Option<String> {
 
 #[component]
 fn DeviceItem(device: Device, reload: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
-    let origin = expect_context::<Origin>();
+    let origin = Origin::from_context();
     let now = browser::now();
     let failed = RwSignal::new(None::<String>);
     let when = |text: &Option<String>| {

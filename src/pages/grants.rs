@@ -13,7 +13,7 @@ use leptos::prelude::*;
 /// The grants page.
 #[component]
 pub fn GrantsPage() -> impl IntoView {
-    let origin = expect_context::<Origin>();
+    let origin = Origin::from_context();
     let ledger = RwSignal::new(None::<Option<Result<Vec<GrantRecord>, String>>>);
     let reload = move || {
         leptos::task::spawn_local(async move {
@@ -82,7 +82,7 @@ fn GrantItem(
     record: GrantRecord,
     reload: impl Fn() + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
-    let origin = expect_context::<Origin>();
+    let origin = Origin::from_context();
     let now = browser::now();
     let grant = record.grant.clone();
     let live = record.is_live(now);

@@ -119,8 +119,8 @@ impl Imports {
 #[component]
 pub fn ImportPage() -> impl IntoView {
     let imports = Imports {
-        desk: expect_context::<Desk>(),
-        reviews: expect_context::<Reviews>(),
+        desk: Desk::from_context(),
+        reviews: Reviews::from_context(),
         outcomes: RwSignal::new(Vec::new()),
     };
     let pasted = RwSignal::new(String::new());
@@ -184,7 +184,7 @@ fn DropZone(imports: Imports) -> impl IntoView {
 /// (each waits until the stored reviews are read).
 #[component]
 fn Export() -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let desk = Desk::from_context();
     let message = RwSignal::new(None::<String>);
     let export = move |samples: bool| {
         leptos::task::spawn_local(async move {

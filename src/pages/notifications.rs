@@ -9,7 +9,7 @@ use leptos::prelude::*;
 /// The notifications card.
 #[component]
 pub fn NotificationChoice() -> impl IntoView {
-    let preferences = expect_context::<Preferences>();
+    let preferences = Preferences::from_context();
     let message = RwSignal::new(None::<String>);
     let on = move || preferences.get().with(|s| s.notify);
     let save = move |notify: bool| {

@@ -26,8 +26,8 @@ pub fn ReviewPage(
     /// The confirm id from the URL.
     id: String,
 ) -> impl IntoView {
-    let desk = expect_context::<Desk>();
-    let (reviews, origin) = (expect_context::<Reviews>(), expect_context::<Origin>());
+    let desk = Desk::from_context();
+    let (reviews, origin) = (Reviews::from_context(), Origin::from_context());
     let Ok(confirm_id) = MplpId::parse(&id) else {
         return view! { <NoSuchReview id /> }.into_any();
     };
@@ -61,7 +61,7 @@ pub fn ReviewPage(
 /// Said when the server could not give a review (it is asked again on request).
 #[component]
 fn NotOpened(id: MplpId, why: String) -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let desk = Desk::from_context();
     view! {
         <section class="not-found" role="alert">
             <h1>"This review could not be loaded"</h1>
@@ -124,7 +124,7 @@ fn InterruptNote(facts: crate::desk::InterruptFacts) -> impl IntoView {
 /// (the server's policy; nothing without one).
 #[component]
 fn Quorum(review: Review) -> impl IntoView {
-    let decisions = expect_context::<Decisions>();
+    let decisions = Decisions::from_context();
     move || {
         decisions.standing(&review).map(|(rule, standing)| {
             let risk = review.tool_call().map(|c| c.request.risk_tier);
@@ -183,7 +183,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
             .flat_map(|p| p.events.clone().unwrap_or_default()),
     );
     events.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
-    let origin = expect_context::<Origin>();
+    let origin = Origin::from_context();
     let facts = origin.interrupt_facts(confirm.confirm_id);
     let answers = facts.as_ref().map(|f| f.allowed.clone());
     let pending = confirm.status == ConfirmStatus::Pending;
@@ -292,7 +292,7 @@ fn Problems(issues: Vec<Issue>) -> impl IntoView {
 /// while the server cannot be reached.
 #[component]
 fn Deciding(review: Review, problems: usize, answers: Option<Vec<Answer>>) -> impl IntoView {
-    let decisions = expect_context::<Decisions>();
+    let decisions = Decisions::from_context();
     let id = review.confirm.confirm_id;
     let call = review.tool_call().cloned();
     let key = id.to_string();
@@ -325,7 +325,7 @@ fn Deciding(review: Review, problems: usize, answers: Option<Vec<Answer>>) -> im
 fn Decided(review: Review) -> impl IntoView {
     let confirm = &review.confirm;
     let last = confirm.last_decision().cloned();
-    let local = !expect_context::<Origin>().remote();
+    let local = !Origin::from_context().remote();
     let redeem = review
         .tool_call()
         .filter(|_| local)

@@ -16,7 +16,7 @@ fn reload() {
 /// The settings page.
 #[component]
 pub fn SettingsPage() -> impl IntoView {
-    let origin = expect_context::<Origin>();
+    let origin = Origin::from_context();
     let message = RwSignal::new(None::<String>);
     let awaiting = origin.awaiting_server();
     // On a first visit to a server's desk, connecting comes first, and this
@@ -39,7 +39,7 @@ pub fn SettingsPage() -> impl IntoView {
 
 /// Saves the settings, saying whether that worked in `message`.
 fn save(settings: Settings, message: RwSignal<Option<String>>) {
-    let preferences = expect_context::<Preferences>();
+    let preferences = Preferences::from_context();
     message.set(Some(match preferences.save(settings) {
         Ok(()) => "Saved.".to_owned(),
         Err(e) => e.to_string(),
@@ -49,7 +49,7 @@ fn save(settings: Settings, message: RwSignal<Option<String>>) {
 /// The role decisions are signed with (never empty).
 #[component]
 fn RoleCard(message: RwSignal<Option<String>>) -> impl IntoView {
-    let preferences = expect_context::<Preferences>();
+    let preferences = Preferences::from_context();
     let role = RwSignal::new(preferences.get().get_untracked().reviewer_role);
     let on_save = move || {
         let value = role.get_untracked().trim().to_owned();
@@ -80,7 +80,7 @@ fn RoleCard(message: RwSignal<Option<String>>) -> impl IntoView {
 /// Light, dark, or as the system says.
 #[component]
 fn ThemeCard(message: RwSignal<Option<String>>) -> impl IntoView {
-    let preferences = expect_context::<Preferences>();
+    let preferences = Preferences::from_context();
     let on_theme = move |ev| {
         let theme = match event_target_value(&ev).as_str() {
             "light" => Theme::Light,
@@ -109,7 +109,7 @@ fn ThemeCard(message: RwSignal<Option<String>>) -> impl IntoView {
 /// or put the demo reviews back in this browser.
 #[component]
 fn StorageCard(message: RwSignal<Option<String>>) -> impl IntoView {
-    let (desk, origin) = (expect_context::<Desk>(), expect_context::<Origin>());
+    let (desk, origin) = (Desk::from_context(), Origin::from_context());
     let connected = origin.remote();
     let reset = move |_| {
         let confirmed = web_sys::window()
@@ -154,7 +154,7 @@ fn StorageCard(message: RwSignal<Option<String>>) -> impl IntoView {
 /// visit to a server's desk (`awaiting`), to that server only.
 #[component]
 fn ConnectionForm(awaiting: bool) -> impl IntoView {
-    let current = expect_context::<Origin>();
+    let current = Origin::from_context();
     let origin = web_sys::window()
         .and_then(|w| w.location().origin().ok())
         .unwrap_or_default();

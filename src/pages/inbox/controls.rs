@@ -2,7 +2,7 @@
 //! the page of rows with its groups of similar calls and its pager. Each
 //! change of a filter is a new URL (from the first page).
 
-use super::filters::Filters;
+use super::filters::{Filters, Go};
 use super::focus::{keep_row_focus, row_of};
 use crate::components::call_group::{similar_calls, CallGroup};
 use crate::desk::{Decisions, Listing, PageLink, Reviews};
@@ -13,11 +13,7 @@ use leptos::prelude::*;
 
 /// The status tabs, each with how many reviews it holds.
 #[component]
-pub(super) fn StatusTabs(
-    filters: Memo<Filters>,
-    listing: Memo<Listing>,
-    go: Callback<Filters>,
-) -> impl IntoView {
+pub(super) fn StatusTabs(filters: Memo<Filters>, listing: Memo<Listing>, go: Go) -> impl IntoView {
     let tab = move |status: Option<ConfirmStatus>, label: &'static str| {
         let count = move || {
             listing.with(|l| match status {
@@ -51,11 +47,7 @@ pub(super) fn StatusTabs(
 
 /// The search box and the type, requester and order filters.
 #[component]
-pub(super) fn FilterBar(
-    filters: Memo<Filters>,
-    listing: Memo<Listing>,
-    go: Callback<Filters>,
-) -> impl IntoView {
+pub(super) fn FilterBar(filters: Memo<Filters>, listing: Memo<Listing>, go: Go) -> impl IntoView {
     // Every filter changes the same way: the new value, from the first page.
     let refine = move |set: fn(&mut Filters, String)| {
         move |ev| {
@@ -124,7 +116,7 @@ pub(super) fn FilterBar(
 pub(super) fn ReviewRows(
     filters: Memo<Filters>,
     listing: Memo<Listing>,
-    go: Callback<Filters>,
+    go: Go,
     group_result: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let visible = Memo::new(move |_| listing.with(|l| l.rows.clone()));
@@ -164,7 +156,7 @@ pub(super) fn ReviewRows(
 /// validated a moment after they are drawn, so a page of rows appears at
 /// once and its warnings right after.
 fn row_html(visible: Memo<Vec<std::sync::Arc<crate::desk::Entry>>>) -> Memo<String> {
-    let (reviews, decisions) = (expect_context::<Reviews>(), expect_context::<Decisions>());
+    let (reviews, decisions) = (Reviews::from_context(), Decisions::from_context());
     let problems = RwSignal::new(Vec::<(MplpId, usize)>::new());
     // (The validation code loads with the review screen's, off the first load.)
     Effect::new(move |_| {
@@ -203,7 +195,7 @@ fn row_html(visible: Memo<Vec<std::sync::Arc<crate::desk::Entry>>>) -> Memo<Stri
 
 /// "1–50 of 120" with the previous and next pages.
 #[component]
-fn Pager(filters: Memo<Filters>, listing: Memo<Listing>, go: Callback<Filters>) -> impl IntoView {
+fn Pager(filters: Memo<Filters>, listing: Memo<Listing>, go: Go) -> impl IntoView {
     let to_page = move |link: Option<PageLink>| {
         if let Some(link) = link {
             go.run(Filters {

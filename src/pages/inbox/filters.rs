@@ -3,6 +3,7 @@
 //! desk is asked for.
 
 use crate::desk::Ask;
+use crate::router::Location;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::wire::{Order, ReviewQuery};
 
@@ -18,6 +19,17 @@ pub(super) struct Filters {
     pub(super) page: usize,
     /// Where a server's page starts (`after` in the URL).
     pub(super) cursor: Option<String>,
+}
+
+/// Shows the inbox with other filters: they go in the URL, in place of the
+/// current history entry.
+#[derive(Clone, Copy)]
+pub(super) struct Go(pub(super) Location);
+
+impl Go {
+    pub(super) fn run(self, filters: Filters) {
+        self.0.navigate(&filters.to_query(), true);
+    }
 }
 
 impl Filters {

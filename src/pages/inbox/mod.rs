@@ -13,7 +13,7 @@ use crate::split::on_demand;
 use controls::{FilterBar, ReviewRows, StatusTabs};
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::MplpId;
-use filters::Filters;
+use filters::{Filters, Go};
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -29,13 +29,13 @@ on_demand! {
 /// The inbox page.
 #[component]
 pub fn Inbox() -> impl IntoView {
-    let desk = expect_context::<Desk>();
+    let desk = Desk::from_context();
     let location = use_location();
     let filters = Memo::new(move |_| {
         location.query.track();
         Filters::from_query(|k| location.param(k))
     });
-    let go = Callback::new(move |f: Filters| location.navigate(&f.to_query(), true));
+    let go = Go(location);
     let ask = Memo::new(move |_| filters.with(Filters::ask));
     let listing = desk.listing(ask);
     let group_result = RwSignal::new(None::<String>);
@@ -66,7 +66,7 @@ pub fn Inbox() -> impl IntoView {
 /// Marks the moment the inbox is ready, once: it lists reviews, or says
 /// there are none (not while it waits for them).
 fn mark_ready(listing: Memo<Listing>) {
-    let reviews = expect_context::<Reviews>();
+    let reviews = Reviews::from_context();
     let ready = StoredValue::new(false);
     Effect::new(move |_| {
         let listed = listing.with(|l| !l.loading && (!reviews.reading() || !l.rows.is_empty()));
@@ -82,7 +82,7 @@ fn mark_ready(listing: Memo<Listing>) {
 /// left, and after two seconds at most: a picture that cannot be clicked
 /// must not stand in for a server that is slow to answer the app.
 fn give_way_to_first_paint(listing: Memo<Listing>) {
-    let origin = expect_context::<Origin>();
+    let origin = Origin::from_context();
     Effect::new(move |_| {
         let own = listing.with(|l| !l.rows.is_empty() || !l.loading || l.failure.is_some())
             || origin.link().with(|l| matches!(l, Link::Offline(_)));
@@ -101,7 +101,7 @@ fn give_way_to_first_paint(listing: Memo<Listing>) {
 /// unreachable, which `Unreachable` says).
 #[component]
 fn ListingFailure(listing: Memo<Listing>) -> impl IntoView {
-    let origin = expect_context::<Origin>();
+    let origin = Origin::from_context();
     move || {
         listing
             .with(|l| l.failure.clone())
@@ -119,7 +119,7 @@ fn ListingFailure(listing: Memo<Listing>) -> impl IntoView {
 /// mistaken for "nothing waiting".
 #[component]
 fn Unreachable() -> impl IntoView {
-    let origin = expect_context::<Origin>();
+    let origin = Origin::from_context();
     let server = if origin.langgraph().is_some() {
         "The LangGraph server"
     } else {
@@ -140,7 +140,7 @@ fn Unreachable() -> impl IntoView {
 
 #[component]
 fn EmptyState(filters: Memo<Filters>, listing: Memo<Listing>) -> impl IntoView {
-    let (reviews, origin) = (expect_context::<Reviews>(), expect_context::<Origin>());
+    let (reviews, origin) = (Reviews::from_context(), Origin::from_context());
     let message = move || {
         let f = filters.get();
         if reviews.reading() {
