@@ -44,40 +44,25 @@ use countersign_domain::{DecideError, DecisionInput, MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
 
-impl Reviews {
-    /// The reviews held, from the desk's context.
-    pub fn from_context() -> Self {
-        Desk::from_context().reviews
-    }
+/// Each store's `from_context`: its handle, from the desk's context.
+macro_rules! from_desk {
+    ($($store:ident: $field:ident),*) => {$(
+        impl $store {
+            /// This store, from the desk's context.
+            pub fn from_context() -> Self {
+                Desk::from_context().$field
+            }
+        }
+    )*};
 }
 
-impl Origin {
-    /// Where reviews come from, from the desk's context.
-    pub fn from_context() -> Self {
-        Desk::from_context().origin
-    }
-}
-
-impl Decisions {
-    /// Drafts, the outbox and the server's policy, from the desk's context.
-    pub fn from_context() -> Self {
-        Desk::from_context().decisions
-    }
-}
-
-impl Preferences {
-    /// The reviewer's settings, from the desk's context.
-    pub fn from_context() -> Self {
-        Desk::from_context().preferences
-    }
-}
-
-impl Notices {
-    /// The notices shown under the header, from the desk's context.
-    pub fn from_context() -> Self {
-        Desk::from_context().notices
-    }
-}
+from_desk!(
+    Reviews: reviews,
+    Origin: origin,
+    Decisions: decisions,
+    Preferences: preferences,
+    Notices: notices
+);
 
 /// Why a decision was not recorded.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
