@@ -16,6 +16,7 @@ node scripts/split-app.mjs dist "$target_dir/wasm32-unknown-unknown/wasm-release
 # A first visit's inbox is drawn by a small module while the app loads.
 cargo build --package countersign-first-paint --target wasm32-unknown-unknown --profile wasm-release
 node scripts/first-paint.mjs dist "$target_dir/wasm32-unknown-unknown/wasm-release/countersign_first_paint.wasm"
+node scripts/minify-css.mjs dist
 node scripts/harden-dist.mjs dist
 node scripts/rebase-dist.mjs dist "${COUNTERSIGN_BASE:-/}"
 node scripts/compress-dist.mjs dist

@@ -8,7 +8,7 @@
 // from index.html into the boot script for that reason (a preload in the page
 // is fetched on every visit).
 // Runs after split-app.mjs (the app's files are final) and before
-// harden-dist.mjs (which moves the boot script into its own file).
+// harden-dist.mjs (which allows the boot script by its hash).
 // Usage: node scripts/first-paint.mjs <dist-dir> <cargo-wasm of countersign-first-paint>
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -137,6 +137,8 @@ if (inline.length !== 1) throw new Error(`${indexPath}: expected trunk's one inl
 const [tag, code] = inline[0];
 const classic = code.replace(start, () => boot);
 if (/^\s*(import|export)\s/m.test(classic)) throw new Error(`${indexPath}: the boot script has a module statement left`);
-html = html.replace(tag, () => `<script>\n(async () => {\n${classic}\n})();\n</script>`);
+// Minified: the comments above are for this file, not for every first load.
+const script = await minified(`(async () => {\n${classic}\n})();`, { module: false });
+html = html.replace(tag, () => `<script>${script}</script>`);
 writeFileSync(indexPath, html);
 console.log(`${dist}: first paint in ${paint.glue} and ${paint.wasm}; the boot script loads it on a visit to the inbox`);

@@ -45,5 +45,9 @@ export async function runAll(jobs) {
 export const hashOf = (bytes) => createHash("sha256").update(bytes).digest("hex").slice(0, 16);
 /** Subresource Integrity of `bytes` (as harden-dist.mjs writes it). */
 export const integrityOf = (bytes) => `sha384-${createHash("sha384").update(bytes).digest("base64")}`;
-/** Minified module code: export names and the wasm's import names (strings) are kept; locals shrink. */
-export const minified = async (code) => (await minify(code, { module: true, compress: true, mangle: true })).code;
+/**
+ * Minified code: export names and the wasm's import names (strings) are kept;
+ * locals shrink. `module: false` for a classic script (its top-level names are
+ * global and kept).
+ */
+export const minified = async (code, { module = true } = {}) => (await minify(code, { module, compress: true, mangle: true })).code;
