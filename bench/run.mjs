@@ -585,6 +585,11 @@ if (existsSync(".venv-sdk/bin/python") && existsSync("sdk/typescript/dist/index.
     const [, what, raw, sdk, adds] = line.match(/^(.*): raw HTTP ([\d.]+ ms), SDK ([\d.]+ ms), SDK adds (-?[\d.]+ ms)/) ?? [];
     return [what ?? line, raw ?? "n/a", sdk ?? "n/a", adds ? `**${adds}**` : "n/a"];
   }));
+} else {
+  say("## 6. Agent SDKs: what each adds to a gated call");
+  say();
+  say("Not measured in this run: it needs the Python SDK's environment (`scripts/setup.sh --sdk`) and the TypeScript SDK built (`cd sdk/typescript && npx tsc -p .`).");
+  say();
 }
 
 // ---------------------------------------------------------------- 7. operating
