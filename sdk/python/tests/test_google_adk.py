@@ -64,6 +64,7 @@ def payments_agent(confirmations: CountersignConfirmations, ran: list[dict[str, 
     return LlmAgent(
         name="payments", model=PayThePrinter(), instruction="Pay the invoice.",
         tools=[FunctionTool(transfer, require_confirmation=True)],
+        before_tool_callback=confirmations.before_tool_callback,
         after_tool_callback=confirmations.after_tool_callback,
     )
 
@@ -214,6 +215,82 @@ def test_a_session_left_waiting_is_answered_and_resumed_in_another_process(
     saved = {"name": name, "db": db, "session": session}
     resumed = resume_elsewhere(server, RESUME, saved, f"google-adk:{name}")
     assert resumed == {"ran": [CALL], "said": "tool said: sent 120 to Printer Co"}
+
+
+class FailsOnceAfterTheTool(PayThePrinter):
+    """The model, whose provider fails once when the tool has answered."""
+
+    failures: int = 1
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        answered = any(
+            part.function_response and part.function_response.name == "transfer"
+            for content in llm_request.contents for part in content.parts or []
+        )
+        if answered and self.failures:
+            self.failures -= 1
+            raise RuntimeError("the model provider is overloaded")
+        async for response in super().generate_content_async(llm_request, stream):
+            yield response
+
+
+def test_a_confirmation_sent_again_does_not_run_the_call_twice(server: Server, name: str) -> None:
+    # The model call after the confirmed call fails once; the application
+    # sends the same confirmation again, as applications retry.
+    ran: list[dict[str, Any]] = []
+    checked = confirmations(server, name)
+    agent = payments_agent(checked, ran)
+    agent.model = FailsOnceAfterTheTool()
+    reviewer = server.decide_when_asked(f"google-adk:{name}", {"status": "approved"})
+
+    async def go() -> list[str]:
+        runner = InMemoryRunner(agent=agent, app_name="payments")
+        session = await runner.session_service.create_session(app_name="payments", user_id="someone")
+        message = types.Content(role="user", parts=[types.Part(text="Pay the printer")])
+        asked = [e async for e in runner.run_async(user_id="someone", session_id=session.id, new_message=message)]
+        answer = await checked.answer(asked, session=session.id)
+        assert answer is not None
+        with pytest.raises(RuntimeError, match="overloaded"):
+            async for _ in runner.run_async(user_id="someone", session_id=session.id, new_message=answer):
+                pass
+        replayed = [e async for e in runner.run_async(user_id="someone", session_id=session.id, new_message=answer)]
+        return [str(r.response) for e in replayed for r in e.get_function_responses() if r.name == "transfer"]
+
+    responses = asyncio.run(go())
+    reviewer.join()
+    assert ran == [CALL]
+    assert all("sent 120" not in r for r in responses)
+
+
+def test_a_confirmation_not_made_in_countersign_does_not_run(server: Server, name: str) -> None:
+    ran: list[dict[str, Any]] = []
+    checked = confirmations(server, name)
+
+    async def go() -> str:
+        runner = InMemoryRunner(agent=payments_agent(checked, ran), app_name="payments")
+        session = await runner.session_service.create_session(app_name="payments", user_id="someone")
+        message = types.Content(role="user", parts=[types.Part(text="Pay the printer")])
+        asked = [e async for e in runner.run_async(user_id="someone", session_id=session.id, new_message=message)]
+        [request] = [c for e in asked for c in e.get_function_calls() if c.name == "adk_request_confirmation"]
+        by_hand = types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(
+            name="adk_request_confirmation", id=request.id, response={"confirmed": True}))])
+        return last_text([e async for e in runner.run_async(user_id="someone", session_id=session.id, new_message=by_hand)])
+
+    said = asyncio.run(go())
+    assert ran == []
+    assert said == "tool said: Countersign: this call of transfer was not approved in Countersign; the call did not run"
+
+
+def test_an_agent_without_the_callback_is_refused_before_it_runs(server: Server, name: str) -> None:
+    checked = confirmations(server, name)
+    agent = payments_agent(checked, [])
+    agent.before_tool_callback = None
+    runner = InMemoryRunner(agent=agent, app_name="payments")
+    message = types.Content(role="user", parts=[types.Part(text="Pay the printer")])
+    with pytest.raises(ValueError, match="before_tool_callback"):
+        asyncio.run(checked.run(runner, user_id="someone", session_id="s", new_message=message))
 
 
 def test_the_guide_s_example_runs_as_written(server: Server) -> None:

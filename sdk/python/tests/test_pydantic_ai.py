@@ -3,6 +3,7 @@ asking through Countersign, against a real `countersign serve`."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import textwrap
@@ -23,7 +24,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai.tools import DeferredToolRequests
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 
 from conftest import Server, resume_elsewhere, run_guide_example
 from countersign.pydantic_ai import CountersignApprovals
@@ -140,12 +141,24 @@ def test_settings_that_cannot_work_are_refused_before_any_run(server: Server) ->
         CountersignApprovals("payments", url=server.url, agent_key=server.agent_key, risks={"transfer": "R9"})
 
 
+def put_aside(name: str) -> tuple[Any, dict[str, Any]]:
+    """A run paused on its approval, and what an application keeps of it."""
+    paused = payments_agent(None, []).run_sync("Pay the printer", output_type=[str, DeferredToolRequests])
+    assert isinstance(paused.output, DeferredToolRequests)
+    return paused, {
+        "name": name,
+        "session": paused.conversation_id,
+        "messages": ModelMessagesTypeAdapter.dump_python(paused.all_messages(), mode="json"),
+        "requests": TypeAdapter(DeferredToolRequests).dump_python(paused.output, mode="json"),
+    }
+
+
 RESUME = textwrap.dedent(
     """
     import asyncio, json, sys
     from pydantic_ai.messages import ModelMessagesTypeAdapter
     from pydantic import TypeAdapter
-    from pydantic_ai.tools import DeferredToolRequests
+    from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
     from test_pydantic_ai import payments_agent
     from countersign.pydantic_ai import CountersignApprovals
 
@@ -155,24 +168,78 @@ RESUME = textwrap.dedent(
     approvals = CountersignApprovals(saved["name"])
     results = asyncio.run(approvals.review(requests, session=saved["session"]))
     ran = []
-    result = payments_agent(None, ran).run_sync(message_history=history, deferred_tool_results=results)
+    result = payments_agent(approvals, ran).run_sync(message_history=history, deferred_tool_results=results)
+    kept = TypeAdapter(DeferredToolResults).dump_python(results, mode="json")
+    print(json.dumps({"ran": ran, "output": result.output, "results": kept}))
+    """
+)
+
+REPLAY = textwrap.dedent(
+    """
+    import json, sys
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+    from pydantic import TypeAdapter
+    from pydantic_ai.tools import DeferredToolResults
+    from test_pydantic_ai import payments_agent
+    from countersign.pydantic_ai import CountersignApprovals
+
+    saved = json.load(sys.stdin)
+    history = ModelMessagesTypeAdapter.validate_python(saved["messages"])
+    results = TypeAdapter(DeferredToolResults).validate_python(saved["results"])
+    ran = []
+    result = payments_agent(CountersignApprovals(saved["name"]), ran).run_sync(message_history=history, deferred_tool_results=results)
     print(json.dumps({"ran": ran, "output": result.output}))
     """
 )
 
 
 def test_a_run_put_aside_is_reviewed_and_resumed_in_another_process(server: Server, name: str) -> None:
-    ran: list[dict[str, Any]] = []
-    paused = payments_agent(None, ran).run_sync("Pay the printer", output_type=[str, DeferredToolRequests])
-    assert isinstance(paused.output, DeferredToolRequests) and ran == []
-    saved = {
-        "name": name,
-        "session": paused.conversation_id,
-        "messages": ModelMessagesTypeAdapter.dump_python(paused.all_messages(), mode="json"),
-        "requests": TypeAdapter(DeferredToolRequests).dump_python(paused.output, mode="json"),
-    }
+    _, saved = put_aside(name)
     resumed = resume_elsewhere(server, RESUME, saved, f"pydantic-ai:{name}")
-    assert resumed == {"ran": [CALL], "output": "tool said: sent 120 to Printer Co"}
+    assert resumed["ran"] == [CALL] and resumed["output"] == "tool said: sent 120 to Printer Co"
+
+
+def test_deferred_results_handed_back_again_do_not_run_the_call_twice(server: Server, name: str) -> None:
+    # The model call after the approved call fails once; the application
+    # retries with the same history and results, as applications do.
+    paused, saved = put_aside(name)
+    approvals_ = approvals(server, name)
+    reviewer = server.decide_when_asked(f"pydantic-ai:{name}", {"status": "approved"})
+    results = asyncio.run(approvals_.review(paused.output, session=paused.conversation_id))
+    reviewer.join()
+    ran: list[dict[str, Any]] = []
+    flaky = {"failures": 1}
+
+    def fails_once_after_the_tool(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if any(isinstance(p, ToolReturnPart) for m in messages for p in getattr(m, "parts", [])) and flaky["failures"]:
+            flaky["failures"] -= 1
+            raise RuntimeError("the model provider is overloaded")
+        return pay_the_printer(messages, info)
+
+    agent = payments_agent(approvals_, ran)
+    with pytest.raises(RuntimeError, match="overloaded"):
+        agent.run_sync(message_history=paused.all_messages(), deferred_tool_results=results, model=FunctionModel(fails_once_after_the_tool))
+    retried = agent.run_sync(message_history=paused.all_messages(), deferred_tool_results=results)
+    assert ran == [CALL]
+    assert retried.output == "tool said: Countersign: this approval was already used to run the call once; a replayed approval does not run it again"
+
+
+def test_results_kept_and_handed_back_after_a_restart_do_not_run_the_call_again(server: Server, name: str) -> None:
+    _, saved = put_aside(name)
+    resumed = resume_elsewhere(server, RESUME, saved, f"pydantic-ai:{name}")
+    assert resumed["ran"] == [CALL]
+    replayed = resume_elsewhere(server, REPLAY, {**saved, "results": resumed["results"]}, f"pydantic-ai:{name}-none", wait=False)
+    assert replayed["ran"] == []
+    assert "already used to run the call once" in replayed["output"]
+
+
+def test_an_approval_not_made_in_countersign_does_not_run(server: Server, name: str) -> None:
+    paused, _ = put_aside(name)
+    ran: list[dict[str, Any]] = []
+    by_hand = DeferredToolResults(approvals={"call-1": True})
+    result = payments_agent(approvals(server, name), ran).run_sync(message_history=paused.all_messages(), deferred_tool_results=by_hand)
+    assert ran == []
+    assert result.output == "tool said: Countersign: this call of transfer was not approved in Countersign; the call did not run"
 
 
 def test_the_guide_s_example_runs_as_written(server: Server) -> None:

@@ -10,6 +10,7 @@ import math
 import os
 import time
 import uuid
+import warnings
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -44,31 +45,53 @@ class Settings:
 
     @staticmethod
     def of(
-        url: str,
-        agent_key: str,
+        url: str | None,
+        agent_key: str | None,
         public_key: str | None,
         agent: str,
         session: str | None,
         device: str | None = None,
     ) -> Settings:
-        """`ValueError` when the public key cannot be read."""
+        """Each setting from its argument, else from its own variable
+        (`resolve`); `ValueError` when one is missing or the public key cannot
+        be read."""
+        url, agent_key, public_key = resolve(url, agent_key, public_key)
         key = receipts.public_key(public_key) if public_key else None
         return Settings(
             url.rstrip("/"), agent_key, key, agent, session or f"sess-{uuid.uuid4()}", device=device
         )
 
-    @staticmethod
-    def from_env() -> tuple[str, str, str | None]:
-        """`COUNTERSIGN_URL`, `COUNTERSIGN_AGENT_KEY`, `COUNTERSIGN_PUBLIC_KEY`."""
-        url = os.environ.get("COUNTERSIGN_URL")
-        key = os.environ.get("COUNTERSIGN_AGENT_KEY")
-        if not url or not key:
-            missing = [n for n, v in (("COUNTERSIGN_URL", url), ("COUNTERSIGN_AGENT_KEY", key)) if not v]
-            raise ValueError(f"set {' and '.join(missing)} (the server's address and an agent key)")
-        return url, key, os.environ.get("COUNTERSIGN_PUBLIC_KEY") or None
-
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.agent_key}", "Accept": "application/json"}
+
+
+#: Said once per process when no receipt key is set.
+_UNCHECKED_SAID = False
+
+
+def resolve(url: str | None, agent_key: str | None, public_key: str | None) -> tuple[str, str, str | None]:
+    """The server, agent key and receipt key: each the argument given, else its
+    own variable (`COUNTERSIGN_URL`, `COUNTERSIGN_AGENT_KEY`,
+    `COUNTERSIGN_PUBLIC_KEY`), each on its own. `ValueError` naming what is
+    missing; with no receipt key at all, a warning (once) that receipts are
+    not checked."""
+    global _UNCHECKED_SAID
+    url = url or os.environ.get("COUNTERSIGN_URL") or None
+    agent_key = agent_key or os.environ.get("COUNTERSIGN_AGENT_KEY") or None
+    public_key = public_key or os.environ.get("COUNTERSIGN_PUBLIC_KEY") or None
+    if not url or not agent_key:
+        missing = [n for n, v in (("COUNTERSIGN_URL", url), ("COUNTERSIGN_AGENT_KEY", agent_key)) if not v]
+        raise ValueError(f"set {' and '.join(missing)} (the server's address and an agent key), or pass them")
+    if public_key is None and not _UNCHECKED_SAID:
+        _UNCHECKED_SAID = True
+        warnings.warn(
+            "Countersign: no receipt key (COUNTERSIGN_PUBLIC_KEY, or public_key=): approvals are not checked "
+            "against the server's signature. Set it to what `countersign keys signing-key` prints "
+            "(or GET /api/v1/signing-key).",
+            UserWarning,
+            stacklevel=3,
+        )
+    return url, agent_key, public_key
 
 
 @dataclass(frozen=True)
@@ -167,7 +190,7 @@ def asked_id(body: Any) -> str:
     return review
 
 
-def settle(review_id: str, body: Any, timeout: float) -> Approved | None:
+def settle(review_id: str, body: Any, timeout: float | None) -> Approved | None:
     """An outcome read: `None` while pending, what was approved, or the
     `NotApproved` that says why not (raised)."""
     if not isinstance(body, dict) or body.get("outcome") not in (
@@ -183,8 +206,9 @@ def settle(review_id: str, body: Any, timeout: float) -> Approved | None:
         return None
     if verdict == "TOOL_DENIED":
         if kind == "expired":
+            within = "in time" if timeout is None else f"within {timeout:g} s"
             raise TimedOut(
-                f"no reviewer decided within {timeout:g} s; the request expired and the call did not run",
+                f"no reviewer decided {within}; the request expired and the call did not run",
                 review_id=review_id,
             )
         reason = outcome.get("reason")
@@ -368,8 +392,8 @@ class Countersign:
 
     def __init__(
         self,
-        url: str,
-        agent_key: str,
+        url: str | None = None,
+        agent_key: str | None = None,
         public_key: str | None = None,
         *,
         agent: str = "python-agent",
@@ -383,10 +407,9 @@ class Countersign:
 
     @classmethod
     def from_env(cls, *, agent: str = "python-agent") -> Countersign:
-        """From `COUNTERSIGN_URL`, `COUNTERSIGN_AGENT_KEY` and (optional)
-        `COUNTERSIGN_PUBLIC_KEY`."""
-        url, key, public = Settings.from_env()
-        return cls(url, key, public, agent=agent)
+        """From `COUNTERSIGN_URL`, `COUNTERSIGN_AGENT_KEY` and
+        `COUNTERSIGN_PUBLIC_KEY` (the same as `Countersign()`)."""
+        return cls(agent=agent)
 
     def async_client(self) -> AsyncCountersign:
         """The same server, session and keys for `async def` functions."""
@@ -448,9 +471,14 @@ class AsyncApproval(_Approved):
         super().__init__(approved)
         self._client = client
 
+    def check(self) -> None:
+        """Checks the token and receipt offline, spending nothing:
+        `ReceiptInvalid` when the call must not run."""
+        check_before_redeem(self._client.settings, self._approved)
+
     async def redeem(self) -> None:
         """As `Approval.redeem`."""
-        check_before_redeem(self._client.settings, self._approved)
+        self.check()
         body = redemption(self._client.settings, self._approved)
         status, answer = await self._client._send("POST", f"/reviews/{self.review_id}/redeem", body)
         if status != 200:
@@ -503,8 +531,8 @@ class AsyncCountersign:
 
     def __init__(
         self,
-        url: str,
-        agent_key: str,
+        url: str | None = None,
+        agent_key: str | None = None,
         public_key: str | None = None,
         *,
         agent: str = "python-agent",
@@ -525,8 +553,7 @@ class AsyncCountersign:
     @classmethod
     def from_env(cls, *, agent: str = "python-agent") -> AsyncCountersign:
         """As `Countersign.from_env`."""
-        url, key, public = Settings.from_env()
-        return cls(url, key, public, agent=agent)
+        return cls(agent=agent)
 
     def async_client(self) -> AsyncCountersign:
         return self
@@ -563,6 +590,18 @@ class AsyncCountersign:
         if status != 201:
             raise refusal(status, answer)
         return AsyncRequest(self, asked_id(answer), body["toolCall"], timeout)
+
+    async def approval(self, review_id: str) -> AsyncApproval:
+        """The approval of a review asked earlier (by this process or another),
+        as it stands now, to redeem right before its call runs: `Denied`,
+        `TimedOut` or another `NotApproved` when it is not approved."""
+        status, body = await self._send("GET", f"/reviews/{review_id}/outcome")
+        if status != 200:
+            raise refusal(status, body, review_id)
+        approved = settle(review_id, body, None)
+        if approved is None:
+            raise NotApproved("no reviewer has decided it yet", review_id=review_id)
+        return AsyncApproval(self, approved)
 
     async def _send(self, method: str, path: str, body: Any = None, read_timeout: float = 30) -> tuple[int, Any]:
         try:
