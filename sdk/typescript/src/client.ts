@@ -23,11 +23,14 @@ const EXPIRY_GRACE_MS = 2_000;
 
 /** Where to ask, as whom, and what to trust. */
 export interface Options {
-  /** The server's address, e.g. `http://127.0.0.1:8080`. */
-  url: string;
-  /** An agent key (`countersign keys add --kind agent`). */
-  agentKey: string;
-  /** The server's receipt key (base64, `countersign keys signing-key`): receipts are checked offline with it. */
+  /** The server's address, e.g. `http://127.0.0.1:8080` (`COUNTERSIGN_URL` by default). */
+  url?: string | undefined;
+  /** An agent key, `countersign keys add --kind agent` (`COUNTERSIGN_AGENT_KEY` by default). */
+  agentKey?: string | undefined;
+  /**
+   * The server's receipt key (base64, `countersign keys signing-key` or `GET /api/v1/signing-key`;
+   * `COUNTERSIGN_PUBLIC_KEY` by default): receipts are checked offline with it.
+   */
   publicKey?: string | undefined;
   /** The requester reviewers see (`typescript-agent` by default). */
   agent?: string;
@@ -55,19 +58,32 @@ function randomId(): string {
   return crypto.randomUUID();
 }
 
+/** Said once per process when no receipt key is set. */
+let uncheckedSaid = false;
+
 /**
- * @internal `COUNTERSIGN_URL`, `COUNTERSIGN_AGENT_KEY` and (optional)
- * `COUNTERSIGN_PUBLIC_KEY`; a `TypeError` naming what is missing.
+ * @internal The server, agent key and receipt key: each the one given, else its own
+ * variable (`COUNTERSIGN_URL`, `COUNTERSIGN_AGENT_KEY`, `COUNTERSIGN_PUBLIC_KEY`), each
+ * on its own. A `TypeError` naming what is missing; with no receipt key at all, a
+ * warning (once) that receipts are not checked.
  */
-export function envConnection(): { url: string; agentKey: string; publicKey: string | undefined } {
+export function connection(given: Pick<Options, "url" | "agentKey" | "publicKey">): { url: string; agentKey: string; publicKey: string | undefined } {
   const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {};
-  const url = env["COUNTERSIGN_URL"];
-  const agentKey = env["COUNTERSIGN_AGENT_KEY"];
+  const url = given.url || env["COUNTERSIGN_URL"];
+  const agentKey = given.agentKey || env["COUNTERSIGN_AGENT_KEY"];
+  const publicKey = given.publicKey || env["COUNTERSIGN_PUBLIC_KEY"] || undefined;
   if (!url || !agentKey) {
     const missing = [!url && "COUNTERSIGN_URL", !agentKey && "COUNTERSIGN_AGENT_KEY"].filter(Boolean).join(" and ");
-    throw new TypeError(`set ${missing} (the server's address and an agent key)`);
+    throw new TypeError(`set ${missing} (the server's address and an agent key), or pass them`);
   }
-  return { url, agentKey, publicKey: env["COUNTERSIGN_PUBLIC_KEY"] || undefined };
+  if (publicKey === undefined && !uncheckedSaid) {
+    uncheckedSaid = true;
+    console.warn(
+      "Countersign: no receipt key (COUNTERSIGN_PUBLIC_KEY, or publicKey): approvals are not checked against the server's signature. " +
+        "Set it to what `countersign keys signing-key` prints (or GET /api/v1/signing-key).",
+    );
+  }
+  return { url, agentKey, publicKey };
 }
 
 /** A Countersign server, asked with an agent key. */
@@ -81,21 +97,36 @@ export class Countersign {
   readonly #trusted: Promise<CryptoKey> | undefined;
   readonly #fetch: typeof fetch;
 
-  constructor(options: Options) {
-    this.url = options.url.replace(/\/+$/, "");
-    this.#key = options.agentKey;
+  /** Each of `url`, `agentKey` and `publicKey` not given is read from its own variable; a `TypeError` names what is missing. */
+  constructor(options: Options = {}) {
+    const { url, agentKey, publicKey: key } = connection(options);
+    this.url = url.replace(/\/+$/, "");
+    this.#key = agentKey;
     this.agent = options.agent ?? "typescript-agent";
     this.session = options.session ?? `sess-${randomId()}`;
     this.device = options.device;
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-    this.#trusted = options.publicKey ? publicKey(options.publicKey) : undefined;
+    this.#trusted = key ? publicKey(key) : undefined;
     // A key that cannot be read is reported when it is first needed, not as an unhandled rejection.
     this.#trusted?.catch(() => undefined);
   }
 
-  /** From `COUNTERSIGN_URL`, `COUNTERSIGN_AGENT_KEY` and (optional) `COUNTERSIGN_PUBLIC_KEY`. */
+  /** From `COUNTERSIGN_URL`, `COUNTERSIGN_AGENT_KEY` and `COUNTERSIGN_PUBLIC_KEY` (the same as `new Countersign({ agent })`). */
   static fromEnv(options: { agent?: string } = {}): Countersign {
-    return new Countersign({ ...envConnection(), ...options });
+    return new Countersign(options);
+  }
+
+  /**
+   * The approval of a review asked earlier (by this process or another), as it
+   * stands now, to redeem right before its call runs: `Denied`, `TimedOut` or
+   * another `NotApproved` when it is not approved.
+   */
+  async approval(reviewId: string): Promise<Approval> {
+    const [status, body] = await this.send("GET", `/reviews/${reviewId}/outcome`);
+    if (status !== 200) throw refusal(status, body, reviewId);
+    const approved = settle(reviewId, body, undefined);
+    if (approved === undefined) throw new NotApproved("no reviewer has decided it yet", reviewId);
+    return new Approval(this, reviewId, approved);
   }
 
   /** Asks a reviewer about one call; resolves with the request once the server has it. */
@@ -242,6 +273,15 @@ export class Approval {
 
   /** Checks the token and receipt offline, then spends the token: run the call right after. */
   async redeem(): Promise<void> {
+    const { call, token } = this.#approved;
+    await this.check();
+    const device = this.client.device === undefined ? {} : { clientDeviceId: this.client.device };
+    const [status, answer] = await this.client.send("POST", `/reviews/${this.reviewId}/redeem`, { tokenId: token.tokenId, toolCall: call, ...device });
+    if (status !== 200) throw refusal(status, answer, this.reviewId);
+  }
+
+  /** Checks the token and receipt offline, spending nothing: `ReceiptInvalid` when the call must not run. */
+  async check(): Promise<void> {
     const { call, token, receipt } = this.#approved;
     let hashed: string;
     try {
@@ -263,9 +303,6 @@ export class Approval {
       const problem = await receiptProblem(receipt, key, token.tokenId, hashed);
       if (problem !== undefined) throw new ReceiptInvalid(`${problem}; the token was not spent`, this.reviewId);
     }
-    const device = this.client.device === undefined ? {} : { clientDeviceId: this.client.device };
-    const [status, answer] = await this.client.send("POST", `/reviews/${this.reviewId}/redeem`, { tokenId: token.tokenId, toolCall: call, ...device });
-    if (status !== 200) throw refusal(status, answer, this.reviewId);
   }
 }
 
@@ -290,7 +327,7 @@ function refusal(status: number, body: unknown, reviewId?: string): NotApproved 
 }
 
 /** An outcome read: undefined while pending, what was approved, or the `NotApproved` that says why not (thrown). */
-function settle(reviewId: string, body: unknown, timeoutMs: number): Approved | undefined {
+function settle(reviewId: string, body: unknown, timeoutMs: number | undefined): Approved | undefined {
   const verdict = field(body, "outcome");
   if (verdict !== "TOOL_BLOCKED_PENDING_APPROVAL" && verdict !== "TOOL_DENIED" && verdict !== "APPROVED") {
     throw new Unreachable("the outcome could not be read", reviewId);
@@ -299,7 +336,8 @@ function settle(reviewId: string, body: unknown, timeoutMs: number): Approved | 
   if (verdict === "TOOL_BLOCKED_PENDING_APPROVAL") return undefined;
   if (verdict === "TOOL_DENIED") {
     if (outcome.kind === "expired") {
-      throw new TimedOut(`no reviewer decided within ${timeoutMs / 1000} s; the request expired and the call did not run`, reviewId);
+      const within = timeoutMs === undefined ? "in time" : `within ${timeoutMs / 1000} s`;
+      throw new TimedOut(`no reviewer decided ${within}; the request expired and the call did not run`, reviewId);
     }
     const by = outcome.decided_by_role;
     const said = `denied by ${by ?? "a reviewer"}${outcome.reason ? `: ${outcome.reason}` : ""}`;

@@ -19,8 +19,8 @@ before(async () => {
 });
 after(() => server.stop());
 
-/** An agent whose model asks for one transfer, then says what the tool answered (or why it did not run). */
-function paymentsAgent(name, ran) {
+/** An agent whose model asks for one transfer, then says what the tool answered (or why it did not run); its provider fails `failures` times once the tool answered. */
+function paymentsAgent(name, ran, { failures = 0 } = {}) {
   const transfer = tool({
     name: "transfer",
     description: "Send money",
@@ -32,13 +32,15 @@ function paymentsAgent(name, ran) {
       return `sent ${amount} to ${to}`;
     },
   });
-  const model = new ScriptedModel([
-    [functionCall("transfer", CALL, { callId: "call_1" })],
-    modelResponder(({ request }) => {
-      const output = request.input.filter((item) => item.type === "function_call_result").at(-1)?.output;
-      return [assistantMessage(`tool said: ${typeof output === "string" ? output : output?.text}`)];
-    }),
-  ]);
+  const says = modelResponder(({ request }) => {
+    if (failures > 0) {
+      failures -= 1;
+      throw new Error("the model provider is overloaded");
+    }
+    const output = request.input.filter((item) => item.type === "function_call_result").at(-1)?.output;
+    return [assistantMessage(`tool said: ${typeof output === "string" ? output : output?.text}`)];
+  });
+  const model = new ScriptedModel([[functionCall("transfer", CALL, { callId: "call_1" })], says, says, says]);
   return new Agent({ name, instructions: "Pay the invoice.", tools: [transfer], model });
 }
 
@@ -100,14 +102,8 @@ test("settings that cannot work are refused before any run", () => {
   assert.throws(() => runsFor({ risks: { transfer: "R9" } }), /R9/);
 });
 
-test("a run put aside while waiting is resumed in another process", async () => {
-  const { run } = await import("@openai/agents");
-  const name = agentName();
-  const paused = await run(paymentsAgent(name, []), "Pay the printer");
-  const pending = await runsFor().ask(paused);
-  assert.equal((await server.pending(`openai-agents:${name}`)).length, 1);
-  // The agent is rebuilt in the other process from the same code, as an app does.
-  const script = `
+/** A process that resumes a pending run given as JSON; the agent is rebuilt from the same code, as an app does. */
+const RESUME = `
 const { readFileSync } = await import("node:fs");
 const { Agent, tool } = await import("@openai/agents");
 const { assistantMessage, modelResponder, ScriptedModel } = await import("@openai/agents-core/testing");
@@ -122,8 +118,46 @@ const agent = new Agent({ name, instructions: "Pay the invoice.", tools: [transf
 const result = await new CountersignRuns().resume(agent, pending);
 console.log(JSON.stringify({ ran, output: result.finalOutput }));
 `;
-  const out = await server.runApproved(script, `openai-agents:${name}`, { name, pending });
+
+test("a run put aside while waiting is resumed in another process", async () => {
+  const { run } = await import("@openai/agents");
+  const name = agentName();
+  const paused = await run(paymentsAgent(name, []), "Pay the printer");
+  const pending = await runsFor().ask(paused);
+  assert.equal((await server.pending(`openai-agents:${name}`)).length, 1);
+  const out = await server.runApproved(RESUME, `openai-agents:${name}`, { name, pending });
   assert.deepEqual(JSON.parse(out), { ran: [CALL], output: "done" });
+});
+
+test("a pending run resumed again after a failed model call does not run the call twice", async () => {
+  const { run } = await import("@openai/agents");
+  const name = agentName();
+  const ran = [];
+  const agent = paymentsAgent(name, ran, { failures: 1 });
+  const pending = await runsFor().ask(await run(agent, "Pay the printer"));
+  const runs = runsFor();
+  const decided = server.decideWhenAsked(`openai-agents:${name}`, { status: "approved" });
+  await assert.rejects(runs.resume(agent, pending), /overloaded/);
+  await decided;
+  const retried = await runs.resume(agent, pending);
+  assert.deepEqual(ran, [CALL]);
+  assert.equal(retried.finalOutput, "tool said: Countersign: this approval was already used to run the call once; a replayed approval does not run it again");
+  // The same pending run, kept as JSON and resumed after a restart: still not run again.
+  const again = JSON.parse(await server.runApproved(RESUME, null, { name, pending }));
+  assert.deepEqual(again.ran, []);
+});
+
+test("two runs through one CountersignRuns are two sessions: a grant in one does not approve the other", async () => {
+  const { run } = await import("@openai/agents");
+  const name = agentName();
+  const runs = runsFor();
+  const first = await runs.ask(await run(paymentsAgent(name, []), "Pay the printer"));
+  const [asked] = await server.pending(`openai-agents:${name}`);
+  await server.decide(asked.confirm.confirm_id, { status: "approved", tool_call: { mode: "scope", scope: "session" } });
+  const second = await runs.ask(await run(paymentsAgent(name, []), "Pay the printer"));
+  assert.notEqual(first.session, second.session);
+  // The grant covers the first run's session only: the second run's call waits for a reviewer.
+  assert.equal((await server.pending(`openai-agents:${name}`)).length, 1);
 });
 
 test("the guide's example runs as written", async () => {
