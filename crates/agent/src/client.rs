@@ -38,6 +38,7 @@ impl Connection {
         hash: &CallHash,
     ) -> Result<(), String> {
         let Some(key) = &self.public_key else {
+            say_unchecked();
             return Ok(());
         };
         let trusted = crate::receipt::public_key_from_arg(key)?;
@@ -68,6 +69,19 @@ impl Connection {
         }
         Ok(())
     }
+}
+
+/// Says once per process that receipts are not checked, naming the setting
+/// that would check them.
+pub(crate) fn say_unchecked() {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        eprintln!(
+            "countersign: no receipt key (--public-key or COUNTERSIGN_PUBLIC_KEY): approvals are not \
+             checked against the server's signature; set it to what `countersign keys signing-key` \
+             prints (or GET /api/v1/signing-key)"
+        );
+    });
 }
 
 /// The outcome in a server's answer; anything else is an error (and the

@@ -225,6 +225,8 @@ fn redeem(
             eprintln!("{e}");
             return ExitCode::from(1);
         }
+    } else {
+        crate::client::say_unchecked();
     }
     let mut body = json!({"tokenId": token, "toolCall": tool_call});
     if let Some(device) = device {

@@ -110,6 +110,7 @@ def test_no_decision_in_time_does_not_run_and_withdraws_the_review(server: Serve
     result = payments_agent(approvals(server, name, timeout=1), ran).run_sync("Pay the printer")
     assert ran == []
     assert result.output.startswith("tool said: Countersign: no reviewer decided within 1 s")
+    assert result.output.count("did not run") == 1, result.output
     assert server.pending(f"pydantic-ai:{name}") == []
 
 

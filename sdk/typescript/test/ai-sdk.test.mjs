@@ -105,6 +105,7 @@ test("no decision in time: the call does not run and the review is withdrawn", a
   const said = await run(approvalsFor(agent, { timeoutMs: 1000 }), ran);
   assert.deepEqual(ran, []);
   assert.match(said, /^tool said: denied: Countersign: no reviewer decided within 1 s/);
+  assert.equal(said.split("did not run").length, 2, said);
   assert.deepEqual(await server.pending(`vercel-ai:${agent}`), []);
 });
 

@@ -60,11 +60,25 @@ fn start_hook_with(
     args: &[&str],
     stdin: String,
 ) -> std::thread::JoinHandle<Ran> {
+    start_hook_in(url, key, hook_flags, &[], args, stdin)
+}
+
+/// [`start_hook_with`] with these environment variables set.
+fn start_hook_in(
+    url: &str,
+    key: &str,
+    hook_flags: &[&str],
+    env: &[(&str, &str)],
+    args: &[&str],
+    stdin: String,
+) -> std::thread::JoinHandle<Ran> {
     let mut child = Command::new(binary())
         .args(["hook", "--server", url, "--key", key])
         .args(hook_flags)
         .arg("claude-code")
         .args(args)
+        .env_remove("COUNTERSIGN_PUBLIC_KEY")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -133,6 +147,13 @@ fn an_approved_call_is_allowed_once_its_token_is_redeemed_and_the_review_names_t
     let ran = hook.join().unwrap();
     assert_eq!(ran.code, 0, "{}", ran.stderr);
     assert_eq!(ran.answer, Some(expected("approved")));
+    // No receipt key anywhere: said once, naming the variable.
+    assert_eq!(
+        ran.stderr.matches("COUNTERSIGN_PUBLIC_KEY").count(),
+        1,
+        "{}",
+        ran.stderr
+    );
     // The token was spent by the hook: it cannot run the call twice.
     let id = review["confirm"]["confirm_id"].as_str().unwrap();
     let stored = reviewer.get(&format!("/reviews/{id}"));
@@ -145,6 +166,14 @@ fn an_approved_call_is_allowed_once_its_token_is_redeemed_and_the_review_names_t
 
 #[test]
 fn an_approval_whose_receipt_another_key_signed_is_denied_and_its_token_not_spent() {
+    for given in ["flag", "environment"] {
+        another_key_denies(given);
+    }
+}
+
+/// The hook trusting another server's key, given as a flag or only in
+/// `COUNTERSIGN_PUBLIC_KEY`, is approved a call: it denies it, unspent.
+fn another_key_denies(given: &str) {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path(), &[]);
     let reviewer = server.client(&server.reviewer);
@@ -160,10 +189,16 @@ fn an_approval_whose_receipt_another_key_signed_is_denied_and_its_token_not_spen
         .unwrap();
     let other_key = String::from_utf8(key.stdout).unwrap().trim().to_owned();
     let input = json!({"command": "npm test", "description": "Run the tests"});
-    let hook = start_hook_with(
+    let (flags, env) = if given == "flag" {
+        (vec!["--public-key", other_key.as_str()], vec![])
+    } else {
+        (vec![], vec![("COUNTERSIGN_PUBLIC_KEY", other_key.as_str())])
+    };
+    let hook = start_hook_in(
         &server.url,
         &server.agent,
-        &["--public-key", &other_key],
+        &flags,
+        &env,
         &[],
         event("Bash", input).to_string(),
     );
@@ -175,8 +210,11 @@ fn an_approval_whose_receipt_another_key_signed_is_denied_and_its_token_not_spen
     );
     let ran = hook.join().unwrap();
     let (decision, reason) = ran.decision();
-    assert_eq!(decision, "deny");
-    assert!(reason.contains("signed by another key"), "{reason}");
+    assert_eq!(decision, "deny", "{given}");
+    assert!(
+        reason.contains("signed by another key"),
+        "{given}: {reason}"
+    );
     let id = review["confirm"]["confirm_id"].as_str().unwrap();
     let stored = reviewer.get(&format!("/reviews/{id}"));
     assert!(
