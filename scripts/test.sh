@@ -144,6 +144,8 @@ native_tests() {
   cargo test -p countersign-agent -p countersign-server -- --show-output
   step "the OpenAI Agents SDK bridge against a real server (the SDK's scripted model)"
   PYTHONPATH=examples/openai_agents .venv-openai-agents/bin/python -m unittest examples/openai_agents/test_bridge.py
+  step "the udspy bridge against a real server (one approval runs the tool once)"
+  PYTHONPATH=examples/udspy .venv-udspy/bin/python -m unittest examples/udspy/test_bridge.py
   step "the SDKs: Python (mypy --strict) and TypeScript (tsc --strict) against a real server"
   (cd sdk/python && PYTHONPATH=src ../../.venv-sdk/bin/mypy && PYTHONPATH=src ../../.venv-sdk/bin/python -m pytest -q)
   (cd sdk/typescript && npx tsc -p . && node --test test/*.test.mjs)

@@ -2,9 +2,12 @@
 
 A run stops on every tool declared with `needs_approval`; `run_reviewed` asks
 Countersign about each call it stopped on (tool name, arguments, agent, run),
-waits for the reviewer, and approves the call only once its single-use token
-is redeemed, or rejects it with the reviewer's reason, which the model reads;
-then it resumes the run, until the run ends. Fail closed: no decision in time,
+waits for the reviewer, and approves the call once its receipt is checked, or
+rejects it with the reviewer's reason, which the model reads; then it resumes
+the run, until the run ends, with the agent's function tools wrapped so that an
+approved call's single-use token is spent right before the tool's body, for
+the model's exact arguments: a pending run resumed twice does not run a call
+twice. Fail closed: no decision in time,
 an unreachable server or an answer that cannot be read rejects the call,
 saying why. "Approve for this session" is Countersign's scope grant: a later
 identical call is approved by the grant, each time with its own decision, and
@@ -26,15 +29,17 @@ Needs the OpenAI Agents SDK and Countersign's Python SDK (`pip install ./sdk/pyt
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents import Agent, RunResult, Runner, RunState
+from agents import Agent, FunctionTool, RunResult, Runner, RunState
+from agents.tool_context import ToolContext
 
 from countersign import Countersign as Client
-from countersign import Denied, NotApproved, Request, TimedOut
+from countersign import Denied, NotApproved, Refused, Request, TimedOut, call_hash
 
 ROLE_PREFIX = "openai-agents"
 
@@ -79,7 +84,8 @@ class Countersign:
 
     def decision(self, review: str, tool: str, args: dict) -> tuple[bool, str]:
         """Waits for the reviewer: (approved, what the model is told). The
-        approval's token is redeemed (and its receipt checked) before it says yes."""
+        approval's receipt is checked before it says yes; its token is spent
+        by `spend` as the tool runs."""
         request = Request(self._client("reviewed"), review, {"name": tool, "args": args}, self.timeout)
         try:
             approval = request.wait()
@@ -95,10 +101,26 @@ class Countersign:
         if approval.call != {"name": tool, "args": args}:
             return False, "Countersign: the reviewer edited the call, and this agent cannot run edited arguments; the call did not run"
         try:
-            approval.redeem()
+            approval.check()
         except NotApproved as refused:
             return False, f"Countersign: {refused}; the call did not run"
         return True, f"Approved in Countersign by {approval.decided_by or 'a reviewer'}"
+
+    def spend(self, review: str, tool: str, args: dict) -> str | None:
+        """Spends the token of `review` for exactly `tool(args)`, the call about
+        to run: None when it may run now, else what the model is told."""
+        try:
+            approval = self._client("reviewed").approval(review)
+            if approval.token.get("toolCallHash") != call_hash(tool, args):
+                return f"Countersign: the approval is for another call than {tool} as it was about to run; the call did not run"
+            approval.redeem()
+        except Refused as refused:
+            if refused.code == "token_used":
+                return "Countersign: this approval was already used to run the call once; a replayed approval does not run it again"
+            return f"Countersign: {refused}; the call did not run"
+        except NotApproved as refused:
+            return f"Countersign: {refused}; the call did not run"
+        return None
 
 
 @dataclass
@@ -149,10 +171,34 @@ def ask_all(result: RunResult, countersign: Countersign, session: str, run: str)
     return pending
 
 
+def _gated(agent: Agent, cleared: dict[str, str], countersign: Countersign) -> Agent:
+    """`agent` with each function tool spending an approved call's token right
+    before its body runs."""
+
+    def gate(tool: FunctionTool) -> FunctionTool:
+        async def invoke(context: ToolContext[Any], arguments: str) -> Any:
+            review = cleared.get(context.tool_call_id)
+            if review is None:
+                return await tool.on_invoke_tool(context, arguments)
+            try:
+                args = json.loads(arguments or "{}")
+            except ValueError:
+                args = {"arguments": arguments}
+            refused = countersign.spend(review, tool.name, args if isinstance(args, dict) else {"arguments": args})
+            return refused if refused is not None else await tool.on_invoke_tool(context, arguments)
+
+        return dataclasses.replace(tool, on_invoke_tool=invoke)
+
+    return agent.clone(tools=[gate(t) if isinstance(t, FunctionTool) else t for t in agent.tools])
+
+
 async def resume_reviewed(agent: Agent, pending: PendingRun, countersign: Countersign, max_turns: int = 10) -> RunResult:
-    """Waits for the reviewers of a pending run, answers the run, resumes it,
-    and goes on until it no longer stops on a call."""
-    state = await RunState.from_string(agent, pending.state)
+    """Waits for the reviewers of a pending run, answers the run, resumes it
+    (each approved call's token spent as its tool runs), and goes on until it
+    no longer stops on a call."""
+    cleared: dict[str, str] = {}
+    gated = _gated(agent, cleared, countersign)
+    state = await RunState.from_string(gated, pending.state)
     for item in state.get_interruptions():
         review = pending.reviews.get(_call_id(item), "error:the call was never asked about")
         try:
@@ -162,10 +208,11 @@ async def resume_reviewed(agent: Agent, pending: PendingRun, countersign: Counte
         except CountersignError as e:
             approved, message = False, f"Countersign: {e}; the call did not run"
         if approved:
+            cleared[_call_id(item)] = review
             state.approve(item)
         else:
             state.reject(item, rejection_message=message)
-    result = await Runner.run(agent, state, max_turns=max_turns)
+    result = await Runner.run(gated, state, max_turns=max_turns)
     if result.interruptions:
         return await resume_reviewed(agent, ask_all(result, countersign, pending.session, pending.run), countersign, max_turns)
     return result

@@ -207,6 +207,24 @@ class BridgeTest(unittest.TestCase):
         self.assertEqual(RAN, [{"amount": 120, "to": "Printer Co"}])
         self.assertEqual(result.final_output, "tool said: sent 120 to Printer Co")
 
+    def test_a_pending_run_resumed_again_does_not_run_the_call_twice(self) -> None:
+        async def stop_and_save() -> str:
+            from agents import Runner
+            result = await Runner.run(payments_agent(), "Pay the printer")
+            return ask_all(result, self.countersign, "s-replay", "r-1").save()
+
+        saved = asyncio.run(stop_and_save())
+        reviewer = self.server.decide_when_asked({"status": "approved", "decided_by_role": "reviewer"})
+        results = []
+        for _ in range(2):
+            # Resumed twice from the same saved text, as an application retries.
+            agent = payments_agent()
+            agent.model = ScriptedModel([ModelStep.respond(echo_tool_output)])
+            results.append(asyncio.run(resume_reviewed(agent, PendingRun.load(saved), self.countersign)).final_output)
+        reviewer.join()
+        self.assertEqual(RAN, [{"amount": 120, "to": "Printer Co"}])
+        self.assertEqual(results[1], "tool said: Countersign: this approval was already used to run the call once; a replayed approval does not run it again")
+
     def test_a_receipt_checked_with_the_servers_key_lets_the_call_run(self) -> None:
         key = self.server.api("GET", "/signing-key")["public_key"]
         self.countersign = Countersign(self.server.url, self.server.agent, timeout=60, public_key=key)

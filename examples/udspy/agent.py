@@ -6,7 +6,8 @@ server's receipt key, to check approvals offline, in COUNTERSIGN_PUBLIC_KEY)
 ``archive_file`` is a ``@confirm_first`` tool: its first call raises
 ``ConfirmationRequired``; the bridge forwards it, and after the reviewer's
 decision the tool is called again, as udspy resumes, running with the
-reviewer's arguments when they were edited. Prints one JSON line: what ran.
+reviewer's arguments when they were edited (``@spends_approval`` spends the
+approval's token right before the body). Prints one JSON line: what ran.
 """
 
 import json
@@ -16,12 +17,13 @@ import sys
 from udspy.confirmation import ConfirmationRejected, ConfirmationRequired, confirm_first
 
 from countersign import Countersign, Denied, NotApproved
-from countersign_bridge import decide
+from countersign_bridge import decide, spends_approval
 
 RAN = []
 
 
 @confirm_first
+@spends_approval
 def archive_file(path: str, keep_days: int = 30) -> str:
     RAN.append({"path": path, "keep_days": keep_days})
     return f"archived {path} for {keep_days} days"
@@ -51,6 +53,8 @@ def main():
             status = {"status": "edited" if approval.edited else "approved"}
     try:
         print(json.dumps({**status, "result": archive_file(path), "ran": RAN}))
+    except NotApproved as refused:
+        print(json.dumps({"status": "refused", "error": str(refused), "ran": RAN}))
     except ConfirmationRejected as rejected:
         print(json.dumps({"status": "rejected", "reason": status.get("reason"), "message": rejected.message, "ran": RAN}))
     except ConfirmationRequired:

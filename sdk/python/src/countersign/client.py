@@ -330,10 +330,15 @@ class Approval(_Approved):
         super().__init__(approved)
         self._client = client
 
+    def check(self) -> None:
+        """Checks the token and receipt offline, spending nothing:
+        `ReceiptInvalid` when the call must not run."""
+        check_before_redeem(self._client.settings, self._approved)
+
     def redeem(self) -> None:
         """Checks the token and receipt offline, then spends the token: run the
         call right after. `ReceiptInvalid` or `Refused` when it must not run."""
-        check_before_redeem(self._client.settings, self._approved)
+        self.check()
         body = redemption(self._client.settings, self._approved)
         status, answer = self._client._send("POST", f"/reviews/{self.review_id}/redeem", body)
         if status != 200:
@@ -449,6 +454,18 @@ class Countersign:
         if status != 201:
             raise refusal(status, answer)
         return Request(self, asked_id(answer), body["toolCall"], timeout)
+
+    def approval(self, review_id: str) -> Approval:
+        """The approval of a review asked earlier (by this process or another),
+        as it stands now, to redeem right before its call runs: `Denied`,
+        `TimedOut` or another `NotApproved` when it is not approved."""
+        status, body = self._send("GET", f"/reviews/{review_id}/outcome")
+        if status != 200:
+            raise refusal(status, body, review_id)
+        approved = settle(review_id, body, None)
+        if approved is None:
+            raise NotApproved("no reviewer has decided it yet", review_id=review_id)
+        return Approval(self, approved)
 
     def _send(self, method: str, path: str, body: Any = None, read_timeout: float = 30) -> tuple[int, Any]:
         try:
