@@ -33,13 +33,14 @@ test.beforeEach(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "countersign-policy-"));
   writeFileSync(join(dataDir, "policy.toml"), POLICY);
   const roles = ["security_officer", "release_manager"];
+  // Only `serve` makes the database: the keys are minted into the running server's.
+  server = await startServer(dataDir, "127.0.0.1:0", { demo: false, extra: ["--policy", join(dataDir, "policy.toml")] });
   keys = {
     agent: mint(dataDir, "agent", "alice"),
     bob: mint(dataDir, "reviewer", "bob", roles),
     carol: mint(dataDir, "reviewer", "carol", roles),
     dave: mint(dataDir, "reviewer", "dave", roles),
   };
-  server = await startServer(dataDir, "127.0.0.1:0", { demo: false, extra: ["--policy", join(dataDir, "policy.toml")] });
 });
 test.afterEach(async () => {
   await server.stop();

@@ -5,6 +5,7 @@
 //! their expiry as denied and escalates reviews left waiting too long.
 
 use crate::feed::Feed;
+use crate::store::reviews::Insert;
 use crate::store::{ChangeError, IdempotentResult, Stored};
 use crate::store::{Db, DbError};
 use countersign_domain::policy::Policy;
@@ -20,6 +21,17 @@ pub struct Changes {
     db: Db,
     feed: Feed,
     policy: Arc<Policy>,
+}
+
+/// How storing a call approved by a grant ended.
+#[derive(Debug)]
+pub enum ByGrant {
+    /// Stored, approved.
+    Stored,
+    /// Its id (or approvalId) is taken: the review stored under it.
+    Taken(Stored),
+    /// The grant was revoked meanwhile: nothing written.
+    GrantGone,
 }
 
 /// How a decision's compare-and-swap write ended.
@@ -53,14 +65,47 @@ impl Changes {
         review: &Review,
         created_by: &str,
     ) -> Result<Option<Stored>, DbError> {
-        match self.db.insert_review(review, created_by).await? {
-            Ok(_) => {
+        match self.db.insert_review(review, created_by, None).await? {
+            Insert::Stored(_) => {
                 self.feed.wake();
                 crate::metrics::created(review);
                 Ok(None)
             }
-            Err(existing) => Ok(Some(existing)),
+            Insert::Taken(existing) => Ok(Some(existing)),
+            // No grant was named, so none can be gone.
+            Insert::GrantGone => Err(DbError::Damaged(format!(
+                "review {} was not stored",
+                review.confirm.confirm_id
+            ))),
         }
+    }
+
+    /// Stores a new call as grant `grant_id` approved it (`approved`), with
+    /// the grant's use and both changes, in one transaction: nothing ever
+    /// reads it pending. [`ByGrant::GrantGone`] when the grant was revoked
+    /// meanwhile (nothing written: ask a reviewer).
+    pub async fn create_approved_by_grant(
+        &self,
+        approved: &Review,
+        created_by: &str,
+        grant_id: &str,
+    ) -> Result<ByGrant, DbError> {
+        Ok(
+            match self
+                .db
+                .insert_review(approved, created_by, Some(grant_id))
+                .await?
+            {
+                Insert::Stored(_) => {
+                    self.feed.wake();
+                    crate::metrics::created(approved);
+                    crate::metrics::maybe_closed(approved);
+                    ByGrant::Stored
+                }
+                Insert::Taken(existing) => ByGrant::Taken(existing),
+                Insert::GrantGone => ByGrant::GrantGone,
+            },
+        )
     }
 
     /// Replaces a review read at `version` with `next`. Returns false, having
@@ -115,17 +160,6 @@ impl Changes {
             Err(ChangeError::DuplicateRequest) => Ok(Written::KeyTaken),
             Err(ChangeError::Db(e)) => Err(e),
         }
-    }
-
-    /// Stores a just-created call's approval by grant `grant_id` and counts
-    /// the use, unless the grant was revoked meanwhile (false: nothing written).
-    pub async fn approve_by_grant(&self, next: &Review, grant_id: &str) -> Result<bool, DbError> {
-        let approved = self.db.approve_by_grant(next, grant_id).await?;
-        if approved {
-            self.feed.wake();
-            crate::metrics::maybe_closed(next);
-        }
-        Ok(approved)
     }
 
     /// Closes one stored review if it is a pending tool call past its expiry

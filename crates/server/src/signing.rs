@@ -42,6 +42,20 @@ pub enum KeyFileError {
 }
 
 impl Signer {
+    /// The key in `path`, which must exist (only `serve` makes one).
+    pub fn load(path: &Path) -> Result<Signer, KeyFileError> {
+        if !path.exists() {
+            return Err(KeyFileError::Io {
+                path: path.display().to_string(),
+                error: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no signing key here; only `countersign serve` makes one: point --data (COUNTERSIGN_DATA) or --signing-key at the service's",
+                ),
+            });
+        }
+        Signer::load_or_create(path)
+    }
+
     /// The key in `path`, made there (with its folder) when missing.
     pub fn load_or_create(path: &Path) -> Result<Signer, KeyFileError> {
         let shown = path.display().to_string();

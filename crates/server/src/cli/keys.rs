@@ -38,8 +38,8 @@ pub enum KeysCommand {
         /// The key id (`key_...`).
         id: String,
     },
-    /// Print the public key that receipts are signed with (base64), making
-    /// the signing key when missing.
+    /// Print the public key that receipts are signed with (base64); the
+    /// signing key must exist (`serve` makes it at first start).
     SigningKey,
 }
 
@@ -55,7 +55,7 @@ pub async fn run(
     let open = || async { Db::open(database).await.map_err(|e| e.to_string()) };
     match command {
         KeysCommand::SigningKey => {
-            let signer = Signer::load_or_create(signing_key).map_err(|e| e.to_string())?;
+            let signer = Signer::load(signing_key).map_err(|e| e.to_string())?;
             writeln!(out, "{}", signer.public_key()).map_err(io)?;
             eprintln!("(the public half of {})", signing_key.display());
         }

@@ -209,7 +209,7 @@ struct DatabaseArgs {
     /// Database address: sqlite://FILE or postgres://USER:PASSWORD@HOST/DB?sslmode=verify-full (PG* variables fill in what it leaves out). Default: a SQLite file in --data.
     #[arg(long, env = "COUNTERSIGN_DATABASE")]
     database: Option<String>,
-    /// Folder for the default SQLite database and signing key (created when missing).
+    /// Folder for the default SQLite database and signing key (`serve` creates it when missing; other commands need it there).
     #[arg(long, default_value = "data", env = "COUNTERSIGN_DATA")]
     data: PathBuf,
     /// The Ed25519 key receipts are signed with, PKCS#8 PEM, made at first
@@ -224,6 +224,35 @@ impl DatabaseArgs {
         self.signing_key
             .clone()
             .unwrap_or_else(|| self.data.join("signing-key.pem"))
+    }
+
+    /// The database of a one-shot command: one that exists already. Only
+    /// `serve` creates a database; finding none, this says where it looked.
+    fn existing(&self) -> Result<String, String> {
+        let file = match &self.database {
+            Some(url) => match url.strip_prefix("sqlite://") {
+                Some(file) => PathBuf::from(file.split('?').next().unwrap_or(file)),
+                // A server database: connecting says whether it is there.
+                None => return Ok(url.clone()),
+            },
+            None => self.data.join("countersign.db"),
+        };
+        if file.is_file() {
+            return Ok(format!("sqlite://{}", file.display()));
+        }
+        let from = if self.database.is_some() {
+            "--database (COUNTERSIGN_DATABASE)".to_owned()
+        } else if std::env::var_os("COUNTERSIGN_DATA").is_some() {
+            format!("COUNTERSIGN_DATA={}", self.data.display())
+        } else {
+            format!("--data {}", self.data.display())
+        };
+        Err(format!(
+            "no Countersign database at {} (from {from}); only `countersign serve` creates one. \
+             Run this command against the service's data: --data (or COUNTERSIGN_DATA) as the service has it \
+             (the systemd unit: /var/lib/countersign), or --database for PostgreSQL",
+            file.display()
+        ))
     }
 
     fn address(&self) -> Result<String, String> {
@@ -251,7 +280,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 
 fn run_audit(database: &DatabaseArgs, command: AuditCli) -> ExitCode {
     let prepared = database
-        .address()
+        .existing()
         .and_then(|address| Ok((address, runtime()?)));
     let (address, runtime) = match prepared {
         Ok(ready) => ready,
@@ -260,7 +289,7 @@ fn run_audit(database: &DatabaseArgs, command: AuditCli) -> ExitCode {
     match command {
         AuditCli::Verify => runtime.block_on(audit::verify(&address, &mut std::io::stdout())),
         AuditCli::Export { output } => {
-            let signer = match signing::Signer::load_or_create(&database.signing_key()) {
+            let signer = match signing::Signer::load(&database.signing_key()) {
                 Ok(signer) => signer,
                 Err(e) => return finish(Err(e.to_string())),
             };
@@ -367,16 +396,20 @@ pub fn main() -> ExitCode {
         Command::Verify { file, public_key } => receipt::verify_file(&file, &public_key),
         Command::Audit { database, command } => run_audit(&database, command),
         Command::Backup { database, file } => finish((|| {
-            let address = database.address()?;
+            let address = database.existing()?;
             let key = database.signing_key();
             runtime()?.block_on(backup::run(&address, &key, &file, &mut std::io::stdout()))
         })()),
         Command::Webhooks { database } => finish((|| {
-            let address = database.address()?;
+            let address = database.existing()?;
             runtime()?.block_on(webhooks::print(&address, &mut std::io::stdout()))
         })()),
         Command::Keys { database, command } => finish((|| {
-            let address = database.address()?;
+            // The signing key is a file of its own: printing it needs no database.
+            let address = match command {
+                keys::KeysCommand::SigningKey => String::new(),
+                _ => database.existing()?,
+            };
             let signing_key = database.signing_key();
             runtime()?.block_on(keys::run(
                 &address,

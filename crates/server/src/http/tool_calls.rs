@@ -7,7 +7,7 @@ use super::auth::Caller;
 use super::body::{check_fields, object, JsonBody};
 use super::error::{ApiError, Detail};
 use super::AppState;
-use crate::changes::new_id;
+use crate::changes::{new_id, ByGrant};
 use crate::store::keys::KeyKind;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -81,29 +81,35 @@ pub async fn submit(
             call.request.expires_at = Timestamp::from_utc(cap);
         }
     }
-    if state.changes.create(&review, &caller.0.id).await?.is_some() {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "already_exists",
-            "a review for this approvalId already exists",
-        )
-        .with_details(vec![Detail::new("/approvalId", "already taken")]));
-    }
     // A standing grant is one reviewer's word: it never stands in for a quorum.
-    let granted = if rule.needs_quorum() {
-        None
-    } else {
-        approve_by_standing_grant(&state, &review).await?
-    };
-    let review = granted.unwrap_or(review);
+    // A call it covers is stored approved, never pending for a moment.
+    if !rule.needs_quorum() {
+        if let Some(approved) = store_approved_by_grant(&state, &review, &caller.0.id).await? {
+            return Ok((StatusCode::CREATED, Json(state.answer(approved)?)));
+        }
+    }
+    if state.changes.create(&review, &caller.0.id).await?.is_some() {
+        return Err(already_exists());
+    }
     Ok((StatusCode::CREATED, Json(state.answer(review)?)))
 }
 
-/// Approves a just-stored pending call when a grant covers it, recording the
-/// decision that names the grant.
-async fn approve_by_standing_grant(
+fn already_exists() -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "already_exists",
+        "a review for this approvalId already exists",
+    )
+    .with_details(vec![Detail::new("/approvalId", "already taken")])
+}
+
+/// Stores a new call approved by the first live grant that covers it,
+/// recording the decision that names the grant: the approved review, or
+/// `None` when no grant covers it (nothing stored: ask a reviewer).
+async fn store_approved_by_grant(
     state: &AppState,
     review: &Review,
+    created_by: &str,
 ) -> Result<Option<Review>, ApiError> {
     let Some(call) = review.tool_call() else {
         return Ok(None);
@@ -114,15 +120,17 @@ async fn approve_by_standing_grant(
         let Some(decided) = approve_by_grant(review, &grant, now, &mut new_id) else {
             continue;
         };
-        let next = decided.map_err(ApiError::internal)?;
-        // Version 1: nobody else can have changed a review created a moment ago
-        // without making this approval stale, and then theirs stands. A grant
-        // revoked meanwhile approves nothing: the call is asked.
-        let approved = state
+        let approved = decided.map_err(ApiError::internal)?;
+        // A grant revoked meanwhile approves nothing: the next one may.
+        match state
             .changes
-            .approve_by_grant(&next, &grant.grant_id.to_string())
-            .await?;
-        return Ok(approved.then_some(next));
+            .create_approved_by_grant(&approved, created_by, &grant.grant_id.to_string())
+            .await?
+        {
+            ByGrant::Stored => return Ok(Some(approved)),
+            ByGrant::Taken(_) => return Err(already_exists()),
+            ByGrant::GrantGone => continue,
+        }
     }
     Ok(None)
 }

@@ -9,7 +9,6 @@ use super::audit;
 use super::row::Columns;
 use super::{begin_write, is_transient, stored_time, Backend, Db, DbError, RETRIES};
 use countersign_domain::wire::ChangeKind;
-use countersign_domain::Review;
 use sqlx::{AnyPool, Row};
 use tokio::sync::{mpsc, oneshot};
 
@@ -167,16 +166,6 @@ impl Replacement {
             row,
             kind,
             idempotency,
-        }
-    }
-
-    /// A decision without an idempotency record (made by the server itself).
-    pub(super) fn decided(version: i64, next: &Review) -> Replacement {
-        Replacement {
-            version,
-            row: Columns::of(next),
-            kind: ChangeKind::Decided,
-            idempotency: None,
         }
     }
 }

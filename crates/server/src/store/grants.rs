@@ -3,7 +3,6 @@
 //! grant are writes under the write lock, so a call is never approved by a
 //! grant revoked before the approval committed.
 
-use super::commit::{apply_batch, ChangeError, Replacement};
 use super::row::lookup_text;
 use super::{audit, begin_write, stored_time, Db, DbError};
 use countersign_domain::toolcall::ScopeGrant;
@@ -142,35 +141,20 @@ impl Db {
         grant.revoked_by = Some(by.to_owned());
         Ok(Revoked::Now(grant))
     }
+}
 
-    /// Stores a call's approval by a grant (replacing the review created at
-    /// version 1) and counts the use, only while the grant is not revoked:
-    /// false, having written nothing, when it was revoked or the review changed.
-    pub async fn approve_by_grant(
-        &self,
-        next: &countersign_domain::Review,
-        grant_id: &str,
-    ) -> Result<bool, DbError> {
-        let now = stored_time(chrono::Utc::now());
-        let mut tx = begin_write(self.pool(), self.backend()).await?;
-        let counted = sqlx::query(
-            "UPDATE scope_grants SET uses = uses + 1 WHERE grant_id = $1 AND revoked_at IS NULL",
-        )
-        .bind(grant_id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if counted != 1 {
-            return Ok(false);
-        }
-        let change = Replacement::decided(1, next);
-        match apply_batch(&mut tx, &[&change], &now).await?.pop() {
-            Some(Ok(())) => {
-                tx.commit().await?;
-                Ok(true)
-            }
-            Some(Err(ChangeError::Db(e))) => Err(e),
-            _ => Ok(false),
-        }
-    }
+/// Counts one use of a grant inside a write transaction, only while it is
+/// not revoked: false (nothing counted) when it was.
+pub(super) async fn count_use(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    grant_id: &str,
+) -> Result<bool, sqlx::Error> {
+    let counted = sqlx::query(
+        "UPDATE scope_grants SET uses = uses + 1 WHERE grant_id = $1 AND revoked_at IS NULL",
+    )
+    .bind(grant_id)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(counted == 1)
 }

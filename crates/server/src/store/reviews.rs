@@ -45,24 +45,41 @@ pub(super) fn stored_rows(pool: sqlx::AnyPool, ids: Vec<String>) -> ReadFuture<S
     })
 }
 
+/// How storing a new review ended.
+#[derive(Debug)]
+pub enum Insert {
+    /// Stored, at this feed position.
+    Stored(i64),
+    /// Its id (or approvalId) is taken: the review stored under it, nothing written.
+    Taken(Stored),
+    /// The grant that was to approve it was revoked meanwhile: nothing written.
+    GrantGone,
+}
+
 impl Db {
-    /// Stores a new review and its `review.created` change. Returns the stored
-    /// review already under that id instead when there is one (nothing is written).
+    /// Stores a new review and its `review.created` change; with `grant`,
+    /// the review as that grant approved it, the grant's use and the
+    /// `review.decided` change too, all in one transaction, so nothing ever
+    /// reads it pending. Nothing is written when the id (or approvalId) is
+    /// taken or the grant was revoked.
     pub async fn insert_review(
         &self,
         review: &Review,
         created_by: &str,
-    ) -> Result<Result<i64, Stored>, DbError> {
+        grant: Option<&str>,
+    ) -> Result<Insert, DbError> {
         let row = Columns::of(review);
         let mut tries = 0;
         let inserted = loop {
-            match self.try_insert(&row, created_by).await {
+            match self.try_insert(&row, created_by, grant).await {
                 Err(e) if super::is_transient(&e) && tries < super::RETRIES => tries += 1,
                 done => break done?,
             }
         };
-        if let Some(seq) = inserted {
-            return Ok(Ok(seq));
+        match inserted {
+            Some(Some(seq)) => return Ok(Insert::Stored(seq)),
+            None => return Ok(Insert::GrantGone),
+            Some(None) => {}
         }
         let existing = match self.review(&row.id).await? {
             Some(stored) => Some(stored),
@@ -72,26 +89,38 @@ impl Db {
             },
         };
         existing
-            .map(Err)
+            .map(Insert::Taken)
             .ok_or_else(|| DbError::Damaged(format!("review {} vanished", row.id)))
     }
 
-    /// Inserts a new review with its change: its feed position, or None when
-    /// its id (or approvalId) is taken and nothing was written.
+    /// Inserts a new review with its change (and, with `grant`, that grant's
+    /// use and the decision's change): its feed position, `Some(None)` when its
+    /// id (or approvalId) is taken, `None` when the grant is revoked.
     async fn try_insert(
         &self,
         row: &Columns,
         created_by: &str,
-    ) -> Result<Option<i64>, sqlx::Error> {
+        grant: Option<&str>,
+    ) -> Result<Option<Option<i64>>, sqlx::Error> {
         let now = stored_time(chrono::Utc::now());
         let mut tx = super::begin_write(self.pool(), self.backend()).await?;
-        if !insert_row(&mut tx, row, created_by, &now).await? {
-            return Ok(None);
+        if let Some(grant) = grant {
+            if !super::grants::count_use(&mut tx, grant).await? {
+                return Ok(None);
+            }
         }
-        let seq = record_change(&mut tx, row, ChangeKind::Created, &now).await?;
-        audit::append(&mut tx, &[row.audited(ChangeKind::Created, &now)]).await?;
+        if !insert_row(&mut tx, row, created_by, &now).await? {
+            return Ok(Some(None));
+        }
+        let mut seq = record_change(&mut tx, row, ChangeKind::Created, &now).await?;
+        let mut entries = vec![row.audited(ChangeKind::Created, &now)];
+        if grant.is_some() {
+            seq = record_change(&mut tx, row, ChangeKind::Decided, &now).await?;
+            entries.push(row.audited(ChangeKind::Decided, &now));
+        }
+        audit::append(&mut tx, &entries).await?;
         tx.commit().await?;
-        Ok(Some(seq))
+        Ok(Some(Some(seq)))
     }
 
     /// Stores many reviews in one transaction (seeding: the demo data, a

@@ -210,8 +210,7 @@ fn spec_prose_examples_are_invalid_not_crashes() {
 fn a_database_written_by_a_newer_version_is_refused_and_left_as_it_is() {
     let data = tempfile::tempdir().unwrap();
     // A first start makes the database; a newer version then adds a migration.
-    let (code, _, stderr) = countersign(&["keys", "--data", s(data.path()), "list"]);
-    assert_eq!(code, 0, "{stderr}");
+    drop(Server::start(data.path(), &[]));
     let file = data.path().join("countersign.db");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -444,4 +443,64 @@ fn agent_submit_waits_for_the_reviewers_decision() {
     let output = run(&file);
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("/target/plan/steps"));
+}
+
+#[test]
+fn one_shot_commands_create_no_database_or_key_and_say_where_they_looked() {
+    let folder = tempfile::tempdir().unwrap();
+    let data = folder.path().join("data");
+    let at = data.to_str().unwrap();
+    for args in [
+        vec![
+            "keys", "--data", at, "add", "--kind", "reviewer", "--role", "reviewer",
+        ],
+        vec!["keys", "--data", at, "list"],
+        vec!["audit", "--data", at, "verify"],
+        vec!["webhooks", "--data", at],
+        vec![
+            "backup",
+            "--data",
+            at,
+            folder.path().join("copy.db").to_str().unwrap(),
+        ],
+    ] {
+        let output = std::process::Command::new(crate::support::binary())
+            .args(&args)
+            .env_remove("COUNTERSIGN_DATA")
+            .env_remove("COUNTERSIGN_DATABASE")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert_ne!(output.status.code(), Some(0), "{args:?}: {said}");
+        assert!(
+            said.contains("no Countersign database at") && said.contains(at),
+            "{args:?}: {said}"
+        );
+        assert!(!data.exists(), "{args:?} made {}", data.display());
+    }
+    let output = std::process::Command::new(crate::support::binary())
+        .args(["keys", "--data", at, "signing-key"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("only `countersign serve` makes one"),
+        "{said}"
+    );
+    assert!(!data.exists(), "signing-key made {}", data.display());
+    // Beside a database that `serve` made, the signing key must be there too.
+    let server = Server::start(&data, &[]);
+    drop(server);
+    std::fs::remove_file(data.join("signing-key.pem")).unwrap();
+    let output = std::process::Command::new(crate::support::binary())
+        .args(["keys", "--data", at, "signing-key"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("only `countersign serve` makes one"),
+        "{said}"
+    );
+    assert!(!data.join("signing-key.pem").exists());
 }

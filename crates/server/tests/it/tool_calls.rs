@@ -61,6 +61,27 @@ fn a_session_grant_approves_the_same_call_again_without_asking() {
         .as_str()
         .unwrap()
         .contains(outcome["approved_by_grant"].as_str().unwrap()));
+    // Stored approved in one step: no change of the feed ever showed it pending.
+    let feed = reviewer.get("/changes?after=0&limit=500");
+    let seen: Vec<(&str, &str)> = feed.body["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["summary"]["id"] == second.as_str())
+        .map(|c| {
+            let status = c["summary"]["status"].as_str().unwrap();
+            (c["kind"].as_str().unwrap(), status)
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("review.created", "approved"),
+            ("review.decided", "approved")
+        ],
+        "{}",
+        feed.text
+    );
 
     // Other arguments, or another session, still ask a reviewer.
     let (_, other_args) = ask(
