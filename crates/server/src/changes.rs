@@ -28,8 +28,8 @@ pub struct Changes {
 pub enum ByGrant {
     /// Stored, approved.
     Stored,
-    /// Its id (or approvalId) is taken: the review stored under it.
-    Taken(Stored),
+    /// Its id (or approvalId) is taken: nothing written.
+    Taken,
     /// The grant was revoked meanwhile: nothing written.
     GrantGone,
 }
@@ -71,7 +71,7 @@ impl Changes {
                 crate::metrics::created(review);
                 Ok(None)
             }
-            Insert::Taken(existing) => Ok(Some(existing)),
+            Insert::Taken(existing) => Ok(Some(*existing)),
             // No grant was named, so none can be gone.
             Insert::GrantGone => Err(DbError::Damaged(format!(
                 "review {} was not stored",
@@ -102,7 +102,7 @@ impl Changes {
                     crate::metrics::maybe_closed(approved);
                     ByGrant::Stored
                 }
-                Insert::Taken(existing) => ByGrant::Taken(existing),
+                Insert::Taken(_) => ByGrant::Taken,
                 Insert::GrantGone => ByGrant::GrantGone,
             },
         )

@@ -128,7 +128,7 @@ async fn store_approved_by_grant(
             .await?
         {
             ByGrant::Stored => return Ok(Some(approved)),
-            ByGrant::Taken(_) => return Err(already_exists()),
+            ByGrant::Taken => return Err(already_exists()),
             ByGrant::GrantGone => continue,
         }
     }

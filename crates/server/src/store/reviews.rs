@@ -51,7 +51,7 @@ pub enum Insert {
     /// Stored, at this feed position.
     Stored(i64),
     /// Its id (or approvalId) is taken: the review stored under it, nothing written.
-    Taken(Stored),
+    Taken(Box<Stored>),
     /// The grant that was to approve it was revoked meanwhile: nothing written.
     GrantGone,
 }
@@ -89,7 +89,7 @@ impl Db {
             },
         };
         existing
-            .map(Insert::Taken)
+            .map(|stored| Insert::Taken(Box::new(stored)))
             .ok_or_else(|| DbError::Damaged(format!("review {} vanished", row.id)))
     }
 

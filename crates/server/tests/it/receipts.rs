@@ -252,7 +252,7 @@ fn a_token_whose_receipt_does_not_verify_is_refused_before_it_is_spent() {
     };
     let call = json!({"name": "wire_transfer", "args": {"amount": 250}});
 
-    let forged = redeem(call.clone(), &other_key);
+    let forged = redeem(call.clone(), other_key);
     assert_eq!(forged.status.code(), Some(1), "{}", text(&forged));
     assert!(
         text(&forged).contains("signed by another key"),
