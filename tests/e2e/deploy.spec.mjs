@@ -35,16 +35,15 @@ async function startNginx(dir, port, upstream) {
     .replace("listen 443 ssl http2;", `listen 127.0.0.1:${port} ssl http2;`)
     .replace("server_name desk.example.com;", "server_name localhost;")
     .replaceAll("/etc/ssl/countersign/", `${dir}/`)
+    .replaceAll("/var/log/nginx/", `${dir}/`)
     .replaceAll("http://127.0.0.1:8080", upstream);
   const directives = block.split("\n").filter((line) => !line.trim().startsWith("#")).join("\n");
-  expect(directives, "every placeholder was found").not.toMatch(/listen 443|desk\.example\.com|\/etc\/ssl|127\.0\.0\.1:8080/);
+  expect(directives, "every placeholder was found").not.toMatch(/listen 443|desk\.example\.com|\/etc\/ssl|\/var\/log|127\.0\.0\.1:8080/);
   writeFileSync(join(dir, "nginx.conf"), `daemon off;
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log;
 events {}
 http {
-  log_format ids '$request_id $request';
-  access_log ${dir}/access.log ids;
   client_body_temp_path ${dir}/body;
   proxy_temp_path ${dir}/proxy;
   fastcgi_temp_path ${dir}/fastcgi;
@@ -67,7 +66,7 @@ test.beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), "countersign-proxy-"));
   certificate(dir);
   const port = await freePort();
-  server = await startServer(join(dir, "data"), "127.0.0.1:0", { extra: ["--public-url", `https://localhost:${port}`] });
+  server = await startServer(join(dir, "data"), "127.0.0.1:0", { extra: ["--public-url", `https://localhost:${port}`, "--metrics"] });
   nginx = await startNginx(dir, port, server.url);
   expect(nginx.url).toBe(`https://localhost:${port}`);
 });
@@ -101,6 +100,9 @@ test("behind nginx with TLS: the first visit connects, live events arrive, links
   // nginx's request id is the one the server logs and answers with.
   const id = (await get(`${nginx.url}/api/v1/health`)).headers["x-request-id"];
   expect(id).toMatch(/^[0-9a-f]{32}$/);
-  expect(readFileSync(join(dir, "access.log"), "utf8")).toContain(`${id} GET /api/v1/health`);
+  expect(readFileSync(join(dir, "countersign.access.log"), "utf8")).toMatch(new RegExp(`"GET /api/v1/health HTTP/[0-9.]+" 200 .* id=${id}`));
+  // The server answers its metrics on its own address; nginx never passes them on.
+  expect((await fetch(`${server.url}/metrics`)).status).toBe(200);
+  expect((await get(`${nginx.url}/metrics`)).status).toBe(404);
   expect(errors).toEqual([]);
 });

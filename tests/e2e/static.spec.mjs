@@ -9,7 +9,7 @@
 // sub-path, a decision is saved, and the Content-Security-Policy holds.
 import { expect, test } from "@playwright/test";
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, shoot } from "./support.mjs";
@@ -140,6 +140,12 @@ for (const [name, start] of Object.entries(hosts)) {
       await expect(page.locator('meta[http-equiv="Content-Security-Policy"]')).toHaveCount(1);
       expect(await page.evaluate(() => window.violations)).toEqual([]);
       expect(problems).toEqual([]);
+      if (name === "nginx" || name === "caddy") {
+        // The configurations we ship: content-named files kept for a year, the page asked again.
+        const named = readdirSync(join(site, "countersign")).find((f) => /-[0-9a-f]{16}\.js$/.test(f));
+        expect((await fetch(`${origin}${BASE}${named}`)).headers.get("cache-control"), named).toContain("immutable");
+        expect((await fetch(`${origin}${BASE}`)).headers.get("cache-control")).toBe("no-cache");
+      }
       if (name === "nginx") await shoot(page, "static-host-review");
     } finally {
       host.kill();

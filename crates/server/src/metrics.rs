@@ -53,6 +53,7 @@ impl Metrics {
         metrics::set_global_recorder(recorder)
             .map_err(|e| format!("cannot set up the metrics: {e}"))?;
         describe();
+        zeroes();
         // Histograms keep their samples until this folds them in.
         let upkeep = handle.clone();
         tokio::spawn(async move {
@@ -167,6 +168,31 @@ pub fn rate_limited() {
 /// An event stream opened (+1) or closed (-1).
 pub fn event_streams(change: f64) {
     metrics::gauge!("countersign_event_stream_subscribers").increment(change);
+}
+
+/// Every counter and gauge an alert may read is there from the start, at 0,
+/// each label it can take included: a rule over a missing series never fires.
+fn zeroes() {
+    for kind in ["plan", "tool_call"] {
+        metrics::counter!("countersign_reviews_created_total", "kind" => kind).increment(0);
+        for status in ["approved", "rejected", "cancelled"] {
+            metrics::counter!("countersign_reviews_decided_total", "kind" => kind, "status" => status)
+                .increment(0);
+        }
+    }
+    metrics::counter!("countersign_tokens_redeemed_total").increment(0);
+    for reason in [
+        "token_unknown",
+        "token_expired",
+        "token_used",
+        "token_hash_mismatch",
+        "token_device_mismatch",
+        "token_other_approval",
+    ] {
+        metrics::counter!("countersign_tokens_refused_total", "reason" => reason).increment(0);
+    }
+    metrics::counter!("countersign_rate_limited_total").increment(0);
+    metrics::gauge!("countersign_event_stream_subscribers").set(0.0);
 }
 
 fn kind(review: &Review) -> &'static str {

@@ -91,7 +91,7 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
         .unwrap_or_else(|| format!("http://{address}"));
     let webhooks = Webhooks::open(db.clone(), options.webhooks, &desk).await?;
     let state = AppState::new(
-        db,
+        db.clone(),
         crate::limits::Limits::new(options.rates),
         signer,
         policy,
@@ -175,7 +175,7 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     }
     if let Some((reviewer, agent)) = demo_keys {
         println!(
-            "Demo reviewer key (paste it where the app asks for it, Settings → Connect to a server): {reviewer}"
+            "Demo reviewer key (paste it where the app asks for it, Settings → Connect to this desk's server): {reviewer}"
         );
         println!("Demo agent key (for `countersign agent submit`): {agent}");
     }
@@ -212,6 +212,9 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
         () = async { feed.closed().await; tokio::time::sleep(DRAIN).await } => {
             tracing::warn!("requests still running {} s after the signal: stopping without them", DRAIN.as_secs());
         }
+    }
+    if let Err(e) = db.close().await {
+        tracing::warn!("the database's write-ahead log was not checkpointed at stop: {e}");
     }
     tracing::info!("countersign stopped");
     Ok(())

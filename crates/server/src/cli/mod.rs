@@ -70,7 +70,7 @@ enum Command {
         /// Address to listen on (port 0 picks a free port).
         #[arg(long, default_value = "127.0.0.1:8080", env = "COUNTERSIGN_LISTEN")]
         listen: SocketAddr,
-        /// The built app to serve (trunk's dist/); left out, only the API is served.
+        /// Another build of the app to serve (trunk's dist/), for development; left out, the app built into this binary (or, in a binary built without it, the API only).
         #[arg(long, value_name = "DIR")]
         app_dir: Option<PathBuf>,
         /// A browser origin allowed to call the API (repeatable), e.g. https://review.example.com.
@@ -259,7 +259,12 @@ impl DatabaseArgs {
         match &self.database {
             Some(url) => Ok(url.clone()),
             None => {
-                std::fs::create_dir_all(&self.data).map_err(|e| {
+                // Owner-only, whatever the umask: it holds every review.
+                let mut folder = std::fs::DirBuilder::new();
+                folder.recursive(true);
+                #[cfg(unix)]
+                std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
+                folder.create(&self.data).map_err(|e| {
                     format!("cannot create the data folder {}: {e}", self.data.display())
                 })?;
                 Ok(format!(

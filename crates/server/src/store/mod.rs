@@ -96,6 +96,19 @@ impl Backend {
 }
 
 impl Db {
+    /// Ends a clean stop: SQLite's write-ahead log is copied into the
+    /// database file (so a copy of that file alone has every write), then
+    /// the connections close.
+    pub async fn close(&self) -> Result<(), DbError> {
+        if self.backend == Backend::Sqlite {
+            sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                .execute(&self.pool)
+                .await?;
+        }
+        self.pool.close().await;
+        Ok(())
+    }
+
     /// Connects (creating a SQLite file if needed) and applies the migrations.
     pub async fn open(url: &str) -> Result<Db, DbError> {
         sqlx::any::install_default_drivers();
@@ -106,6 +119,12 @@ impl Db {
         } else {
             return Err(DbError::Unsupported(url.to_owned()));
         };
+        if backend == Backend::Sqlite {
+            owner_only(url).map_err(|e| DbError::Connect {
+                address: url.to_owned(),
+                reason: e.to_string(),
+            })?;
+        }
         let options = AnyConnectOptions::from_str(&sqlite_create_mode(url, backend))?;
         // One connection first: its error names the cause (refused, password,
         // certificate), where the pool would only say that it timed out.
@@ -286,6 +305,32 @@ fn without_password(url: &str) -> String {
         }
         _ => url.to_owned(),
     }
+}
+
+/// A SQLite database readable by its owner only, whatever the umask: the
+/// file made owner-only before SQLite opens it (its WAL and shared-memory
+/// files take the database's mode), and an older one's files narrowed.
+fn owner_only(url: &str) -> std::io::Result<()> {
+    let path = url.trim_start_matches("sqlite:").trim_start_matches("//");
+    let path = path.split('?').next().unwrap_or(path);
+    if path.is_empty() || path == ":memory:" {
+        return Ok(());
+    }
+    let file = std::path::Path::new(path);
+    let mut create = std::fs::OpenOptions::new();
+    create.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut create, 0o600);
+    create.open(file)?;
+    #[cfg(unix)]
+    for suffix in ["", "-wal", "-shm"] {
+        use std::os::unix::fs::PermissionsExt;
+        let each = std::path::PathBuf::from(format!("{path}{suffix}"));
+        if each.exists() {
+            std::fs::set_permissions(&each, std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    Ok(())
 }
 
 fn sqlite_create_mode(url: &str, backend: Backend) -> String {

@@ -39,6 +39,40 @@ fn an_acknowledged_decision_survives_a_crash() {
 }
 
 #[test]
+fn the_data_is_owner_only_and_a_clean_stop_leaves_every_write_in_the_database_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let folder = tempfile::tempdir().unwrap();
+    let data = folder.path().join("data");
+    let server = Server::start(&data, &[]);
+    let (_, out, _) = server.keys(&["add", "--kind", "reviewer", "--role", "security_officer"]);
+    let key = out.lines().next().unwrap().to_owned();
+    let id = "c0ffee00-0000-4000-8000-000000000001";
+    let decision = json!({"status": "approved", "decided_by_role": "security_officer", "reason": "Rotation window agreed"});
+    let reply = server.client(&key).decide(id, "stop-1", &decision);
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&data), 0o700);
+    for file in ["countersign.db", "countersign.db-wal", "countersign.db-shm"] {
+        assert_eq!(mode(&data.join(file)), 0o600, "{file}");
+    }
+    assert_eq!(server.stop(), Some(0));
+    // The database file alone, copied after the stop, has the decision.
+    let copy = folder.path().join("copy");
+    std::fs::create_dir(&copy).unwrap();
+    std::fs::copy(data.join("countersign.db"), copy.join("countersign.db")).unwrap();
+    let restarted = Server::start(&copy, &[]);
+    let stored = restarted
+        .client(&restarted.reviewer)
+        .get(&format!("/reviews/{id}"));
+    assert_eq!(
+        stored.body["review"]["confirm"]["status"], "approved",
+        "{}",
+        stored.text
+    );
+}
+
+#[test]
 fn serves_the_built_app_with_spa_fallback_caching_compression_cors_and_security_headers() {
     let data = tempfile::tempdir().unwrap();
     let dist = data.path().join("dist");
@@ -298,6 +332,23 @@ fn prometheus_scrapes_what_a_workload_did() {
 
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path(), &["--metrics"]);
+    // Before anything happened, every series an alert reads is there, at 0.
+    let fresh = agent
+        .get(format!("{}/metrics", server.url))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_to_string()
+        .unwrap();
+    for series in [
+        "countersign_reviews_decided_total{kind=\"tool_call\",status=\"approved\"} 0",
+        "countersign_tokens_redeemed_total 0",
+        "countersign_tokens_refused_total{reason=\"token_used\"} 0",
+        "countersign_rate_limited_total 0",
+        "countersign_event_stream_subscribers 0",
+    ] {
+        assert!(fresh.lines().any(|l| l == series), "{series} in:\n{fresh}");
+    }
     let (agent, reviewer) = (
         server.client(&server.agent),
         server.client(&server.reviewer),
