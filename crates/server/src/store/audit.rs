@@ -1,10 +1,11 @@
-//! The tamper-evident audit chain: every change to a review or a grant
-//! appends an entry in the change's own transaction (writes are one at a
+//! The tamper-evident audit chain: every change to a review, a grant, a key
+//! (minted, revoked, a device paired) or a webhook appends an entry in the
+//! change's own transaction (writes are one at a
 //! time, see [`super::begin_write`], so positions have no gaps and each
 //! entry knows the one before). An entry's hash covers the previous hash,
 //! its position and its canonical body; [`Db::verify_audit`] walks the chain
 //! and names the first entry that does not follow, and checks that every
-//! stored review and grant is the one its last entry covers.
+//! stored review, grant, key and webhook is the one its last entry covers.
 
 use super::{Db, DbError};
 use countersign_domain::toolcall::{canonicalize, CallHash};
@@ -141,6 +142,34 @@ async fn audited_documents(
     } else {
         String::new()
     };
+    if subject_type == "key" {
+        let sql = format!(
+            "SELECT {} FROM api_keys WHERE id > $1 ORDER BY id {page}",
+            super::keys::KEY_COLUMNS
+        );
+        let rows = sqlx::query(&sql).bind(after).fetch_all(&mut *conn).await?;
+        return rows
+            .iter()
+            .map(|row| {
+                let key =
+                    super::keys::key_of(row).map_err(|e| sqlx::Error::Protocol(e.to_string()))?;
+                Ok((key.id.clone(), super::keys::audited_key(&key)))
+            })
+            .collect();
+    }
+    if subject_type == "webhook" {
+        let sql =
+            format!("SELECT url, created_at FROM webhooks WHERE url > $1 ORDER BY url {page}");
+        let rows = sqlx::query(&sql).bind(after).fetch_all(&mut *conn).await?;
+        return rows
+            .iter()
+            .map(|row| {
+                let url: String = row.try_get("url")?;
+                let at: String = row.try_get("created_at")?;
+                Ok((url.clone(), super::webhooks::audited_webhook(&url, &at)))
+            })
+            .collect();
+    }
     let grants = subject_type == "grant";
     let sql = if grants {
         format!("SELECT grant_id AS id, doc, revoked_at, revoked_by FROM scope_grants WHERE grant_id > $1 ORDER BY grant_id {page}")
@@ -174,19 +203,46 @@ impl Db {
         let started = sqlx::query("SELECT seq FROM audit_log LIMIT 1")
             .fetch_optional(&mut *tx)
             .await?;
-        if started.is_some() {
-            return Ok(());
-        }
         let mut entries = Vec::new();
-        for (kind, subject_type) in [("review.adopted", "review"), ("grant.adopted", "grant")] {
-            for (subject, doc) in audited_documents(&mut tx, subject_type, "", 0).await? {
-                entries.push(Entry {
+        let mut adopt =
+            |kind: &'static str, subject_type: &'static str, found: Vec<(String, String)>| {
+                for (subject, doc) in found {
+                    entries.push(Entry {
+                        kind,
+                        subject,
+                        subject_type,
+                        doc,
+                        at: now.clone(),
+                    });
+                }
+            };
+        if started.is_none() {
+            for (kind, subject_type) in [("review.adopted", "review"), ("grant.adopted", "grant")] {
+                adopt(
                     kind,
-                    subject,
                     subject_type,
-                    doc,
-                    at: now.clone(),
-                });
+                    audited_documents(&mut tx, subject_type, "", 0).await?,
+                );
+            }
+        }
+        // Keys and webhooks were recorded from a later version on: a chain
+        // adopts those it finds once, when it first meets them.
+        for (kind, subject_type) in [("key.adopted", "key"), ("webhook.adopted", "webhook")] {
+            let adopted = sqlx::query("SELECT at FROM audit_adopted WHERE subject_type = $1")
+                .bind(subject_type)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if adopted.is_none() {
+                adopt(
+                    kind,
+                    subject_type,
+                    audited_documents(&mut tx, subject_type, "", 0).await?,
+                );
+                sqlx::query("INSERT INTO audit_adopted (subject_type, at) VALUES ($1, $2)")
+                    .bind(subject_type)
+                    .bind(&now)
+                    .execute(&mut *tx)
+                    .await?;
             }
         }
         append(&mut tx, &entries).await?;
@@ -264,7 +320,7 @@ impl Db {
         &self,
         last_doc: &HashMap<(String, String), (i64, String)>,
     ) -> Result<Option<String>, DbError> {
-        for kind in ["review", "grant"] {
+        for kind in ["review", "grant", "key", "webhook"] {
             let mut after = String::new();
             loop {
                 let mut conn = self.pool().acquire().await?;

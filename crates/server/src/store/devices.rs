@@ -2,8 +2,10 @@
 //! key mints a one-time code; the device trades it for its own reviewer key
 //! with the same roles and owner, listed by device name and revocable alone.
 
-use super::keys::{hash, key_of, random_hex, ApiKey, KeyKind, MintedKey, KEY_COLUMNS};
-use super::{stored_time, Db, DbError};
+use super::keys::{
+    hash, insert_key, key_of, mint, random_hex, ApiKey, KeyKind, MintedKey, KEY_COLUMNS,
+};
+use super::{begin_write, stored_time, Db, DbError};
 use sqlx::Row;
 
 /// Why a pairing code was refused.
@@ -56,18 +58,20 @@ impl Db {
         device: &str,
     ) -> Result<Result<MintedKey, PairingRefused>, DbError> {
         let now = stored_time(chrono::Utc::now());
+        // The code's use, the device's key and its audit entry: all or nothing.
+        let mut tx = begin_write(self.pool(), self.backend()).await?;
         let claimed = sqlx::query(
             "UPDATE pairing_codes SET used_at = $1 WHERE hash = $2 AND used_at IS NULL AND expires_at > $1 RETURNING key_id",
         )
         .bind(&now)
         .bind(hash(code))
-        .fetch_optional(self.pool())
+        .fetch_optional(&mut *tx)
         .await?;
         let Some(row) = claimed else {
             let stored =
                 sqlx::query("SELECT used_at, expires_at FROM pairing_codes WHERE hash = $1")
                     .bind(hash(code))
-                    .fetch_optional(self.pool())
+                    .fetch_optional(&mut *tx)
                     .await?;
             return Ok(Err(match stored {
                 None => PairingRefused::Unknown,
@@ -82,28 +86,23 @@ impl Db {
             "SELECT {KEY_COLUMNS} FROM api_keys WHERE id = $1 AND revoked_at IS NULL"
         ))
         .bind(&from)
-        .fetch_optional(self.pool())
+        .fetch_optional(&mut *tx)
         .await?;
         let Some(pairing) = pairing.as_ref().map(key_of).transpose()? else {
+            tx.commit().await?;
             return Ok(Err(PairingRefused::Revoked));
         };
-        let mut minted = self
-            .add_key(
-                KeyKind::Reviewer,
-                &pairing.roles,
-                &format!("device: {device}"),
-                pairing.rate,
-                pairing.owner.as_deref(),
-            )
-            .await?;
-        sqlx::query("UPDATE api_keys SET paired_from = $1, device = $2 WHERE id = $3")
-            .bind(&pairing.id)
-            .bind(device)
-            .bind(&minted.key.id)
-            .execute(self.pool())
-            .await?;
+        let mut minted = mint(
+            KeyKind::Reviewer,
+            &pairing.roles,
+            &format!("device: {device}"),
+            pairing.rate,
+            pairing.owner.as_deref(),
+        )?;
         minted.key.paired_from = Some(pairing.id);
         minted.key.device = Some(device.to_owned());
+        insert_key(&mut tx, &minted, "device.paired").await?;
+        tx.commit().await?;
         Ok(Ok(minted))
     }
 

@@ -3,7 +3,7 @@
 //! hash of each secret is stored; the secret is shown once, when minted.
 
 use super::rounds::{rows_in, ReadFuture};
-use super::{stored_time, Db, DbError};
+use super::{audit, begin_write, stored_time, Db, DbError};
 use crate::rate::Rate;
 use countersign_domain::KeyRef;
 use serde::Serialize;
@@ -76,6 +76,57 @@ impl ApiKey {
     }
 }
 
+/// A new key and its secret, not stored yet.
+pub(super) fn mint(
+    kind: KeyKind,
+    roles: &[String],
+    label: &str,
+    rate: Option<Rate>,
+    owner: Option<&str>,
+) -> Result<MintedKey, DbError> {
+    let id = format!("key_{}", random_hex(6)?);
+    let secret = format!("cs_{}_{}", kind.as_str(), random_hex(24)?);
+    let key = ApiKey {
+        id,
+        kind,
+        roles: roles.to_vec(),
+        label: label.to_owned(),
+        created_at: stored_time(chrono::Utc::now()),
+        revoked_at: None,
+        rate,
+        owner: owner.map(str::to_owned),
+        paired_from: None,
+        device: None,
+        last_used_at: None,
+    };
+    Ok(MintedKey { key, secret })
+}
+
+/// Stores a minted key and its audit entry (`kind`) inside a write transaction.
+pub(super) async fn insert_key(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    minted: &MintedKey,
+    kind: &'static str,
+) -> Result<(), sqlx::Error> {
+    let key = &minted.key;
+    sqlx::query(
+        "INSERT INTO api_keys (id, kind, roles, label, hash, created_at, rate, owner, paired_from, device) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    )
+    .bind(&key.id)
+    .bind(key.kind.as_str())
+    .bind(serde_json::to_string(&key.roles).unwrap_or_else(|_| "[]".into()))
+    .bind(&key.label)
+    .bind(hash(&minted.secret))
+    .bind(&key.created_at)
+    .bind(key.rate.map(|r| r.to_string()))
+    .bind(&key.owner)
+    .bind(&key.paired_from)
+    .bind(&key.device)
+    .execute(&mut **tx)
+    .await?;
+    audit::append(tx, &[key_entry(kind, key, &key.created_at)]).await
+}
+
 fn rate_text<S: serde::Serializer>(rate: &Option<Rate>, to: S) -> Result<S::Ok, S::Error> {
     match rate {
         Some(rate) => to.collect_str(rate),
@@ -131,11 +182,39 @@ pub(super) fn key_of(row: &sqlx::any::AnyRow) -> Result<ApiKey, DbError> {
     })
 }
 
+/// A key as the audit chain covers it: everything but its last use.
+pub(super) fn audited_key(key: &ApiKey) -> String {
+    serde_json::json!({
+        "id": key.id,
+        "kind": key.kind,
+        "roles": key.roles,
+        "label": key.label,
+        "created_at": key.created_at,
+        "revoked_at": key.revoked_at,
+        "rate": key.rate.map(|r| r.to_string()),
+        "owner": key.owner,
+        "paired_from": key.paired_from,
+        "device": key.device,
+    })
+    .to_string()
+}
+
+/// The audit entry of `key` after a change of `kind` (`key.minted`…).
+pub(super) fn key_entry(kind: &'static str, key: &ApiKey, at: &str) -> audit::Entry {
+    audit::Entry {
+        kind,
+        subject: key.id.clone(),
+        subject_type: "key",
+        doc: audited_key(key),
+        at: at.to_owned(),
+    }
+}
+
 pub(super) const KEY_COLUMNS: &str =
     "id, kind, roles, label, created_at, revoked_at, rate, owner, paired_from, device, last_used_at";
 
 impl Db {
-    /// Mints and stores a key (with its own request rate, if given).
+    /// Mints and stores a key (with its own request rate, if given), audited.
     pub async fn add_key(
         &self,
         kind: KeyKind,
@@ -144,35 +223,11 @@ impl Db {
         rate: Option<Rate>,
         owner: Option<&str>,
     ) -> Result<MintedKey, DbError> {
-        let id = format!("key_{}", random_hex(6)?);
-        let secret = format!("cs_{}_{}", kind.as_str(), random_hex(24)?);
-        let key = ApiKey {
-            id,
-            kind,
-            roles: roles.to_vec(),
-            label: label.to_owned(),
-            created_at: stored_time(chrono::Utc::now()),
-            revoked_at: None,
-            rate,
-            owner: owner.map(str::to_owned),
-            paired_from: None,
-            device: None,
-            last_used_at: None,
-        };
-        sqlx::query(
-            "INSERT INTO api_keys (id, kind, roles, label, hash, created_at, rate, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .bind(&key.id)
-        .bind(kind.as_str())
-        .bind(serde_json::to_string(&key.roles).unwrap_or_else(|_| "[]".into()))
-        .bind(&key.label)
-        .bind(hash(&secret))
-        .bind(&key.created_at)
-        .bind(rate.map(|r| r.to_string()))
-        .bind(&key.owner)
-        .execute(self.pool())
-        .await?;
-        Ok(MintedKey { key, secret })
+        let minted = mint(kind, roles, label, rate, owner)?;
+        let mut tx = begin_write(self.pool(), self.backend()).await?;
+        insert_key(&mut tx, &minted, "key.minted").await?;
+        tx.commit().await?;
+        Ok(minted)
     }
 
     /// Every key, oldest first.
@@ -187,38 +242,67 @@ impl Db {
 
     /// Revokes a key by id, with every device it paired (and theirs): a
     /// stolen key must not live on as a phone it paired. False when there is
-    /// no such live key.
+    /// no such live key. Each revocation is audited.
     pub async fn revoke_key(&self, id: &str) -> Result<bool, DbError> {
         let now = stored_time(chrono::Utc::now());
-        let done =
-            sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
-                .bind(&now)
-                .bind(id)
-                .execute(self.pool())
-                .await?;
-        sqlx::query(
+        let mut tx = begin_write(self.pool(), self.backend()).await?;
+        let live = sqlx::query(&format!(
             "WITH RECURSIVE paired (id) AS (
-                 SELECT id FROM api_keys WHERE paired_from = $2
+                 SELECT id FROM api_keys WHERE id = $1
                  UNION SELECT k.id FROM api_keys k JOIN paired p ON k.paired_from = p.id)
-             UPDATE api_keys SET revoked_at = $1 WHERE id IN (SELECT id FROM paired) AND revoked_at IS NULL",
-        )
-        .bind(&now)
+             SELECT {KEY_COLUMNS} FROM api_keys WHERE id IN (SELECT id FROM paired) AND revoked_at IS NULL"
+        ))
         .bind(id)
-        .execute(self.pool())
+        .fetch_all(&mut *tx)
         .await?;
-        Ok(done.rows_affected() == 1)
+        let mut entries = Vec::new();
+        let mut found = false;
+        for row in &live {
+            let mut key = key_of(row)?;
+            sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2")
+                .bind(&now)
+                .bind(&key.id)
+                .execute(&mut *tx)
+                .await?;
+            found |= key.id == id;
+            key.revoked_at = Some(now.clone());
+            let kind = if key.paired_from.is_some() {
+                "device.revoked"
+            } else {
+                "key.revoked"
+            };
+            entries.push(key_entry(kind, &key, &now));
+        }
+        audit::append(&mut tx, &entries).await?;
+        tx.commit().await?;
+        Ok(found)
     }
 
-    /// Revokes every live key with this label (the demo key of an earlier start).
+    /// Revokes every live key with this label (the demo key of an earlier
+    /// start), audited.
     pub async fn revoke_keys_labelled(&self, label: &str) -> Result<u64, DbError> {
-        let done = sqlx::query(
-            "UPDATE api_keys SET revoked_at = $1 WHERE label = $2 AND revoked_at IS NULL",
-        )
-        .bind(stored_time(chrono::Utc::now()))
+        let now = stored_time(chrono::Utc::now());
+        let mut tx = begin_write(self.pool(), self.backend()).await?;
+        let live = sqlx::query(&format!(
+            "SELECT {KEY_COLUMNS} FROM api_keys WHERE label = $1 AND revoked_at IS NULL"
+        ))
         .bind(label)
-        .execute(self.pool())
+        .fetch_all(&mut *tx)
         .await?;
-        Ok(done.rows_affected())
+        let mut entries = Vec::new();
+        for row in &live {
+            let mut key = key_of(row)?;
+            sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2")
+                .bind(&now)
+                .bind(&key.id)
+                .execute(&mut *tx)
+                .await?;
+            key.revoked_at = Some(now.clone());
+            entries.push(key_entry("key.revoked", &key, &now));
+        }
+        audit::append(&mut tx, &entries).await?;
+        tx.commit().await?;
+        Ok(entries.len() as u64)
     }
 
     /// Who a key belongs to (revoked or not), as requests record it: its

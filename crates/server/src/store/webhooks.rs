@@ -34,26 +34,52 @@ pub struct Queued {
     pub body: String,
 }
 
+/// A webhook as the audit chain covers it: where it sends, since when.
+pub(super) fn audited_webhook(url: &str, created_at: &str) -> String {
+    serde_json::json!({"url": url, "created_at": created_at}).to_string()
+}
+
+/// The audit entry of the webhook to `url` (`webhook.added`…).
+pub(super) fn webhook_entry(
+    kind: &'static str,
+    url: &str,
+    created_at: &str,
+) -> super::audit::Entry {
+    super::audit::Entry {
+        kind,
+        subject: url.to_owned(),
+        subject_type: "webhook",
+        doc: audited_webhook(url, created_at),
+        at: created_at.to_owned(),
+    }
+}
+
 impl Db {
     /// The webhook's secret, made (with `fresh`) and stored the first time the
     /// address is configured; it then starts at the newest change, so it is
     /// not sent the history. Also says whether it was made now.
     pub async fn webhook_secret(&self, url: &str, fresh: &str) -> Result<(String, bool), DbError> {
+        let now = stored_time(chrono::Utc::now());
+        let mut tx = super::begin_write(self.pool(), self.backend()).await?;
         let made = sqlx::query(
             "INSERT INTO webhooks (url, secret, position, created_at)
              VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) FROM changes), $3) ON CONFLICT DO NOTHING",
         )
         .bind(url)
         .bind(fresh)
-        .bind(stored_time(chrono::Utc::now()))
-        .execute(self.pool())
+        .bind(&now)
+        .execute(&mut *tx)
         .await?
         .rows_affected()
             == 1;
+        if made {
+            super::audit::append(&mut tx, &[webhook_entry("webhook.added", url, &now)]).await?;
+        }
         let secret = sqlx::query_scalar("SELECT secret FROM webhooks WHERE url = $1")
             .bind(url)
-            .fetch_one(self.pool())
+            .fetch_one(&mut *tx)
             .await?;
+        tx.commit().await?;
         Ok((secret, made))
     }
 

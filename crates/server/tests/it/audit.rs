@@ -146,6 +146,30 @@ fn make_history(server: &Server) {
         &json!({"tokenId": token, "toolCall": {"name": "wire_transfer", "args": {"amount": 5}}}),
     );
     assert_eq!(redeemed.status, 200, "{}", redeemed.text);
+
+    // Who may decide: a key minted and revoked by the CLI, a device paired
+    // and unpaired through the API.
+    let (code, out, err) = server.keys(&["add", "--kind", "reviewer", "--role", "auditor"]);
+    assert_eq!(code, 0, "{err}");
+    let minted = out
+        .split("(key ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
+    let (code, _, err) = server.keys(&["revoke", minted]);
+    assert_eq!(code, 0, "{err}");
+    let pairing = reviewer.post("/pairings", &json!({}));
+    assert_eq!(pairing.status, 201, "{}", pairing.text);
+    let paired = server.anonymous().post(
+        "/pairings/redeem",
+        &json!({"code": pairing.body["code"], "device": "phone"}),
+    );
+    assert_eq!(paired.status, 201, "{}", paired.text);
+    let device = paired.body["key_id"].as_str().unwrap();
+    let unpaired = reviewer.post(&format!("/devices/{device}/revoke"), &json!({}));
+    assert_eq!(unpaired.status, 200, "{}", unpaired.text);
 }
 
 /// Verifies, exports, then breaks the chain in each way and restores it.
@@ -217,6 +241,16 @@ fn check_chain(server: Server) {
         "UPDATE reviews SET doc = replace(doc, 'looks fine', 'smaller steps') WHERE id = '{id}'"
     ));
 
+    // A revoked key brought back, or given a role, behind the chain's back.
+    db.run("UPDATE api_keys SET revoked_at = NULL WHERE roles = '[\"auditor\"]'");
+    broken("as stored is not the document its last audit entry");
+    db.run("UPDATE api_keys SET revoked_at = '2026-01-01T00:00:00.000000Z' WHERE roles = '[\"auditor\"]'");
+    broken("as stored is not the document its last audit entry");
+    db.run("DELETE FROM api_keys WHERE roles = '[\"auditor\"]'");
+    db.run("INSERT INTO api_keys (id, kind, roles, label, hash, created_at) VALUES ('key_forged', 'reviewer', '[\"reviewer\"]', 'x', 'x', '2026-01-01T00:00:00.000000Z')");
+    broken("key key_forged is stored but no audit entry records it");
+    db.run("DELETE FROM api_keys WHERE id = 'key_forged'");
+
     let restored = place.audit(&["verify"]);
     assert_eq!(restored.status.code(), Some(0), "{}", said(&restored));
 }
@@ -241,6 +275,10 @@ fn check_export(place: &Place, entries: i64) {
         "review.resubmitted",
         "review.redeemed",
         "grant.made",
+        "key.minted",
+        "key.revoked",
+        "device.paired",
+        "device.revoked",
     ] {
         assert!(kinds.contains(&kind), "no {kind} in {kinds:?}");
     }
