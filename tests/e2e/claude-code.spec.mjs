@@ -125,6 +125,14 @@ test("an edit made in the browser is what Claude Code runs", async ({ page }) =>
   const done = await result;
   expect(done.permission_denials).toEqual([]);
   expect(readFileSync(join(dir, "out.txt"), "utf8")).toBe("edited\n");
+  // The page and the inbox say what was approved, not what was asked.
+  const changed = "approved with changes: command echo asked > out.txt → echo edited > out.txt";
+  await page.reload();
+  await expect(page.locator("#review-title")).toContainText(changed);
+  await shoot(page, "review-approved-with-changes");
+  await page.goto(`${page.url().split("/reviews/")[0]}/?status=approved`);
+  await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem").filter({ hasText: changed })).toHaveCount(1);
+  await shoot(page, "inbox-approved-with-changes");
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -90,7 +90,11 @@ fn title(review: &Review) -> String {
             .strip_prefix(name.as_str())
             .map(|rest| rest.trim_start_matches([':', ' ']))
             .unwrap_or(summary);
-        return format!("{}: {summary}", crate::text::reveal::label(&name));
+        let title = format!("{}: {summary}", crate::text::reveal::label(&name));
+        return match edit_of(call) {
+            Some(changes) => format!("{title} — approved with changes: {changes}"),
+            None => title,
+        };
     }
     match (review.plan(), review.confirm.target_type) {
         (Some(plan), _) => plan.title.clone(),
@@ -101,6 +105,35 @@ fn title(review: &Review) -> String {
             .unwrap_or_else(|| "Request".into()),
         (None, kind) => format!("{kind} {}", review.confirm.target_id),
     }
+}
+
+/// What a reviewer's edit changed of a call's arguments, each changed
+/// argument as `name old → new` (`—` where there was none), in name order;
+/// `None` when the call was not approved with changes.
+fn edit_of(call: &crate::toolcall::ToolCallReview) -> Option<String> {
+    let outcome = call.outcome.as_ref()?;
+    if outcome.kind != crate::toolcall::OutcomeKind::Edited {
+        return None;
+    }
+    let asked = call.request.tool_call().ok()?.args;
+    let approved: serde_json::Value =
+        serde_json::from_str(outcome.approved_call.as_deref()?).ok()?;
+    let approved = approved.get("args")?.as_object()?;
+    let shown = |value: Option<&serde_json::Value>| match value {
+        None => "—".to_owned(),
+        Some(serde_json::Value::String(text)) => crate::text::reveal::label(text),
+        Some(other) => crate::text::reveal::label(&other.to_string()),
+    };
+    let names: std::collections::BTreeSet<&String> = asked.keys().chain(approved.keys()).collect();
+    let changes: Vec<String> = names
+        .into_iter()
+        .filter(|name| asked.get(*name) != approved.get(*name))
+        .map(|name| {
+            let (old, new) = (shown(asked.get(name)), shown(approved.get(name)));
+            format!("{} {old} → {new}", crate::text::reveal::label(name))
+        })
+        .collect();
+    (!changes.is_empty()).then(|| changes.join(", "))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use countersign_domain::toolcall::{
     redeem, withdraw, CallHash, OutcomeKind, RedeemError, Redemption, Scope, ToolCall,
     ToolCallSubmission, ToolChoice, ToolDecideError, ToolMode, ToolOutcome, WithdrawError,
 };
+use countersign_domain::wire::ReviewSummary;
 use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -263,6 +264,31 @@ fn approve_with_modifications_records_both_hashes_and_tokens_the_edited_call() {
     assert!(redeem(&next, &redemption(&next, &edited_hash), now(), &mut ids()).is_ok());
     let err = redeem(&next, &redemption(&next, &original), now(), &mut ids()).unwrap_err();
     assert_eq!(err.code(), "token_hash_mismatch");
+}
+
+#[test]
+fn a_call_approved_with_changes_says_what_changed_wherever_it_is_listed() {
+    let review = pending("R3");
+    let asked = ReviewSummary::of(&review).title;
+    assert_eq!(asked, "wire_transfer: Wire transfer");
+    let edit = ToolChoice {
+        args: Some(r#"{"to": "ACME GmbH", "amount": 1000, "memo": "Q3"}"#.into()),
+        ..choice(ToolMode::Edit)
+    };
+    let next = decide(&review, &approve(Some(edit)), now(), &mut ids()).unwrap();
+    assert_eq!(
+        ReviewSummary::of(&next).title,
+        "wire_transfer: Wire transfer — approved with changes: amount 5000 → 1000, memo — → Q3"
+    );
+    // Approved as asked: the title is the request's.
+    let once = decide(
+        &review,
+        &approve(Some(choice(ToolMode::Once))),
+        now(),
+        &mut ids(),
+    )
+    .unwrap();
+    assert_eq!(ReviewSummary::of(&once).title, asked);
 }
 
 #[test]
