@@ -244,19 +244,36 @@ impl Db {
     /// stolen key must not live on as a phone it paired. False when there is
     /// no such live key. Each revocation is audited.
     pub async fn revoke_key(&self, id: &str) -> Result<bool, DbError> {
+        let revoked = self
+            .revoke_where(
+                "id IN (WITH RECURSIVE paired (id) AS (
+                     SELECT id FROM api_keys WHERE id = $1
+                     UNION SELECT k.id FROM api_keys k JOIN paired p ON k.paired_from = p.id)
+                 SELECT id FROM paired)",
+                id,
+            )
+            .await?;
+        Ok(revoked.iter().any(|key| key.id == id))
+    }
+
+    /// Revokes every live key with this label (the demo key of an earlier
+    /// start), audited.
+    pub async fn revoke_keys_labelled(&self, label: &str) -> Result<u64, DbError> {
+        Ok(self.revoke_where("label = $1", label).await?.len() as u64)
+    }
+
+    /// Revokes the live keys `condition` (over `$1` = `value`) selects, each
+    /// with its audit entry, in one transaction: the keys revoked.
+    async fn revoke_where(&self, condition: &str, value: &str) -> Result<Vec<ApiKey>, DbError> {
         let now = stored_time(chrono::Utc::now());
         let mut tx = begin_write(self.pool(), self.backend()).await?;
         let live = sqlx::query(&format!(
-            "WITH RECURSIVE paired (id) AS (
-                 SELECT id FROM api_keys WHERE id = $1
-                 UNION SELECT k.id FROM api_keys k JOIN paired p ON k.paired_from = p.id)
-             SELECT {KEY_COLUMNS} FROM api_keys WHERE id IN (SELECT id FROM paired) AND revoked_at IS NULL"
+            "SELECT {KEY_COLUMNS} FROM api_keys WHERE {condition} AND revoked_at IS NULL"
         ))
-        .bind(id)
+        .bind(value)
         .fetch_all(&mut *tx)
         .await?;
-        let mut entries = Vec::new();
-        let mut found = false;
+        let (mut revoked, mut entries) = (Vec::new(), Vec::new());
         for row in &live {
             let mut key = key_of(row)?;
             sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2")
@@ -264,7 +281,6 @@ impl Db {
                 .bind(&key.id)
                 .execute(&mut *tx)
                 .await?;
-            found |= key.id == id;
             key.revoked_at = Some(now.clone());
             let kind = if key.paired_from.is_some() {
                 "device.revoked"
@@ -272,37 +288,11 @@ impl Db {
                 "key.revoked"
             };
             entries.push(key_entry(kind, &key, &now));
+            revoked.push(key);
         }
         audit::append(&mut tx, &entries).await?;
         tx.commit().await?;
-        Ok(found)
-    }
-
-    /// Revokes every live key with this label (the demo key of an earlier
-    /// start), audited.
-    pub async fn revoke_keys_labelled(&self, label: &str) -> Result<u64, DbError> {
-        let now = stored_time(chrono::Utc::now());
-        let mut tx = begin_write(self.pool(), self.backend()).await?;
-        let live = sqlx::query(&format!(
-            "SELECT {KEY_COLUMNS} FROM api_keys WHERE label = $1 AND revoked_at IS NULL"
-        ))
-        .bind(label)
-        .fetch_all(&mut *tx)
-        .await?;
-        let mut entries = Vec::new();
-        for row in &live {
-            let mut key = key_of(row)?;
-            sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2")
-                .bind(&now)
-                .bind(&key.id)
-                .execute(&mut *tx)
-                .await?;
-            key.revoked_at = Some(now.clone());
-            entries.push(key_entry("key.revoked", &key, &now));
-        }
-        audit::append(&mut tx, &entries).await?;
-        tx.commit().await?;
-        Ok(entries.len() as u64)
+        Ok(revoked)
     }
 
     /// Who a key belongs to (revoked or not), as requests record it: its

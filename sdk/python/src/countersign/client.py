@@ -242,6 +242,17 @@ def settle(review_id: str, body: Any, timeout: float | None) -> Approved | None:
     )
 
 
+def decided(review_id: str, status: int, body: Any) -> Approved:
+    """A decided review's outcome read now: what was approved, or the
+    `NotApproved` that says why not (raised), pending included."""
+    if status != 200:
+        raise refusal(status, body, review_id)
+    approved = settle(review_id, body, None)
+    if approved is None:
+        raise NotApproved("no reviewer has decided it yet", review_id=review_id)
+    return approved
+
+
 def check_before_redeem(settings: Settings, approved: Approved) -> None:
     """`ReceiptInvalid` unless the token is for exactly this call and, with
     a public key, the receipt verifies and names this token and call."""
@@ -459,13 +470,7 @@ class Countersign:
         """The approval of a review asked earlier (by this process or another),
         as it stands now, to redeem right before its call runs: `Denied`,
         `TimedOut` or another `NotApproved` when it is not approved."""
-        status, body = self._send("GET", f"/reviews/{review_id}/outcome")
-        if status != 200:
-            raise refusal(status, body, review_id)
-        approved = settle(review_id, body, None)
-        if approved is None:
-            raise NotApproved("no reviewer has decided it yet", review_id=review_id)
-        return Approval(self, approved)
+        return Approval(self, decided(review_id, *self._send("GET", f"/reviews/{review_id}/outcome")))
 
     def _send(self, method: str, path: str, body: Any = None, read_timeout: float = 30) -> tuple[int, Any]:
         try:
@@ -612,13 +617,7 @@ class AsyncCountersign:
         """The approval of a review asked earlier (by this process or another),
         as it stands now, to redeem right before its call runs: `Denied`,
         `TimedOut` or another `NotApproved` when it is not approved."""
-        status, body = await self._send("GET", f"/reviews/{review_id}/outcome")
-        if status != 200:
-            raise refusal(status, body, review_id)
-        approved = settle(review_id, body, None)
-        if approved is None:
-            raise NotApproved("no reviewer has decided it yet", review_id=review_id)
-        return AsyncApproval(self, approved)
+        return AsyncApproval(self, decided(review_id, *await self._send("GET", f"/reviews/{review_id}/outcome")))
 
     async def _send(self, method: str, path: str, body: Any = None, read_timeout: float = 30) -> tuple[int, Any]:
         try:
