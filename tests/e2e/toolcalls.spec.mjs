@@ -79,6 +79,31 @@ test("approving with modifications tokens the edited call, which can be redeemed
   await shoot(page, "tool-call-approved");
 });
 
+test("cancelling asks once more, saying what the agent receives, and closes the call unread", async ({ page }) => {
+  await page.goto(DELETE);
+  // Every button says what the agent gets.
+  await expect(page.getByRole("button", { name: "Deny" })).toHaveAccessibleDescription(/agent is told it was denied, with your reason/);
+  await expect(page.getByRole("button", { name: "Send feedback" })).toHaveAccessibleDescription(/gets your text as feedback/);
+  await expect(page.getByRole("button", { name: "Cancel request" })).toHaveAccessibleDescription(/told it was cancelled, with no reason/);
+  await page.getByRole("button", { name: "Cancel request" }).click();
+  const question = page.getByRole("group", { name: /Cancel this request\?/ });
+  await expect(question).toBeVisible();
+  await expect(page.getByRole("button", { name: "Approve once" })).toBeHidden();
+  await shoot(page, "tool-call-cancel-confirm");
+  // Keeping it changes nothing.
+  await question.getByRole("button", { name: "Keep it" }).click();
+  await expect(page.getByRole("button", { name: "Approve once" })).toBeVisible();
+  expect((await stored(page, "c0ffee00-0000-4000-8000-000000002004")).confirm.status).toBe("pending");
+  await page.getByRole("button", { name: "Cancel request" }).click();
+  await page.getByRole("button", { name: "Yes, cancel request" }).click();
+  await expect(page.getByRole("button", { name: "Approve once" })).toHaveCount(0);
+  const review = await stored(page, "c0ffee00-0000-4000-8000-000000002004");
+  expect(review.confirm.status).toBe("cancelled");
+  expect(review.target.tool_call.outcome.kind).toBe("cancelled");
+  expect(review.target.tool_call.outcome.reason ?? null).toBeNull();
+  expect(review.target.tool_call.outcome.token).toBeUndefined();
+});
+
 test("an expired request cannot be approved and is closed as denied", async ({ page }) => {
   await page.goto("/import");
   const expiresAt = new Date(Date.now() + 4000).toISOString();

@@ -81,6 +81,30 @@ def test_a_denial_does_not_run_and_carries_the_reason(server: Server, agent: str
     assert isinstance(denied.value, NotApproved)
 
 
+@pytest.mark.parametrize(
+    ("decision", "kind", "reason"),
+    [
+        ({"status": "cancelled"}, "cancelled", None),
+        ({"status": "rejected", "reason": "Ask finance.", "tool_call": {"mode": "feedback"}}, "feedback", "Ask finance."),
+    ],
+)
+def test_a_cancel_and_feedback_are_denials_told_apart_by_kind(
+    server: Server, agent: str, decision: dict[str, Any], kind: str, reason: str | None
+) -> None:
+    ran: list[str] = []
+
+    @require_approval(client(server, agent))
+    def archive(name: str) -> None:
+        ran.append(name)
+
+    reviewer = server.decide_when_asked(agent, decision)
+    with pytest.raises(Denied) as denied:
+        archive("q3")
+    reviewer.join()
+    assert ran == []
+    assert (denied.value.kind, denied.value.reason) == (kind, reason)
+
+
 def test_no_decision_in_time_does_not_run_and_the_review_expires(server: Server, agent: str) -> None:
     ran: list[str] = []
 

@@ -56,6 +56,21 @@ test("a denial does not run and carries the reason", async () => {
   assert.deepEqual(ran, []);
 });
 
+for (const [decision, kind, reason] of [
+  [{ status: "cancelled" }, "cancelled", undefined],
+  [{ status: "rejected", reason: "Ask finance.", tool_call: { mode: "feedback" } }, "feedback", "Ask finance."],
+]) {
+  test(`a ${kind} is a denial told apart by its kind`, async () => {
+    const agent = agentName();
+    const ran = [];
+    const archive = requireApproval(client(agent), { tool: "archive" }, ({ name }) => ran.push(name));
+    const [outcome] = await Promise.allSettled([archive({ name: "q3" }), server.decideWhenAsked(agent, decision)]);
+    assert.ok(outcome.reason instanceof Denied, String(outcome.reason));
+    assert.deepEqual([outcome.reason.kind, outcome.reason.reason], [kind, reason]);
+    assert.deepEqual(ran, []);
+  });
+}
+
 test("no decision in time does not run and the review expires", async () => {
   const agent = agentName();
   const ran = [];
