@@ -29,7 +29,9 @@ pub async fn verify(database: &str, out: &mut impl Write) -> ExitCode {
 }
 
 async fn walk(database: &str) -> Result<Verdict, String> {
-    let db = Db::open(database).await.map_err(|e| e.to_string())?;
+    let db = Db::open_existing(database)
+        .await
+        .map_err(|e| e.to_string())?;
     db.verify_audit().await.map_err(|e| e.to_string())
 }
 
@@ -52,7 +54,7 @@ async fn write_export(
     out: &mut impl Write,
 ) -> Result<(), (u8, String)> {
     let failed = |e: String| (2, e);
-    let db = Db::open(database)
+    let db = Db::open_existing(database)
         .await
         .map_err(|e| failed(e.to_string()))?;
     let (entries, head) = match db.verify_audit().await.map_err(|e| failed(e.to_string()))? {

@@ -37,7 +37,9 @@ pub async fn run(
             key_copy.display()
         ));
     }
-    let db = Db::open(database).await.map_err(|e| e.to_string())?;
+    let db = Db::open_existing(database)
+        .await
+        .map_err(|e| e.to_string())?;
     if db.backend() == Backend::Postgres {
         return Err("this database is PostgreSQL: back it up with its own tools, e.g. `pg_dump --format=custom --file=countersign.dump \"$DATABASE_URL\"`, and keep the signing key (--signing-key, COUNTERSIGN_SIGNING_KEY) with it (docs/operating.md)".to_owned());
     }

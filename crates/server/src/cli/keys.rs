@@ -52,7 +52,7 @@ pub async fn run(
     out: &mut impl Write,
 ) -> Result<(), String> {
     let io = |e: std::io::Error| e.to_string();
-    let open = || async { Db::open(database).await.map_err(|e| e.to_string()) };
+    let open = || async { Db::open_existing(database).await.map_err(|e| e.to_string()) };
     match command {
         KeysCommand::SigningKey => {
             let signer = Signer::load(signing_key).map_err(|e| e.to_string())?;

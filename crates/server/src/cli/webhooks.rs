@@ -5,7 +5,9 @@ use crate::store::Db;
 /// `countersign webhooks`: each webhook's full address, secret and
 /// deliveries by state (for the operator who configures the receiver).
 pub async fn print(database: &str, out: &mut impl std::io::Write) -> Result<(), String> {
-    let db = Db::open(database).await.map_err(|e| e.to_string())?;
+    let db = Db::open_existing(database)
+        .await
+        .map_err(|e| e.to_string())?;
     let hooks = db.webhook_secrets().await.map_err(|e| e.to_string())?;
     if hooks.is_empty() {
         eprintln!("no webhook has been configured (serve --webhook URL)");

@@ -77,12 +77,28 @@ pub enum DbError {
         /// The newest migration this version has.
         known: i64,
     },
+    /// A one-shot command found a database with no Countersign schema:
+    /// only `countersign serve` creates one.
+    #[error("no Countersign database at {0}: it holds no Countersign tables, and only `countersign serve` creates them (nothing was changed)")]
+    Missing(String),
     /// A query answering several requests at once failed (its message).
     #[error("database error: {0}")]
     Failed(String),
     /// A stored value is damaged (edited by hand, or written by another program).
     #[error("stored data is damaged: {0}")]
     Damaged(String),
+}
+
+/// Whether Countersign's migrations ever ran here.
+async fn has_schema(conn: &mut sqlx::AnyConnection, backend: Backend) -> Result<bool, DbError> {
+    let query = match backend {
+        Backend::Sqlite => {
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'"
+        }
+        Backend::Postgres => "SELECT COUNT(*) FROM pg_catalog.pg_tables WHERE tablename = '_sqlx_migrations' AND schemaname = ANY (current_schemas(false))",
+    };
+    let found: i64 = sqlx::query_scalar(query).fetch_one(conn).await?;
+    Ok(found > 0)
 }
 
 impl Backend {
@@ -111,6 +127,16 @@ impl Db {
 
     /// Connects (creating a SQLite file if needed) and applies the migrations.
     pub async fn open(url: &str) -> Result<Db, DbError> {
+        Self::connect(url, true).await
+    }
+
+    /// Connects to a database `countersign serve` made, bringing its schema
+    /// up to date; an empty one is left as it is and refused.
+    pub async fn open_existing(url: &str) -> Result<Db, DbError> {
+        Self::connect(url, false).await
+    }
+
+    async fn connect(url: &str, create: bool) -> Result<Db, DbError> {
         sqlx::any::install_default_drivers();
         let backend = if url.starts_with("sqlite:") {
             Backend::Sqlite
@@ -128,13 +154,17 @@ impl Db {
         let options = AnyConnectOptions::from_str(&sqlite_create_mode(url, backend))?;
         // One connection first: its error names the cause (refused, password,
         // certificate), where the pool would only say that it timed out.
-        let probe =
+        let mut probe =
             sqlx::ConnectOptions::connect(&options)
                 .await
                 .map_err(|e| DbError::Connect {
                     address: without_password(url),
                     reason: e.to_string(),
                 })?;
+        if !create && !has_schema(&mut probe, backend).await? {
+            probe.close().await?;
+            return Err(DbError::Missing(without_password(url)));
+        }
         probe.close().await?;
         let pool = AnyPoolOptions::new()
             .max_connections(if backend == Backend::Sqlite { 4 } else { 10 })

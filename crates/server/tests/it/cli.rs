@@ -336,6 +336,99 @@ fn the_systemd_unit_verifies_and_its_command_line_serves() {
     );
 }
 
+/// A `systemd-run` command as the unit's header and the operator's guide
+/// write it: its `-p` properties, its `-E` variables, and the command.
+struct SystemdRun {
+    properties: Vec<(String, String)>,
+    environment: Vec<(String, String)>,
+    command: Vec<String>,
+}
+
+impl SystemdRun {
+    /// The first `sudo systemd-run` command in `text`, with `prefix` (the
+    /// comment marker) taken off each of its lines.
+    fn find(text: &str, prefix: &str) -> SystemdRun {
+        let lines: Vec<&str> = text
+            .lines()
+            .map(|l| l.trim_start_matches(prefix).trim())
+            .skip_while(|l| !l.starts_with("sudo systemd-run"))
+            .collect();
+        let end = lines.iter().position(|l| !l.ends_with('\\')).unwrap();
+        let joined = lines[..=end].join(" ").replace('\\', " ");
+        let mut words = joined.split_whitespace().skip(2);
+        let split = |w: &str| {
+            let (k, v) = w.split_once('=').unwrap();
+            (k.to_owned(), v.to_owned())
+        };
+        let mut run = SystemdRun {
+            properties: vec![],
+            environment: vec![],
+            command: vec![],
+        };
+        while let Some(word) = words.next() {
+            match word {
+                "-p" => run.properties.push(split(words.next().unwrap())),
+                "-E" => run.environment.push(split(words.next().unwrap())),
+                flag if flag.starts_with("--") => {}
+                first => {
+                    run.command.push(first.to_owned());
+                    run.command.extend(words.by_ref().map(str::to_owned));
+                }
+            }
+        }
+        run
+    }
+}
+
+#[test]
+fn the_units_instructions_run_one_shot_commands_as_the_service_on_its_data() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let unit = std::fs::read_to_string(root.join("deploy/countersign.service")).unwrap();
+    let guide = std::fs::read_to_string(root.join("docs/operating.md")).unwrap();
+    let setting = |key: &str| {
+        unit.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+            .unwrap_or_else(|| panic!("the unit sets {key}"))
+            .to_owned()
+    };
+    let data = tempfile::tempdir().unwrap();
+    drop(Server::start(data.path(), &[]));
+    for (run, said) in [
+        (SystemdRun::find(&unit, "#"), "the unit's header"),
+        (SystemdRun::find(&guide, ""), "docs/operating.md"),
+    ] {
+        // The same user, state folder, settings and data as the service.
+        for key in ["DynamicUser", "User", "StateDirectory", "EnvironmentFile"] {
+            let given = run.properties.iter().find(|(k, _)| k == key);
+            assert_eq!(
+                given.map(|(_, v)| v.clone()),
+                Some(setting(key)),
+                "{said}: -p {key}"
+            );
+        }
+        let data_at = setting("Environment").replace("COUNTERSIGN_DATA=", "");
+        assert_eq!(
+            run.environment,
+            vec![("COUNTERSIGN_DATA".to_owned(), data_at)],
+            "{said}"
+        );
+        assert_eq!(run.command[0], "/usr/local/bin/countersign", "{said}");
+        // The command itself works on the data the service made.
+        let output = Command::new(env!("CARGO_BIN_EXE_countersign"))
+            .args(&run.command[1..])
+            .env("COUNTERSIGN_DATA", data.path())
+            .env_remove("COUNTERSIGN_DATABASE")
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{said}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
 #[test]
 fn keys_are_managed_by_the_command_and_revoked_keys_are_refused() {
     let data = tempfile::tempdir().unwrap();
