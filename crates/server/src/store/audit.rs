@@ -129,6 +129,25 @@ pub struct Stored {
     pub hash: String,
 }
 
+/// Whether the review, grant, key or webhook `id` is stored.
+async fn audited_document_exists(
+    conn: &mut sqlx::AnyConnection,
+    subject_type: &str,
+    id: &str,
+) -> Result<bool, sqlx::Error> {
+    let sql = match subject_type {
+        "review" => "SELECT COUNT(*) FROM reviews WHERE id = $1",
+        "grant" => "SELECT COUNT(*) FROM scope_grants WHERE grant_id = $1",
+        "key" => "SELECT COUNT(*) FROM api_keys WHERE id = $1",
+        "webhook" => "SELECT COUNT(*) FROM webhooks WHERE url = $1",
+        // Only these four are recorded; an entry naming another is the
+        // chain's business, checked by its hashes.
+        _ => return Ok(true),
+    };
+    let found: i64 = sqlx::query_scalar(sql).bind(id).fetch_one(conn).await?;
+    Ok(found > 0)
+}
+
 /// The stored reviews or grants after id `after` (all when `limit` is 0),
 /// by id, each as the text its audit entries cover.
 async fn audited_documents(
@@ -314,12 +333,15 @@ impl Db {
         })
     }
 
-    /// The first stored review or grant that is not the document its last
-    /// audit entry covers (or that has no entry at all).
+    /// The first stored review, grant, key or webhook that is not the
+    /// document its last audit entry covers (or that has no entry at all),
+    /// else the first one the chain records that is no longer stored:
+    /// Countersign deletes none of them.
     async fn stored_documents_differ(
         &self,
         last_doc: &HashMap<(String, String), (i64, String)>,
     ) -> Result<Option<String>, DbError> {
+        let mut stored = 0usize;
         for kind in ["review", "grant", "key", "webhook"] {
             let mut after = String::new();
             loop {
@@ -328,6 +350,7 @@ impl Db {
                 let Some((last, _)) = rows.last() else { break };
                 after = last.clone();
                 for (id, doc) in rows {
+                    stored += 1;
                     let hash = CallHash::of_canonical(&doc);
                     match last_doc.get(&(kind.to_owned(), id.clone())) {
                         None => {
@@ -342,6 +365,20 @@ impl Db {
                         }
                         Some(_) => {}
                     }
+                }
+            }
+        }
+        // Every stored document has an entry: fewer stored than recorded
+        // means some were deleted, found by looking each one up.
+        if stored < last_doc.len() {
+            let mut recorded: Vec<_> = last_doc.iter().collect();
+            recorded.sort_by_key(|(_, (seq, _))| *seq);
+            for ((kind, id), (seq, _)) in recorded {
+                let mut conn = self.pool().acquire().await?;
+                if !audited_document_exists(&mut conn, kind, id).await? {
+                    return Ok(Some(format!(
+                        "{kind} {id}, recorded by audit entry {seq}, is no longer stored: it was deleted outside Countersign"
+                    )));
                 }
             }
         }

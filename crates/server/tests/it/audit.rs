@@ -242,14 +242,24 @@ fn check_chain(server: Server) {
     ));
 
     // A revoked key brought back, or given a role, behind the chain's back.
+    db.run("CREATE TABLE kept_key AS SELECT * FROM api_keys WHERE roles = '[\"auditor\"]'");
     db.run("UPDATE api_keys SET revoked_at = NULL WHERE roles = '[\"auditor\"]'");
     broken("as stored is not the document its last audit entry");
     db.run("UPDATE api_keys SET revoked_at = '2026-01-01T00:00:00.000000Z' WHERE roles = '[\"auditor\"]'");
     broken("as stored is not the document its last audit entry");
+    // A key or a review deleted behind the chain's back.
     db.run("DELETE FROM api_keys WHERE roles = '[\"auditor\"]'");
+    broken("is no longer stored: it was deleted outside Countersign");
     db.run("INSERT INTO api_keys (id, kind, roles, label, hash, created_at) VALUES ('key_forged', 'reviewer', '[\"reviewer\"]', 'x', 'x', '2026-01-01T00:00:00.000000Z')");
     broken("key key_forged is stored but no audit entry records it");
     db.run("DELETE FROM api_keys WHERE id = 'key_forged'");
+    db.run("INSERT INTO api_keys SELECT * FROM kept_key");
+    db.run(&format!(
+        "CREATE TABLE kept_review AS SELECT * FROM reviews WHERE id = '{id}'"
+    ));
+    db.run(&format!("DELETE FROM reviews WHERE id = '{id}'"));
+    broken(&format!("review {id}, recorded by audit entry"));
+    db.run("INSERT INTO reviews SELECT * FROM kept_review");
 
     let restored = place.audit(&["verify"]);
     assert_eq!(restored.status.code(), Some(0), "{}", said(&restored));
