@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { appPolicy } from "./app-policy.mjs";
 
 const dist = process.argv[2] ?? "dist";
 const indexPath = join(dist, "index.html");
@@ -18,21 +19,7 @@ if (inline.length !== 1) {
 }
 const boot = `'sha256-${createHash("sha256").update(inline[0][1]).digest("base64")}'`;
 
-// No inline script but the boot script, no eval; wasm compiles
-// ('wasm-unsafe-eval'); styles only from our stylesheet; the reviewer may point
-// the app at any backend or LangGraph server, so fetches may go to https
-// origins and to this machine.
-const POLICY = [
-  "default-src 'self'",
-  `script-src 'self' ${boot} 'wasm-unsafe-eval'`,
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self' https: http://127.0.0.1:* http://localhost:*",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "manifest-src 'self'",
-].join("; ");
+const POLICY = appPolicy([boot]);
 
 // scripts/split-app.mjs replaced the wasm and its glue after trunk hashed them:
 // every preload's integrity is taken again from the file as served.

@@ -2,7 +2,8 @@
 # Installs whatever this machine lacks to build and test Countersign, and skips
 # what is present: the wasm target, rustfmt/clippy, wasm-bindgen-cli, trunk and
 # wasm-split-cli at pinned versions, npm packages (binaryen's wasm-opt, Playwright), and, with
-# --browser, Debian's chromium and chromedriver. Source it or run it; it prints
+# --browser, Debian's chromium and chromedriver. With --run, only what
+# scripts/run.sh needs: the wasm target and wasm-bindgen-cli. It prints
 # what it does. With --postgres, Debian's PostgreSQL (and openssl) for the server's tests.
 # With --udspy, a Python virtual environment (.venv-udspy) with the udspy agent
 # library from PyPI, for the udspy bridge's browser test. With --langgraph, a
@@ -47,6 +48,7 @@ MYPY_VERSION=2.4.1
 PYDANTIC_AI_VERSION=2.68.0
 GOOGLE_ADK_VERSION=2.13.0
 want_browser=false
+only_run=false
 want_postgres=false
 want_udspy=false
 want_mcp=false
@@ -59,6 +61,7 @@ want_docs=false
 for flag in "$@"; do
   case "$flag" in
     --browser) want_browser=true ;;
+    --run) only_run=true ;;
     --postgres) want_postgres=true ;;
     --udspy) want_udspy=true ;;
     --mcp) want_mcp=true ;;
@@ -68,7 +71,7 @@ for flag in "$@"; do
     --sdk) want_sdk=true ;;
     --ops) want_ops=true ;;
     --docs) want_docs=true ;;
-    *) echo "usage: setup.sh [--browser] [--postgres] [--udspy] [--mcp] [--openai-agents] [--langgraph] [--sdk] [--ops] [--docs] [--fuzz]" >&2; exit 2 ;;
+    *) echo "usage: setup.sh [--run] [--browser] [--postgres] [--udspy] [--mcp] [--openai-agents] [--langgraph] [--sdk] [--ops] [--docs] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 apt_install() {
@@ -113,8 +116,10 @@ make_venv() {
 step "rust: wasm target and components"
 installed_targets=$(rustup target list --installed)
 grep -qx wasm32-unknown-unknown <<<"$installed_targets" || rustup target add wasm32-unknown-unknown
-rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
-rustup component list --installed | grep -q '^clippy' || rustup component add clippy
+if ! $only_run; then
+  rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
+  rustup component list --installed | grep -q '^clippy' || rustup component add clippy
+fi
 
 step "wasm-bindgen-cli $WASM_BINDGEN_VERSION"
 if [[ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]] || ! command -v wasm-bindgen-test-runner >/dev/null; then
@@ -123,6 +128,8 @@ if [[ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VER
 else
   echo "present"
 fi
+
+$only_run && exit 0
 
 step "trunk $TRUNK_VERSION"
 if [[ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]]; then

@@ -153,9 +153,11 @@ native_tests() {
 
 app_checks() {
   step "clippy and the build of every wasm target (the app, the benchmarks' wasm, the Leptos floor)"
-  (low_priority; cargo test -p countersign-app -p countersign-bench -p countersign-floor --target wasm32-unknown-unknown --all-targets --no-run)
+  # The `quick` profile: the one scripts/run.sh builds the app with, so its
+  # browser test (first-run.spec.mjs) builds only the app's own crate again.
+  (low_priority; cargo test --profile quick -p countersign-app -p countersign-bench -p countersign-floor --target wasm32-unknown-unknown --all-targets --no-run)
   step "app view-logic tests (wasm, headless chromium)"
-  CHROMEDRIVER=/usr/bin/chromedriver cargo test -p countersign-app --target wasm32-unknown-unknown
+  CHROMEDRIVER=/usr/bin/chromedriver cargo test --profile quick -p countersign-app --target wasm32-unknown-unknown
   step "the benchmarks' builds (bench/run.mjs --prepare: their wasm and the Leptos floor)"
   (low_priority; node bench/run.mjs --prepare)
 }

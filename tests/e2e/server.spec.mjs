@@ -210,8 +210,7 @@ test("an agent's plan appears live, the reviewer approves it in the browser, and
   await page.getByRole("button", { name: "Approve" }).click();
   await expect(page.getByRole("status").filter({ hasText: "approved by reviewer" })).toBeVisible();
   expect(await exited).toBe(0);
-  expect(stdout).toContain("APPROVED");
-  expect(stdout).toContain("Idle for weeks; fine to delete.");
+  expect(stdout).toContain(" approved by reviewer: Idle for weeks; fine to delete.");
 });
 
 test("two reviewers decide the same review at once: one wins, the other sees the conflict", async ({ browser }) => {

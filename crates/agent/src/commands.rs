@@ -143,13 +143,13 @@ fn exit_for(outcome: &Outcome) -> ExitCode {
     }
 }
 
+/// `<id> approved by <role>`, `<id> rejected by <role> [kind]: reason`, or
+/// `<id> pending: …`: the review's status in plain words, whatever it asked.
 fn print_outcome(outcome: &Outcome) {
-    let mut line = format!(
-        "{} {} ({})",
-        outcome.confirm_id,
-        outcome.outcome.as_str(),
-        outcome.status
-    );
+    let mut line = format!("{} {}", outcome.confirm_id, outcome.status);
+    if outcome.outcome == Verdict::Blocked {
+        line.push_str(": waiting for a reviewer's decision");
+    }
     if let Some(role) = &outcome.decided_by_role {
         line.push_str(&format!(" by {role}"));
     }

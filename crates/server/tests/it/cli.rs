@@ -514,7 +514,7 @@ fn agent_submit_waits_for_the_reviewers_decision() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
-        stdout.contains("APPROVED") && stdout.contains("Looks safe"),
+        stdout.contains(" approved by reviewer: Looks safe"),
         "{stdout}"
     );
 
@@ -527,7 +527,7 @@ fn agent_submit_waits_for_the_reviewers_decision() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(3), "{stdout}");
     assert!(
-        stdout.contains("TOOL_DENIED") && stdout.contains("Not during the freeze"),
+        stdout.contains(" rejected by reviewer: Not during the freeze"),
         "{stdout}"
     );
 
