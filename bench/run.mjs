@@ -623,6 +623,18 @@ say();
   ]);
 }
 
+// ---------------------------------------------------------------- 8. first run
+// A fresh clone compiles everything again: full runs only.
+if (!quick) {
+  say("## 8. A newcomer's first run");
+  say();
+  say("`./scripts/run.sh` from a fresh clone, with an empty `CARGO_HOME`, `CARGO_TARGET_DIR` and npm cache and nothing on `PATH` but the languages (cargo, rustc, rustup, node, python3) and the system's programs, until it prints the desk's address; then the same clone started again (`bench/first-run.mjs`). Budget: 12 minutes on 2 cores.");
+  say();
+  const printed = execFileSync(process.execPath, ["bench/first-run.mjs"], { encoding: "utf8" });
+  for (const line of printed.split("\n").filter((l) => l.startsWith("|"))) say(line);
+  say();
+}
+
 // ---------------------------------------------------------------- output
 if (quick) {
   console.log("\n(--quick: smoke run, nothing written)");

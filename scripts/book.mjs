@@ -5,7 +5,7 @@
 // been taken since then, so the book never shows a stale screen). Then every
 // link of every chapter must resolve: links within the book (to a page, a
 // picture or a heading's anchor) in the built HTML; links that leave docs/
-// name files of this repository (the code, its configurations, SECURITY.md)
+// name files of this repository (the code, its configurations, BENCHMARKS.md)
 // and must exist there. Prints what is wrong and exits 1 if anything is.
 // Usage: node scripts/book.mjs [--screenshots-since EPOCH_SECONDS]
 import { execFileSync } from "node:child_process";

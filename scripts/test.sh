@@ -156,6 +156,8 @@ app_checks() {
   # The `quick` profile: the one scripts/run.sh builds the app with, so its
   # browser test (first-run.spec.mjs) builds only the app's own crate again.
   (low_priority; cargo test --profile quick -p countersign-app -p countersign-bench -p countersign-floor --target wasm32-unknown-unknown --all-targets --no-run)
+  step "the app as scripts/run.sh builds it (the quick profile)"
+  (low_priority; cargo build --profile quick -p countersign-app --target wasm32-unknown-unknown)
   step "app view-logic tests (wasm, headless chromium)"
   CHROMEDRIVER=/usr/bin/chromedriver cargo test --profile quick -p countersign-app --target wasm32-unknown-unknown
   step "the benchmarks' builds (bench/run.mjs --prepare: their wasm and the Leptos floor)"

@@ -1,5 +1,5 @@
 // The release build under its Content-Security-Policy, and hostile content
-// shown inert and literal (SECURITY.md).
+// shown inert and literal (docs/security.md).
 import { expect, test } from "@playwright/test";
 import { createHash } from "node:crypto";
 import { shoot } from "./support.mjs";

@@ -65,14 +65,25 @@ def section(readme: str, heading: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "where",
-    ["README.md", "docs/python.md"],
+    ("where", "block", "outcome", "printed"),
+    [
+        (where, block, outcome, printed)
+        for where in ["README.md", "docs/python.md"]
+        for block, outcome, printed in [
+            (1, "APPROVED", "refunded 120.0 to cus_42"),
+            (2, "TOOL_DENIED", "not refunded: Refunds over 100 need a ticket."),
+        ]
+    ],
 )
-def test_the_quickstart_and_its_curl_reviewer_run_as_written(server: Server, where: str) -> None:
+def test_the_quickstart_and_its_curl_reviewer_run_as_written(
+    server: Server, where: str, block: int, outcome: str, printed: str
+) -> None:
     text = (REPO / where).read_text()
     agent_sdks = section(text, "## Agent SDKs") if where == "README.md" else text
     quickstart = re.findall(r"```python\n(.*?)```", agent_sdks, re.S)[0]
-    reviewer = re.findall(r"```sh\n(.*?)```", agent_sdks, re.S)[1]
+    reviewer = re.findall(r"```sh\n(.*?)```", agent_sdks, re.S)[block]
+    # What the page says the script prints is what it prints.
+    assert f"prints `{printed}`" in " ".join(agent_sdks.split())
     env = {
         **os.environ,
         "COUNTERSIGN_URL": server.url,
@@ -88,7 +99,7 @@ def test_the_quickstart_and_its_curl_reviewer_run_as_written(server: Server, whe
         time.sleep(0.05)
     decided = subprocess.run(["bash", "-euo", "pipefail", "-c", reviewer], env=env, capture_output=True, text=True, timeout=60)
     assert decided.returncode == 0, decided.stderr
-    assert json.loads(decided.stdout)["outcome"]["outcome"] == "APPROVED"
+    assert json.loads(decided.stdout)["outcome"]["outcome"] == outcome
     out, err = agent.communicate(timeout=60)
     assert agent.returncode == 0, err
-    assert out.strip() == "refunded 120.0 to cus_42"
+    assert out.strip() == printed

@@ -32,19 +32,24 @@ const quickstarts = [
   ["the TypeScript guide", readFileSync(join(REPO, "docs/typescript.md"), "utf8")],
 ];
 
-for (const [where, readme] of quickstarts) test(`the quickstart of ${where} runs as written`, async () => {
+const answers = [
+  [{ status: "approved" }, "refunded 120 to cus_42"],
+  [{ status: "rejected", reason: "Refunds over 100 need a ticket." }, "not refunded: Refunds over 100 need a ticket."],
+];
+
+for (const [where, readme] of quickstarts) for (const [decision, printed] of answers) test(`the quickstart of ${where} runs as written when ${decision.status}`, async () => {
   const quickstart = readme.match(/```ts\n([\s\S]*?)```/)[1];
   // Inside the package, so `@countersign/sdk` resolves to it.
   const file = join(sdk, "test/.quickstart.mjs");
   writeFileSync(file, quickstart);
   try {
     const env = { ...process.env, COUNTERSIGN_URL: server.url, COUNTERSIGN_AGENT_KEY: server.agentKey, COUNTERSIGN_PUBLIC_KEY: server.publicKey };
-    const reviewer = server.decideWhenAsked("typescript-agent", { status: "approved" });
+    const reviewer = server.decideWhenAsked("typescript-agent", decision);
     const ran = await new Promise((resolve, reject) =>
       execFile(process.execPath, [file], { env, timeout: 60_000 }, (error, stdout, stderr) => (error ? reject(new Error(stderr || error.message)) : resolve(stdout))),
     );
     await reviewer;
-    assert.equal(ran.trim(), "refunded 120 to cus_42");
+    assert.equal(ran.trim(), printed);
   } finally {
     rmSync(file, { force: true });
   }

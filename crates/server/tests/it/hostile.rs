@@ -1,4 +1,4 @@
-//! Hostile content and limits (SECURITY.md): markup, script and `javascript:`
+//! Hostile content and limits (docs/security.md): markup, script and `javascript:`
 //! payloads, bidi and zero-width characters, NUL and a 1 MB string are stored
 //! and returned byte for byte on SQLite and PostgreSQL; bodies over the limit,
 //! nesting past the parser's depth and broken Unicode are refused with errors

@@ -1,4 +1,4 @@
-//! Who may do what, and what holds under races and crashes (SECURITY.md):
+//! Who may do what, and what holds under races and crashes (docs/security.md):
 //! the whole authorization table of the API, 64 decisions racing on one
 //! review, a token redeemed by many at the same instant, and the server killed
 //! with SIGKILL in the middle of a decision load, on SQLite and PostgreSQL.

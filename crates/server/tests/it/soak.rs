@@ -1,4 +1,4 @@
-//! Load soak (SECURITY.md): the real server on SQLite and on PostgreSQL under a steady
+//! Load soak (docs/security.md): the real server on SQLite and on PostgreSQL under a steady
 //! mixed load for a bounded time — agents submitting plans and tool calls and
 //! polling outcomes, reviewers listing, searching, opening and deciding, and
 //! event-stream subscribers — with its resident memory sampled throughout.
