@@ -4,7 +4,7 @@ use crate::desk::{Desk, Notices, Origin, Preferences, Reviews};
 use crate::keyboard::{use_shortcuts, SHORTCUTS};
 use crate::pages::inbox::Inbox;
 use crate::pages::on_demand::{self, OnDemand};
-use crate::router::{href, provide_location, Route};
+use crate::router::{href, provide_location, settings_then, Route};
 use leptos::prelude::*;
 
 /// The whole app.
@@ -53,7 +53,8 @@ fn Shell() -> impl IntoView {
     if origin.awaiting_server() {
         Effect::new(move |_| {
             if !matches!(route.get(), Route::Settings | Route::Pair) {
-                location.navigate("/settings", true);
+                let then = settings_then(&location.path.get(), &location.query.get_untracked());
+                location.navigate(&then, true);
             }
         });
     }

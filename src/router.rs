@@ -210,6 +210,31 @@ pub fn use_location() -> Location {
     expect_context::<Location>()
 }
 
+/// Settings, remembering where the reviewer was going (`/settings?next=…`),
+/// for a desk that must be connected first.
+pub fn settings_then(path: &str, query: &str) -> String {
+    let next = if query.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path}?{query}")
+    };
+    if next == "/" || Route::parse(path) == Route::Settings {
+        return "/settings".to_owned();
+    }
+    let encoded: String = js_sys::encode_uri_component(&next).into();
+    format!("/settings?next={encoded}")
+}
+
+/// Where connecting leads: the app path `next` names, else the inbox. Only
+/// a path of this app is followed (never `//host` or another scheme), and
+/// never Settings again.
+pub fn after_connect(next: Option<&str>) -> String {
+    next.filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.starts_with("/\\"))
+        .filter(|n| Route::parse(n.split('?').next().unwrap_or(n)) != Route::Settings)
+        .unwrap_or("/")
+        .to_owned()
+}
+
 /// Percent-decodes a URL component (`+` counts as a space, as in forms).
 fn decode(text: &str) -> String {
     let text = text.replace('+', " ");
@@ -225,6 +250,33 @@ mod tests {
     use wasm_bindgen_test::*;
 
     wasm_bindgen_test_configure!(run_in_browser);
+
+    #[wasm_bindgen_test]
+    fn connecting_returns_to_the_link_that_brought_the_reviewer() {
+        let id = "/reviews/c0ffee00-0000-4000-8000-000000002004";
+        let settings = settings_then(id, "");
+        assert_eq!(
+            settings,
+            "/settings?next=%2Freviews%2Fc0ffee00-0000-4000-8000-000000002004"
+        );
+        assert_eq!(settings_then("/", ""), "/settings");
+        assert_eq!(
+            settings_then("/", "status=all"),
+            "/settings?next=%2F%3Fstatus%3Dall"
+        );
+        assert_eq!(after_connect(Some(id)), id);
+        assert_eq!(after_connect(Some("/?status=all")), "/?status=all");
+        assert_eq!(after_connect(None), "/");
+        for elsewhere in [
+            "//evil.example/x",
+            "https://evil.example/",
+            "/\\evil.example",
+            "/settings",
+            "reviews/x",
+        ] {
+            assert_eq!(after_connect(Some(elsewhere)), "/", "{elsewhere}");
+        }
+    }
 
     #[wasm_bindgen_test]
     fn routes_parse() {

@@ -595,7 +595,7 @@ fn ToolChoiceFields(options: ToolOptions) -> impl IntoView {
         {offer.approves().then(|| view! {
             <fieldset class="field tool-options">
                 <legend>"If you approve"</legend>
-                {offer.once.then(|| mode_radio(ToolMode::Once, if interrupt { "Approve as asked" } else { "Approve once (one single-use token)" }))}
+                {offer.once.then(|| mode_radio(ToolMode::Once, if interrupt { "Approve as asked" } else { "Approve once: this call, this time" }))}
                 {offer.scope.then(|| mode_radio(ToolMode::Scope, "Approve with scope"))}
                 {offer.edit.then(|| mode_radio(ToolMode::Edit, "Approve with modifications"))}
             </fieldset>

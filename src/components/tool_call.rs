@@ -5,6 +5,7 @@
 //! outcome with its token.
 
 use crate::components::markdown::Markdown;
+use countersign_domain::text::markdown::plain_text;
 use countersign_domain::text::reveal;
 use countersign_domain::toolcall::{
     check_summary, ApprovalRequest, CallHash, OutcomeKind, SummaryCheck, ToolCallReview,
@@ -70,8 +71,8 @@ pub fn ToolCallPanel(
             <h2 id="call-title">"Tool call " <code>{reveal::label(&name)}</code></h2>
             <p class="tool-risk">
                 <span class=format!("risk risk-{}", tier.to_ascii_lowercase())>{format!("Risk {tier}")}</span>
-                " "
-                {request.risk_reasons.join("; ")}
+                " " <span class="risk-meaning">{request.risk_tier.meaning()}</span>
+                {(!request.risk_reasons.is_empty()).then(|| format!(". Why: {}.", request.risk_reasons.join("; ")))}
             </p>
             {(pending && !interrupt).then(|| view! { <Countdown request=request.clone() /> })}
             <ExactCall request=request.clone() />
@@ -119,16 +120,25 @@ fn ExactCall(request: ApprovalRequest) -> impl IntoView {
     }
 }
 
-/// What the agent says the call does, checked against the call.
+/// What the agent says the call does, checked against the call. A summary
+/// of one plain line is the page's title already: only its check is shown.
 #[component]
 fn AgentSummary(request: ApprovalRequest) -> impl IntoView {
     let check = request
         .tool_call()
         .map(|c| check_summary(&request.human_summary, &c))
         .ok();
+    let summary = request.human_summary.trim();
+    let in_title = !summary.contains('\n') && plain_text(summary).trim() == summary;
     view! {
-        <h3>"Agent’s summary"</h3>
-        <blockquote class="summary"><Markdown text=reveal::prose(&request.human_summary) /></blockquote>
+        {if in_title {
+            view! { <h3>"Does the summary match the call?"</h3> }.into_any()
+        } else {
+            view! {
+                <h3>"Agent’s summary"</h3>
+                <blockquote class="summary"><Markdown text=reveal::prose(&request.human_summary) /></blockquote>
+            }.into_any()
+        }}
         {match check {
             Some(check) => view! { <SummaryCheckView check /> }.into_any(),
             None => view! { <p class="summary-check summary-bad" role="alert">"✕ The call cannot be read, so the summary cannot be checked."</p> }.into_any(),

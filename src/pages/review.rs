@@ -15,7 +15,7 @@ use countersign_domain::langgraph::Answer;
 use countersign_domain::model::{Confirm, ConfirmStatus, Plan};
 use countersign_domain::policy::Rule;
 use countersign_domain::text::reveal;
-use countersign_domain::toolcall::RiskTier;
+use countersign_domain::toolcall::{default_reason, RiskTier};
 use countersign_domain::{Issue, MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -191,12 +191,12 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
     view! {
         <article class="review" aria-labelledby="review-title">
             <p class="breadcrumb"><a href=href("/") aria-keyshortcuts="Escape">"← Inbox"</a></p>
-            <ReviewHead entry confirm=confirm.clone() facts />
+            <ReviewHead entry confirm=confirm.clone() reason=own_reason(&review) facts />
             <div class="review-grid">
                 <div class="review-main-col">
                     {review.tool_call().cloned().map(|call| view! { <ToolCallPanel call pending interrupt /> })}
                     {plan.map(|plan| view! { <PlanCard plan /> })}
-                    <Problems issues />
+                    {(problems > 0).then(|| view! { <Problems issues /> })}
                     <section aria-labelledby="history-title" class="card">
                         <h2 id="history-title">"Decision history"</h2>
                         <DecisionTimeline confirm=confirm.clone() deciders=review.deciders.clone() />
@@ -211,7 +211,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
                     } else {
                         view! { <Decided review=review.clone() /> }.into_any()
                     }}
-                    <RequestDetails confirm />
+                    <RequestDetails confirm checked=problems == 0 />
                 </aside>
             </div>
             <RawDocuments review />
@@ -224,6 +224,8 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
 fn ReviewHead(
     entry: Arc<Entry>,
     confirm: Confirm,
+    /// The reason the agent wrote, or `None` when it only repeats the call.
+    reason: Option<String>,
     facts: Option<crate::desk::InterruptFacts>,
 ) -> impl IntoView {
     let now = crate::browser::now();
@@ -238,12 +240,23 @@ fn ReviewHead(
                     {confirm.requested_at.ago(now)}
                 </time>
             </p>
-            {confirm.reason.clone().map(|text| view! {
+            {reason.map(|text| view! {
                 <LongText class="request-reason" label="Reason for the request" text />
             })}
             {facts.map(|facts| view! { <InterruptNote facts /> })}
         </header>
     }
+}
+
+/// The request's reason, unless it is the one made for a tool call that gave
+/// none (the call and its summary, which the page shows already).
+fn own_reason(review: &Review) -> Option<String> {
+    let reason = review.confirm.reason.clone()?;
+    let made = review.tool_call().and_then(|c| {
+        let name = c.request.tool_call().ok()?.name;
+        Some(default_reason(&name, &c.request.human_summary))
+    });
+    (made.as_deref() != Some(reason.as_str())).then_some(reason)
 }
 
 /// The plan: its title, status, objective and graph.
@@ -259,15 +272,13 @@ fn PlanCard(plan: Arc<Plan>) -> impl IntoView {
     }
 }
 
-/// Every MPLP check the request or its target fails.
+/// Every MPLP check the request or its target fails (shown only when some do).
 #[component]
 fn Problems(issues: Vec<Issue>) -> impl IntoView {
     let count = issues.len();
-    let list = if issues.is_empty() {
-        view! { <p class="subtle">"None: the request and its target pass every MPLP check."</p> }
-            .into_any()
-    } else {
-        view! {
+    view! {
+        <section aria-labelledby="problems-title" class="card">
+            <h2 id="problems-title">"Problems " <span class="count">{count}</span></h2>
             <ul class="issues" aria-label="Validation problems">
                 {issues.into_iter().map(|i| view! {
                     <li>
@@ -277,13 +288,6 @@ fn Problems(issues: Vec<Issue>) -> impl IntoView {
                     </li>
                 }).collect_view()}
             </ul>
-        }
-        .into_any()
-    };
-    view! {
-        <section aria-labelledby="problems-title" class="card">
-            <h2 id="problems-title">"Problems " <span class="count">{count}</span></h2>
-            {list}
         </section>
     }
 }
@@ -347,32 +351,30 @@ fn Decided(review: Review) -> impl IntoView {
     }
 }
 
-/// The request's ids, requester, time, protocol and trace.
+/// The request's ids, protocol, checks and trace: one click away, for who
+/// needs them (an auditor, a developer), out of the reviewer's way.
 #[component]
-fn RequestDetails(confirm: Confirm) -> impl IntoView {
+fn RequestDetails(confirm: Confirm, checked: bool) -> impl IntoView {
     let trace = match confirm.trace.clone() {
         Some(t) => view! {
-            <dl class="fields">
-                <dt>"Trace id"</dt><dd><code>{t.trace_id.to_string()}</code></dd>
-                <dt>"Span id"</dt><dd><code>{t.span_id.to_string()}</code></dd>
-            </dl>
+            <dt>"Trace id"</dt><dd><code>{t.trace_id.to_string()}</code></dd>
+            <dt>"Span id"</dt><dd><code>{t.span_id.to_string()}</code></dd>
         }
         .into_any(),
-        None => view! { <p class="subtle">"No trace reference."</p> }.into_any(),
+        None => view! { <dt>"Trace"</dt><dd>"none"</dd> }.into_any(),
     };
     view! {
-        <section class="card" aria-labelledby="request-title">
-            <h2 id="request-title">"Request"</h2>
+        <details class="card request-details">
+            <summary>"Technical details"</summary>
             <dl class="fields">
                 <dt>"Confirm id"</dt><dd><code>{confirm.confirm_id.to_string()}</code></dd>
                 <dt>"Target"</dt><dd>{confirm.target_type.as_str()} " " <code>{confirm.target_id.to_string()}</code></dd>
-                <dt>"Requested by"</dt><dd>{reveal::label(&confirm.requested_by_role)}</dd>
                 <dt>"Requested at"</dt><dd>{confirm.requested_at.exact()}</dd>
                 <dt>"Protocol"</dt><dd>{format!("MPLP {} (schema {})", confirm.meta.protocol_version, confirm.meta.schema_version)}</dd>
+                {checked.then(|| view! { <dt>"Checks"</dt><dd>"passes every MPLP check"</dd> })}
+                {trace}
             </dl>
-            <h3>"Trace"</h3>
-            {trace}
-        </section>
+        </details>
     }
 }
 

@@ -4,12 +4,20 @@
 
 use crate::backend::{Connection, HttpStore, LangGraphStore, ServerKind};
 use crate::desk::{Desk, Link, Origin, Preferences};
+use crate::router::{after_connect, href, Location};
 use crate::settings::{Settings, Theme};
 use leptos::prelude::*;
 
 fn reload() {
     if let Some(window) = web_sys::window() {
         let _ = window.location().reload();
+    }
+}
+
+/// Loads the app's `path` afresh (a new connection starts the desk again).
+fn go(path: &str) {
+    if let Some(window) = web_sys::window() {
+        let _ = window.location().assign(&href(path));
     }
 }
 
@@ -173,6 +181,7 @@ fn ConnectionForm(awaiting: bool) -> impl IntoView {
     );
     let remember = RwSignal::new(false);
     let status = RwSignal::new(None::<String>);
+    let location = use_context::<Location>();
     let on_connect = move || {
         let connection = Connection {
             url: server_url.get_untracked().trim().to_owned(),
@@ -180,7 +189,8 @@ fn ConnectionForm(awaiting: bool) -> impl IntoView {
             backend: backend.get_untracked(),
             graphs: graphs.get_untracked().trim().to_owned(),
         };
-        connect(connection, remember.get_untracked(), status);
+        let next = location.and_then(|l| l.param("next"));
+        connect(connection, remember.get_untracked(), next, status);
     };
     let title = if awaiting {
         "Connect to this desk's server"
@@ -229,9 +239,15 @@ fn ConnectionForm(awaiting: bool) -> impl IntoView {
 }
 
 /// Checks the server, then keeps the connection (for this tab, or on this
-/// device with `remember`) and starts again on it; says in `status` what is
-/// missing or why it did not connect.
-fn connect(connection: Connection, remember: bool, status: RwSignal<Option<String>>) {
+/// device with `remember`) and starts again on it, at the inbox or at `next`
+/// (the link that brought the reviewer); says in `status` what is missing or
+/// why it did not connect.
+fn connect(
+    connection: Connection,
+    remember: bool,
+    next: Option<String>,
+    status: RwSignal<Option<String>>,
+) {
     let missing = match connection.backend {
         ServerKind::Countersign if connection.url.is_empty() || connection.key.is_empty() => {
             Some("Give the server's address and your reviewer key.")
@@ -256,7 +272,8 @@ fn connect(connection: Connection, remember: bool, status: RwSignal<Option<Strin
         };
         match checked {
             Ok(()) => match connection.save(remember) {
-                Ok(()) => reload(),
+                // Loaded again on the new connection, where the link pointed.
+                Ok(()) => go(&after_connect(next.as_deref())),
                 Err(e) => status.set(Some(e)),
             },
             Err(e) => status.set(Some(format!("Not connected: {e}"))),

@@ -48,7 +48,7 @@ async function connect(page, key = server.reviewer) {
 test("a first visit to a server's own desk asks for the reviewer key and never shows the demo", async ({ page }) => {
   // A link to a review, opened in a browser that never saw this desk.
   await page.goto(`${server.url}/reviews/${MIGRATION}`);
-  await expect(page).toHaveURL(`${server.url}/settings`);
+  await expect(page).toHaveURL(`${server.url}/settings?next=%2Freviews%2F${MIGRATION}`);
   const welcome = page.getByRole("form", { name: "Connect to this desk's server" });
   await expect(welcome).toContainText(`served by the Countersign server at ${server.url}`);
   await expect(page.getByLabel("Server address")).toHaveValue(server.url);
@@ -59,6 +59,9 @@ test("a first visit to a server's own desk asks for the reviewer key and never s
   await page.getByLabel("Reviewer key").fill(server.reviewer);
   await page.getByRole("button", { name: "Connect", exact: true }).click();
   await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
+  // Connected, the reviewer is where the link pointed.
+  await expect(page).toHaveURL(`${server.url}/reviews/${MIGRATION}`);
+  await expect(page.getByRole("heading", { name: "Database Migration Plan", level: 1 })).toBeVisible();
   await page.goto(`${server.url}/`);
   await expect(rows(page)).toHaveCount(7);
 });
@@ -69,6 +72,9 @@ test("a reviewer connects with a key, sees the server's reviews live, and decide
   await page.getByRole("button", { name: "Connect", exact: true }).click();
   await expect(page.getByText(/Not connected: this API key is unknown or revoked/)).toBeVisible();
   await connect(page);
+  // Connecting leads to the inbox.
+  await expect(page).toHaveURL(`${server.url}/`);
+  await page.goto(`${server.url}/settings`);
   await shoot(page, "server-settings");
   // The key stays with this tab: not in local storage unless the reviewer asks to remember it.
   const kept = await page.evaluate((key) => ({

@@ -25,6 +25,6 @@ pub(crate) use outcome::outcome_for;
 pub use outcome::{
     OutcomeKind, ToolCallReview, ToolChoice, ToolDecideError, ToolMode, ToolOutcome,
 };
-pub use request::{ApprovalRequest, RiskTier, ToolCallSubmission, DEFAULT_EXPIRY};
+pub use request::{default_reason, ApprovalRequest, RiskTier, ToolCallSubmission, DEFAULT_EXPIRY};
 pub use summary::{check_summary, SummaryCheck, Unmentioned};
 pub use token::{RedeemError, Redemption, Token, TOKEN_LIFETIME};

@@ -28,6 +28,25 @@ pub enum RiskTier {
     R4,
 }
 
+impl RiskTier {
+    /// What the tier means, in the words a reviewer reads beside it.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            RiskTier::R0 => "read-only, no side effects",
+            RiskTier::R1 => "local and easily undone",
+            RiskTier::R2 => "visible side effects that can be undone",
+            RiskTier::R3 => "hard to undo, or reaches outside systems",
+            RiskTier::R4 => "irreversible or high impact",
+        }
+    }
+}
+
+/// The Confirm's reason when the agent gives none: the call and its summary,
+/// which the review page already shows (so it does not show this twice).
+pub fn default_reason(tool: &str, summary: &str) -> String {
+    format!("run {tool}: {summary}")
+}
+
 impl fmt::Display for RiskTier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -339,7 +358,7 @@ impl ToolCallSubmission {
             requested_at,
             reason: Some(
                 self.reason
-                    .unwrap_or_else(|| format!("run {}: {}", call.name, request.human_summary)),
+                    .unwrap_or_else(|| default_reason(&call.name, &request.human_summary)),
             ),
             decisions: None,
             trace: None,
