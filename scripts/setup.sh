@@ -45,6 +45,8 @@ MDBOOK_VERSION=0.5.4
 HTTPX_VERSION=0.28.1
 PYTEST_VERSION=9.2.0
 MYPY_VERSION=2.4.1
+# Builds the Python SDK's wheel and sdist (scripts/package-sdks.sh).
+BUILD_VERSION=1.6.1
 PYDANTIC_AI_VERSION=2.68.0
 GOOGLE_ADK_VERSION=2.13.0
 want_browser=false
@@ -226,12 +228,13 @@ if $want_sdk; then
   if [[ "$(cat .venv-sdk/.manifest 2>/dev/null)" != "$manifest" ]] \
     || [[ "$(.venv-sdk/bin/pip show mypy 2>/dev/null | sed -n 's/^Version: //p')" != "$MYPY_VERSION" ]] \
     || [[ "$(.venv-sdk/bin/pip show pydantic-ai-slim 2>/dev/null | sed -n 's/^Version: //p')" != "$PYDANTIC_AI_VERSION" ]] \
-    || [[ "$(.venv-sdk/bin/pip show google-adk 2>/dev/null | sed -n 's/^Version: //p')" != "$GOOGLE_ADK_VERSION" ]]; then
+    || [[ "$(.venv-sdk/bin/pip show google-adk 2>/dev/null | sed -n 's/^Version: //p')" != "$GOOGLE_ADK_VERSION" ]] \
+    || [[ "$(.venv-sdk/bin/pip show build 2>/dev/null | sed -n 's/^Version: //p')" != "$BUILD_VERSION" ]]; then
     make_venv .venv-sdk
     venv_install .venv-sdk "httpx==$HTTPX_VERSION" \
       "cryptography==$CRYPTOGRAPHY_VERSION" "rfc8785==$RFC8785_VERSION" \
       "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION" "pydantic-ai-slim==$PYDANTIC_AI_VERSION" \
-      "google-adk==$GOOGLE_ADK_VERSION"
+      "google-adk==$GOOGLE_ADK_VERSION" "build==$BUILD_VERSION"
     # The SDK itself with pip, as its users install it (what it needs is there).
     .venv-sdk/bin/pip install --quiet ./sdk/python
     echo "$manifest" > .venv-sdk/.manifest
