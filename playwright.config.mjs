@@ -25,6 +25,12 @@ export default defineConfig({
       ],
     },
   },
+  // The run command's test builds the app in the quick profile: the test
+  // command runs it apart, once the wasm checks (which build that profile) end.
+  projects: [
+    { name: "desk", testIgnore: /first-run\.spec/ },
+    { name: "first-run", testMatch: /first-run\.spec/ },
+  ],
   webServer: {
     command: `node scripts/serve-dist.mjs dist ${port}`,
     url: `http://127.0.0.1:${port}/`,

@@ -178,7 +178,7 @@ lane app-checks app_checks
 join release
 
 step "browser tests (headless chromium; the server tests drive target/debug/countersign and its seed example, built above)"
-npx playwright test
+npx playwright test --project desk
 
 step "the docs: the book (mdBook) with this run's screenshots and every link resolving; the runnable examples against a real server"
 node scripts/book.mjs --screenshots-since "$run_started"
@@ -188,6 +188,8 @@ step ""
 # The smoke run needs the benchmarks' builds (app-checks); it runs beside
 # the lanes still going.
 join app-checks
+step "the README's run command as a newcomer runs it (its builds are the wasm checks' and the native build's)"
+npx playwright test --project first-run
 step "benchmarks, smoke run (bench/run.mjs --quick: smallest sizes, so the benchmarks cannot rot)"
 # dist/ is the release build the browser tests just ran.
 node bench/run.mjs --quick --built

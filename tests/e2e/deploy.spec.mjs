@@ -100,7 +100,8 @@ test("behind nginx with TLS: the first visit connects, live events arrive, links
   // nginx's request id is the one the server logs and answers with.
   const id = (await get(`${nginx.url}/api/v1/health`)).headers["x-request-id"];
   expect(id).toMatch(/^[0-9a-f]{32}$/);
-  expect(readFileSync(join(dir, "countersign.access.log"), "utf8")).toMatch(new RegExp(`"GET /api/v1/health HTTP/[0-9.]+" 200 .* id=${id}`));
+  // nginx writes the line once the answer is sent: it may land a moment after the client has it.
+  await expect.poll(() => readFileSync(join(dir, "countersign.access.log"), "utf8")).toMatch(new RegExp(`"GET /api/v1/health HTTP/[0-9.]+" 200 .* id=${id}`));
   // The server answers its metrics on its own address; nginx never passes them on.
   expect((await fetch(`${server.url}/metrics`)).status).toBe(200);
   expect((await get(`${nginx.url}/metrics`)).status).toBe(404);

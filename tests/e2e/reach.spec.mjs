@@ -73,12 +73,16 @@ test("once opted in, a request created while the tab is hidden shows one notific
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
   await connect(page);
+  // Connecting leads to the inbox; notifications are turned on in Settings.
+  await page.goto(`${server.url}/settings`);
+  await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
   const hide = (hidden) => page.evaluate((hidden) => {
     window.tabHidden = hidden;
     document.dispatchEvent(new Event("visibilitychange"));
   }, hidden);
 
   const badge = page.getByRole("link", { name: /^Inbox/ }).locator(".count");
+  await expect(badge).toHaveText(/^[1-9]/);
   const pending = Number(await badge.textContent());
   // Not opted in: nothing is shown.
   await hide(true);
