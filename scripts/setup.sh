@@ -241,6 +241,14 @@ if $want_sdk; then
   else
     echo "present"
   fi
+  step "Node.js 22 from npm (tests/node22), the TypeScript SDK package test's second runtime"
+  node22_lock=$(sha256sum tests/node22/package-lock.json | cut -d' ' -f1)
+  if [[ "$(cat tests/node22/node_modules/.lock-sha256 2>/dev/null)" != "$node22_lock" ]]; then
+    (cd tests/node22 && npm ci --no-audit --no-fund)
+    echo "$node22_lock" > tests/node22/node_modules/.lock-sha256
+  else
+    echo "present"
+  fi
   step "the TypeScript SDK's tools (sdk/typescript: TypeScript, openapi-typescript, canonicalize)"
   lock=$(sha256sum sdk/typescript/package-lock.json | cut -d' ' -f1)
   if [[ "$(cat sdk/typescript/node_modules/.lock-sha256 2>/dev/null)" != "$lock" ]]; then

