@@ -301,7 +301,7 @@ fn the_agent_command_asks_waits_and_redeems() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
-        stdout.contains("APPROVED") && stdout.contains("[edited]"),
+        stdout.contains(" approved by reviewer") && stdout.contains("[edited]"),
         "{stdout}"
     );
     let approved_call = stdout
