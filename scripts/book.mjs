@@ -1,17 +1,23 @@
 // Builds the docs book (docs/, mdBook) into target/book and checks it
-// offline. Its screenshots are the browser tests' own (tests/e2e/output/
-// screenshots, at 1280 and 375 px): each one a page shows is copied into the
-// book, and must exist (and, with --screenshots-since EPOCH_SECONDS, have
-// been taken since then, so the book never shows a stale screen). Then every
-// link of every chapter must resolve: links within the book (to a page, a
-// picture or a heading's anchor) in the built HTML; links that leave docs/
-// name files of this repository (the code, its configurations, BENCHMARKS.md)
-// and must exist there. Prints what is wrong and exits 1 if anything is.
-// Usage: node scripts/book.mjs [--screenshots-since EPOCH_SECONDS]
+// offline. The pictures the docs and the README show are kept in
+// docs/screenshots/, so a reader of the repository sees them; each is a
+// browser test's own screenshot (tests/e2e/output/screenshots, at 1280 and
+// 375 px), which must exist (and, with --screenshots-since EPOCH_SECONDS,
+// have been taken since then) and look like the kept one: a kept picture
+// that differs from this run's in more than 1% of its pixels, or in size, is
+// out of date (--update-screenshots copies this run's over the kept ones).
+// Then every link of every chapter must resolve: links within the book (to a
+// page, a picture or a heading's anchor) in the built HTML; links that leave
+// docs/ name files of this repository (the code, its configurations,
+// BENCHMARKS.md) and must exist there. Prints what is wrong and exits 1 if
+// anything is.
+// Usage: node scripts/book.mjs [--screenshots-since EPOCH_SECONDS] [--update-screenshots]
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import pixelmatch from "pixelmatch";
+import { PNG } from "pngjs";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const docs = join(repo, "docs");
@@ -20,6 +26,8 @@ const shots = join(repo, "tests/e2e/output/screenshots");
 const at = process.argv.indexOf("--screenshots-since");
 const since = at > 0 ? Number(process.argv[at + 1]) * 1000 : 0;
 if (at > 0 && !Number.isFinite(since)) throw new Error(`--screenshots-since ${process.argv[at + 1]}: expected seconds since the epoch`);
+const update = process.argv.includes("--update-screenshots");
+const kept = join(docs, "screenshots");
 
 try {
   execFileSync("mdbook", ["build", docs], { stdio: "pipe" });
@@ -30,9 +38,11 @@ try {
 const broken = [];
 const external = /^(https?:|mailto:|data:|javascript:)/;
 
-// The sources: screenshots come from the browser tests; links leaving docs/
-// must name a file of the repository.
+// The sources: pictures the pages show are kept screenshots; links leaving
+// docs/ must name a file of the repository.
 const screenshots = new Set();
+const readme = readFileSync(join(repo, "README.md"), "utf8");
+for (const [, shot] of readme.matchAll(/\]\(docs\/screenshots\/([^)\s]+)\)/g)) screenshots.add(shot);
 for (const name of readdirSync(docs).filter((f) => f.endsWith(".md"))) {
   const text = readFileSync(join(docs, name), "utf8").replace(/```[\s\S]*?```/g, "");
   for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
@@ -46,12 +56,32 @@ for (const name of readdirSync(docs).filter((f) => f.endsWith(".md"))) {
   }
 }
 
-mkdirSync(join(book, "screenshots"), { recursive: true });
+let updated = 0;
 for (const shot of screenshots) {
   const taken = join(shots, shot);
+  const keptShot = join(kept, shot);
   if (!existsSync(taken)) broken.push(`screenshots/${shot} (not taken: no browser test wrote ${relative(repo, taken)})`);
   else if (statSync(taken).mtimeMs < since) broken.push(`screenshots/${shot} (taken before this run: stale)`);
-  else copyFileSync(taken, join(book, "screenshots", shot));
+  else if (update) {
+    copyFileSync(taken, keptShot);
+    updated += 1;
+  } else if (!existsSync(keptShot)) broken.push(`docs/screenshots/${shot} (not in the repository: node scripts/book.mjs --update-screenshots keeps this run's)`);
+  else {
+    const differs = difference(PNG.sync.read(readFileSync(keptShot)), PNG.sync.read(readFileSync(taken)));
+    if (differs) broken.push(`docs/screenshots/${shot} (out of date: ${differs}; node scripts/book.mjs --update-screenshots keeps this run's)`);
+  }
+}
+// The kept pictures show what the browser tests show now: it is copied into the book as kept.
+if (update) execFileSync("mdbook", ["build", docs], { stdio: "pipe" });
+
+/** How a kept picture differs from this run's, or null when it is current. */
+function difference(old, now) {
+  if (old.width !== now.width || old.height !== now.height) {
+    return `${old.width}×${old.height} px kept, ${now.width}×${now.height} px now`;
+  }
+  const changed = pixelmatch(old.data, now.data, null, old.width, old.height, { threshold: 0.1 });
+  const share = changed / (old.width * old.height);
+  return share > 0.01 ? `${(share * 100).toFixed(1)}% of its pixels changed` : null;
 }
 
 // The built pages: links within the book and their anchors.
@@ -83,4 +113,5 @@ if (broken.length > 0) {
   console.error(`The docs book has ${broken.length} broken link(s) or screenshot(s):\n  ${broken.join("\n  ")}`);
   process.exit(1);
 }
-console.log(`${relative(repo, book)}: ${pages.length} pages, ${screenshots.size} screenshots from the browser tests, every link resolves`);
+if (update) console.log(`docs/screenshots: ${updated} pictures kept from this run's browser tests`);
+console.log(`${relative(repo, book)}: ${pages.length} pages, ${screenshots.size} pictures as the browser tests show them, every link resolves`);

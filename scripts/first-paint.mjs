@@ -103,8 +103,8 @@ if (painting?.demo) {
 } else if (painting) {
   preload(firstPaint.glue, firstPaint.wasm);
   const { server, key } = painting;
-  // The app's own first question: ReviewQuery { status: Pending, limit: PAGE_SIZE }.
-  const answer = fetch(\`\${server}/api/v1/reviews?view=summary&status=pending&limit=50\`,
+  // The app's own first question: ReviewQuery { status: Pending, order: Expiring, limit: PAGE_SIZE }.
+  const answer = fetch(\`\${server}/api/v1/reviews?view=summary&status=pending&order=expiring&limit=50\`,
     { headers: key ? { Authorization: \`Bearer \${key}\` } : {} }).then((r) => (r.ok ? r.text() : null));
   const drawn = Promise.all([loadPaint(), answer]).then(([paint, text]) => {
     // Once the app has started, it lists the inbox itself: a late answer is not drawn over it.

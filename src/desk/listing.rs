@@ -24,12 +24,12 @@ pub struct Ask {
 }
 
 impl Ask {
-    /// The inbox's default: pending reviews, oldest first, the first page.
+    /// The inbox's default: pending reviews, what expires first, the first page.
     pub fn first_pending() -> Ask {
         Ask {
             query: ReviewQuery {
                 status: Some(ConfirmStatus::Pending),
-                order: Order::Oldest,
+                order: Order::Expiring,
                 ..ReviewQuery::default()
             },
             page: 1,
@@ -91,7 +91,7 @@ pub struct HeadFacts {
 }
 
 /// The page for `ask` while only the head's page is held (`entries`): the
-/// default page (pending, oldest first, the first page) is that page; any
+/// default page (pending, what expires first, the first page) is that page; any
 /// other waits, empty, for the index (the desk says it is reading).
 pub fn from_head(entries: &[Arc<Entry>], head: &HeadFacts, ask: &Ask) -> Listing {
     let pending = head.counts.of(ConfirmStatus::Pending) as usize;
@@ -103,13 +103,15 @@ pub fn from_head(entries: &[Arc<Entry>], head: &HeadFacts, ask: &Ask) -> Listing
     if *ask != Ask::first_pending() {
         return framed;
     }
+    let mut rows: Vec<Arc<Entry>> = entries
+        .iter()
+        .filter(|e| e.status() == ConfirmStatus::Pending)
+        .cloned()
+        .collect();
+    in_order(&mut rows, ask.query.order);
+    rows.truncate(PAGE_SIZE);
     Listing {
-        rows: entries
-            .iter()
-            .filter(|e| e.status() == ConfirmStatus::Pending)
-            .take(PAGE_SIZE)
-            .cloned()
-            .collect(),
+        rows,
         matching: Some(pending),
         next: (pending > PAGE_SIZE).then_some(PageLink {
             page: 2,
@@ -135,9 +137,7 @@ pub fn in_memory(entries: &[Arc<Entry>], ask: &Ask) -> Listing {
             found.push(entry);
         }
     }
-    if query.order == Order::Newest {
-        found.reverse();
-    }
+    in_order(&mut found, query.order);
     requesters.sort_unstable();
     requesters.dedup();
     let pages = found.len().div_ceil(PAGE_SIZE).max(1);
@@ -162,6 +162,18 @@ pub fn in_memory(entries: &[Arc<Entry>], ask: &Ask) -> Listing {
     }
 }
 
+/// Puts `rows`, held oldest request first, in `order` (a stable sort keeps
+/// request order among equal deadlines).
+fn in_order<E: AsRef<Entry>>(rows: &mut [E], order: Order) {
+    match order {
+        Order::Oldest => {}
+        Order::Newest => rows.reverse(),
+        Order::Expiring => {
+            rows.sort_by(|a, b| order.compare(a.as_ref().summary(), b.as_ref().summary()))
+        }
+    }
+}
+
 impl Desk {
     /// The inbox's page for `ask`, kept current as reviews change. A screen
     /// asks for it while shown: on a server, a change of `ask` fetches its page.
@@ -179,6 +191,7 @@ impl Desk {
 mod tests {
     use super::*;
     use countersign_domain::model::TargetType;
+    use countersign_domain::wire::ReviewSummary;
     use wasm_bindgen_test::*;
 
     fn entries() -> Vec<Arc<Entry>> {
@@ -221,6 +234,27 @@ mod tests {
             }),
         );
         assert_eq!(newest.rows.first(), all.rows.last());
+    }
+
+    #[wasm_bindgen_test]
+    fn the_default_page_in_memory_and_from_the_head_puts_what_expires_first_on_top() {
+        let entries = entries();
+        let first = in_memory(&entries, &Ask::first_pending());
+        let order = Ask::first_pending().query.order;
+        assert_eq!(order, Order::Expiring);
+        let summaries: Vec<&ReviewSummary> = first.rows.iter().map(|e| e.summary()).collect();
+        assert!(summaries[0].expires.is_some());
+        assert!(summaries
+            .windows(2)
+            .all(|w| order.compare(w[0], w[1]).is_le()));
+        let head = HeadFacts {
+            counts: first.counts,
+            requesters: first.requesters.clone(),
+        };
+        assert_eq!(
+            from_head(&entries, &head, &Ask::first_pending()).rows,
+            first.rows
+        );
     }
 
     #[wasm_bindgen_test]

@@ -32,7 +32,7 @@ const RETRY: std::time::Duration = std::time::Duration::from_secs(3);
 const CANNOT_READ: &str = "The stored reviews cannot be read yet: the app's code for reading them \
      did not come from its server. Trying again every few seconds; nothing stored is lost.";
 
-/// The inbox's default page (pending reviews, oldest first, the first page)
+/// The inbox's default page (pending reviews, what expires first, the first page)
 /// and what frames it, as the index held it when it was written.
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct IndexHead {
@@ -40,7 +40,7 @@ pub(super) struct IndexHead {
     pub counts: StatusCounts,
     /// The roles that asked, each once, in order.
     pub requesters: Vec<String>,
-    /// The first page of pending reviews, oldest first.
+    /// The first page of pending reviews, what expires first.
     pub pending: Vec<ReviewSummary>,
 }
 

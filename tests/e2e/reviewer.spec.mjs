@@ -23,16 +23,19 @@ const demoStored = async (page) => {
 const storedStatus = (page, id) =>
   page.evaluate((id) => JSON.parse(localStorage.getItem(`countersign.v1.review.${id}`)).confirm.status, id);
 
-test("the inbox lists the demo reviews, oldest first, with counts and filters", async ({ page }) => {
+test("the inbox lists the demo reviews, what expires first, with counts and filters", async ({ page }) => {
   await page.goto("/");
   await expect(page.getByRole("heading", { level: 1, name: "Inbox" })).toBeVisible();
   await expect(rows(page)).toHaveCount(7);
-  await expect(rows(page).nth(0)).toContainText("Database Migration Plan");
-  await expect(rows(page).nth(1)).toContainText("Ship billing v2 to production");
-  await expect(rows(page).nth(1)).toContainText("1 problem");
-  await expect(rows(page).nth(2)).toContainText("Rotate production database credentials");
-  await expect(rows(page).nth(2)).toContainText("by secops-agent");
-  await expect(rows(page).nth(2).locator("time")).toHaveAttribute("title", /UTC$/);
+  // What expires first is on top, and says when: the demo's calls lapse two hours after they were asked.
+  await expect(rows(page).nth(0)).toContainText("wire_transfer");
+  await expect(rows(page).nth(0)).toContainText(/expires in (2 hours|1\d\d minutes)/);
+  await expect(rows(page).nth(4)).toContainText("Database Migration Plan");
+  await expect(rows(page).nth(5)).toContainText("Ship billing v2 to production");
+  await expect(rows(page).nth(5)).toContainText("1 problem");
+  await expect(rows(page).nth(6)).toContainText("Rotate production database credentials");
+  await expect(rows(page).nth(6)).toContainText("by secops-agent");
+  await expect(rows(page).nth(6).locator("time")).toHaveAttribute("title", /UTC$/);
   const status = page.getByRole("group", { name: "Status" });
   await expect(status.getByRole("button", { name: /Approved/ })).toContainText("1");
   await status.getByRole("button", { name: /All/ }).click();
@@ -46,7 +49,7 @@ test("the inbox lists the demo reviews, oldest first, with counts and filters", 
   await expect(page.getByRole("status")).toContainText("No review matches these filters");
   await page.goto("/");
   // The row is drawn again once its problems are counted: click the row that stays.
-  await expect(rows(page).nth(1)).toContainText("1 problem");
+  await expect(rows(page).nth(5)).toContainText("1 problem");
   await page.getByRole("link", { name: /Ship billing v2/ }).click();
   await expect(page).toHaveURL(new RegExp(BILLING));
   await expect(page.getByRole("heading", { level: 1, name: "Ship billing v2 to production" })).toBeVisible();
@@ -69,14 +72,14 @@ test("a first visit lists the demo's rows before the demo's code arrives", async
   });
   await page.goto("/");
   await expect(rows(page)).toHaveCount(7);
-  await expect(rows(page).nth(0)).toContainText("Database Migration Plan");
-  await expect(rows(page).nth(2)).toContainText("Rotate production database credentials");
+  await expect(rows(page).nth(4)).toContainText("Database Migration Plan");
+  await expect(rows(page).nth(6)).toContainText("Rotate production database credentials");
   await expect(page.getByRole("group", { name: "Status" }).getByRole("button", { name: /Approved/ })).toContainText("1");
   expect(await reviewKeys(page), "nothing is stored before the demo's code arrives").toBe(0);
   await shoot(page, "inbox-first-visit");
   release();
   // Once it arrives the reviews are stored and read: the rows stay, and gain their problems.
-  await expect(rows(page).nth(1)).toContainText("1 problem");
+  await expect(rows(page).nth(5)).toContainText("1 problem");
   expect(await reviewKeys(page)).toBe(8);
   await page.getByRole("link", { name: /Ship billing v2/ }).click();
   await expect(page.getByRole("heading", { level: 1, name: "Ship billing v2 to production" })).toBeVisible();
@@ -229,8 +232,8 @@ test("a reviewer approves with the keyboard alone", async ({ page }) => {
   await expect(page.getByRole("dialog", { name: "Keyboard shortcuts" })).toBeVisible();
   await page.keyboard.press("Escape");
   await expect(page.getByRole("dialog")).toHaveCount(0);
-  await page.keyboard.press("j");
-  await page.keyboard.press("j");
+  // The fifth row: the four calls that expire first come before it.
+  for (let i = 0; i < 6; i += 1) await page.keyboard.press("j");
   await page.keyboard.press("k");
   await expect(page.getByRole("link", { name: /Database Migration Plan/ })).toBeFocused();
   await page.keyboard.press("Enter");
@@ -323,10 +326,10 @@ test("the inbox is drawn from its index, then every review is read and the index
   }, { key: INDEX, id: migration.id });
   await page.reload();
   await expect(rows(page)).toHaveCount(7);
-  await expect(rows(page).nth(0)).toContainText("Database Migration Plan");
+  await expect(rows(page).nth(4)).toContainText("Database Migration Plan");
   await expect(page.getByText("Edited in the index")).toHaveCount(0);
   // The rows' problems are counted once their reviews are read.
-  await expect(rows(page).nth(1)).toContainText("1 problem");
+  await expect(rows(page).nth(5)).toContainText("1 problem");
   const order = await page.evaluate(() => ["countersign:inbox-ready", "countersign:reviews-read"].map((m) => performance.getEntriesByName(m)[0]?.startTime));
   expect(order[0], "the first page was drawn before the reviews were read").toBeLessThan(order[1]);
   await page.goto("/?status=approved");
@@ -357,7 +360,11 @@ test("a start draws the inbox's first page from the index head, then lists from 
   expect(head.counts.pending).toBe(7);
   expect(Object.values(head.counts).reduce((a, b) => a + b)).toBe(8);
   expect(head.requesters).toEqual([...new Set(head.requesters)].sort());
-  expect(head.pending.map((s) => s.id)).toEqual((await storedIndex(page)).filter((s) => s.status === "pending").map((s) => s.id));
+  // The head is the inbox's first page: what expires first on top, then the rest oldest first.
+  const pending = (await storedIndex(page)).filter((s) => s.status === "pending");
+  const deadline = (s) => s.expires ?? "9999";
+  const expiringFirst = [...pending].sort((a, b) => deadline(a).localeCompare(deadline(b)) || a.at.localeCompare(b.at));
+  expect(head.pending.map((s) => s.id)).toEqual(expiringFirst.map((s) => s.id));
   // A head edited outside Countersign draws the first frame only: the index, parsed
   // right after it, then the stored reviews win.
   await page.evaluate((key) => {
@@ -534,7 +541,7 @@ test("leaving a screen while its code or data still loads is safe: what arrives 
   await expect(page.getByRole("alert")).toHaveCount(0);
   // Back in the inbox, the counts are asked for again and shown.
   await page.goBack();
-  await expect(rows(page).nth(1)).toContainText("1 problem");
+  await expect(rows(page).nth(5)).toContainText("1 problem");
 });
 
 test("an import that waits for the stored reviews to be read is kept when the reviewer leaves the page meanwhile", async ({ page }) => {

@@ -40,7 +40,7 @@ test("the app runs under a strict Content-Security-Policy that blocks injected s
   expect(policy, "the boot script is allowed by its hash, and only it").toContain(`script-src 'self' 'sha256-${hash}' 'wasm-unsafe-eval';`);
   expect(policy).not.toContain("unsafe-inline");
   await expect(page.getByRole("heading", { level: 1, name: "Inbox" })).toBeVisible();
-  await page.getByRole("list", { name: "Reviews" }).getByRole("link").first().click();
+  await page.getByRole("list", { name: "Reviews" }).getByRole("link", { name: /Database Migration Plan/ }).click();
   await expect(page.locator(".dag svg")).toBeVisible();
   await page.goto("/settings");
   await expect(page.getByRole("heading", { level: 1, name: "Settings" })).toBeVisible();

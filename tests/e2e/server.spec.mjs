@@ -64,6 +64,8 @@ test("a first visit to a server's own desk asks for the reviewer key and never s
   await expect(page.getByRole("heading", { name: "Database Migration Plan", level: 1 })).toBeVisible();
   await page.goto(`${server.url}/`);
   await expect(rows(page)).toHaveCount(7);
+  // The server lists what expires first too: the demo's calls, each saying when.
+  await expect(rows(page).nth(0)).toContainText(/tool call.*expires in/);
 });
 
 test("a reviewer connects with a key, sees the server's reviews live, and decides", async ({ page }) => {
@@ -271,6 +273,8 @@ test("a decision made while the server is down is queued and delivered exactly o
   await connect(page, key);
   await page.goto(`${server.url}/reviews/${ROTATION}`);
   await expect(page.getByRole("button", { name: "Reject" })).toBeEnabled();
+  // The server's policy and the key's roles are read (the role is picked from them) before it stops.
+  await expect(page.locator("select#decided-by-role")).toBeVisible();
   const address = server.url.replace("http://", "");
   await server.stop();
   await page.getByLabel(/^Reason/).fill("Not during the freeze");

@@ -58,16 +58,20 @@ impl Timestamp {
         if seconds < 0 {
             return "in the future".to_owned();
         }
-        let (value, unit) = match seconds {
-            0..=44 => return "just now".to_owned(),
-            45..=5_399 => ((seconds + 30) / 60, "minute"),
-            5_400..=129_599 => ((seconds + 1_800) / 3_600, "hour"),
-            129_600..=3_887_999 => ((seconds + 43_200) / 86_400, "day"),
-            3_888_000..=47_303_999 => ((seconds + 1_296_000) / 2_592_000, "month"),
-            _ => ((seconds + 15_768_000) / 31_536_000, "year"),
-        };
-        let value = value.max(1);
-        format!("{value} {unit}{} ago", if value == 1 { "" } else { "s" })
+        span(seconds).map_or_else(|| "just now".to_owned(), |span| format!("{span} ago"))
+    }
+
+    /// How long until this deadline, as of `now`: `in 4 minutes`, `in less
+    /// than a minute`; `None` once it has passed.
+    pub fn until(&self, now: DateTime<Utc>) -> Option<String> {
+        let seconds = (self.to_utc() - now).num_seconds();
+        if seconds <= 0 {
+            return None;
+        }
+        Some(span(seconds).map_or_else(
+            || "in less than a minute".to_owned(),
+            |span| format!("in {span}"),
+        ))
     }
 
     /// The exact time in UTC, to the second: `2026-11-22 20:57:30 UTC`.
@@ -85,6 +89,24 @@ impl Timestamp {
             t.second()
         )
     }
+}
+
+/// A duration of `seconds` rounded as people say it (`4 minutes`, `1 day`);
+/// `None` under 45 seconds.
+fn span(seconds: i64) -> Option<String> {
+    let (value, unit) = match seconds {
+        ..=44 => return None,
+        45..=5_399 => ((seconds + 30) / 60, "minute"),
+        5_400..=129_599 => ((seconds + 1_800) / 3_600, "hour"),
+        129_600..=3_887_999 => ((seconds + 43_200) / 86_400, "day"),
+        3_888_000..=47_303_999 => ((seconds + 1_296_000) / 2_592_000, "month"),
+        _ => ((seconds + 15_768_000) / 31_536_000, "year"),
+    };
+    let value = value.max(1);
+    Some(format!(
+        "{value} {unit}{}",
+        if value == 1 { "" } else { "s" }
+    ))
 }
 
 impl PartialEq for Timestamp {
@@ -176,6 +198,19 @@ mod tests {
             at.ago(at.to_utc() - chrono::Duration::minutes(1)),
             "in the future"
         );
+    }
+
+    #[test]
+    fn until_says_how_long_a_deadline_has_left() {
+        let at = Timestamp::parse("2026-11-22T20:00:00Z").unwrap();
+        let before = |minutes| at.to_utc() - chrono::Duration::minutes(minutes);
+        let until = |now| at.until(now).unwrap_or_else(|| "passed".to_owned());
+        assert_eq!(until(before(5)), "in 5 minutes");
+        assert_eq!(until(before(60 * 24 * 30)), "in 30 days");
+        let soon = at.to_utc() - chrono::Duration::seconds(20);
+        assert_eq!(until(soon), "in less than a minute");
+        assert_eq!(until(at.to_utc()), "passed");
+        assert_eq!(until(before(-3)), "passed");
     }
 
     #[test]

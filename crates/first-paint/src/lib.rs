@@ -30,7 +30,7 @@ pub fn draw_demo(base: &str) -> bool {
 
 /// Draws the first page of pending reviews that the Countersign server at
 /// `server` answered with `answer` (the body of `GET /api/v1/reviews?
-/// view=summary&status=pending&limit=50`); whether anything was drawn. An
+/// view=summary&status=pending&order=expiring&limit=50`); whether anything was drawn. An
 /// answer that is not such a page draws nothing: the app then lists the
 /// inbox itself and says what is wrong. Links are under `base`.
 #[wasm_bindgen]

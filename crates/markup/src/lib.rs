@@ -4,7 +4,7 @@
 //!   as its list's HTML in one step (a page of 50 rows built node by node cost
 //!   the first render more than everything else on the screen).
 //! - [`Inbox`]: the whole first page of pending reviews with its shell, at the
-//!   inbox's defaults (pending, oldest first), drawn by the first paint before
+//!   inbox's defaults (pending, what expires first), drawn by the first paint before
 //!   the app has loaded with the same elements, classes and text as the app's
 //!   components, so the app replaces it without anything moving. The browser
 //!   tests compare the two.
@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use countersign_domain::langgraph::ThreadStatus;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::text::reveal;
-use countersign_domain::wire::{ReviewSummary, StatusCounts, SummaryPage, PAGE_SIZE};
+use countersign_domain::wire::{Order, ReviewSummary, StatusCounts, SummaryPage, PAGE_SIZE};
 
 /// HTML being written: text and attribute values are escaped as they go in.
 struct Html(String);
@@ -40,7 +40,7 @@ impl Html {
 
 /// The first page of pending reviews and what frames it.
 pub struct Inbox<'a> {
-    /// The page's rows, oldest request first.
+    /// The page's rows, what expires first on top (the inbox's default order).
     page: Vec<&'a ReviewSummary>,
     /// How many reviews have each status (every review, not only this page).
     counts: StatusCounts,
@@ -60,7 +60,7 @@ impl<'a> Inbox<'a> {
             .iter()
             .filter(|s| s.status == ConfirmStatus::Pending)
             .collect();
-        pending.sort_by(|a, b| a.at.cmp(&b.at).then(a.id.cmp(&b.id)));
+        pending.sort_by(|a, b| Order::Expiring.compare(a, b));
         let more = pending.len() > PAGE_SIZE;
         pending.truncate(PAGE_SIZE);
         let mut counts = StatusCounts::default();
@@ -167,7 +167,15 @@ impl<'a> Inbox<'a> {
                 .text(role)
                 .tag("</option>");
         }
-        html.tag("</select></label><label>Order <select><option value=\"oldest\">Oldest first</option><option value=\"newest\">Newest first</option></select></label></div>");
+        html.tag("</select></label><label>Order <select>");
+        for order in Order::ALL {
+            html.tag(&format!(
+                "<option value=\"{}\">{}</option>",
+                order.as_str(),
+                order.label()
+            ));
+        }
+        html.tag("</select></label></div>");
     }
 
     /// Where this page stands among the pending reviews, and the page buttons.
@@ -262,6 +270,20 @@ fn row(html: &mut Html, summary: &ReviewSummary, marks: RowMarks, now: DateTime<
         .tag("</strong></span><time datetime=\"")
         .text(summary.at.as_str())
         .tag(&format!("\" title=\"{}\">{}</time>", summary.at.exact(), summary.at.ago(now)));
+    if let (Some(deadline), ConfirmStatus::Pending) = (&summary.expires, status) {
+        let (said, left) = match deadline.until(now) {
+            Some(left) => ("expires", left),
+            None => ("deadline passed", deadline.ago(now)),
+        };
+        html.tag(&format!(
+            "<span class=\"deadline\">{said} <time datetime=\""
+        ))
+        .text(deadline.as_str())
+        .tag(&format!(
+            "\" title=\"{}\">{left}</time></span>",
+            deadline.exact()
+        ));
+    }
     if let Some(n) = summary.steps {
         html.tag(&format!("<span>{}</span>", counted(n, "step")));
     }
@@ -316,11 +338,28 @@ mod tests {
             steps: Some(1),
             call: None,
             escalated: false,
+            expires: None,
         }
     }
 
     fn now() -> DateTime<Utc> {
         Timestamp::parse("2026-11-26T12:00:00Z").unwrap().to_utc()
+    }
+
+    #[test]
+    fn what_expires_first_is_listed_first_and_says_when() {
+        let mut soon = summary(1, ConfirmStatus::Pending, "2026-11-26T11:59:00Z");
+        soon.expires = Some(Timestamp::parse("2026-11-26T12:05:00Z").unwrap());
+        let all = [
+            summary(2, ConfirmStatus::Pending, "2025-11-26T10:00:00Z"),
+            soon,
+        ];
+        let html = Inbox::of(&all).unwrap().html(now(), "/");
+        assert!(html.find("Plan 1").unwrap() < html.find("Plan 2").unwrap());
+        assert!(html.contains(
+            "expires <time datetime=\"2026-11-26T12:05:00Z\" title=\"2026-11-26 12:05:00 UTC\">in 5 minutes</time>"
+        ));
+        assert!(html.contains("<option value=\"expiring\">Expires first</option>"));
     }
 
     #[test]

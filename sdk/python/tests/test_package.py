@@ -35,6 +35,11 @@ def test_each_package_installs_into_a_new_environment_and_runs_the_guide(
         capture_output=True, text=True, check=True,
     )
     assert typed.stdout.strip() == "True"
+    licences = subprocess.run(
+        [str(python), "-c", "import importlib.metadata as m; print(sorted(f.name for f in m.files('countersign-sdk') if 'LICENSE' in f.name))"],
+        capture_output=True, text=True, check=True,
+    )
+    assert licences.stdout.strip() == "['LICENSE-APACHE', 'LICENSE-MIT']"
     guide = (REPO / "docs" / "python.md").read_text()
     example = re.findall(r"```python\n(.*?)```", guide, re.S)[0]
     env = {**os.environ, "COUNTERSIGN_URL": server.url, "COUNTERSIGN_AGENT_KEY": server.agent_key}

@@ -675,6 +675,11 @@ export interface components {
             ];
             /** @description Nobody decided it within its policy rule's `escalate_after` (only present when true). */
             escalated?: boolean;
+            /**
+             * Format: date-time
+             * @description A tool call's `expiresAt`: when its request lapses if nobody decides it (only present for tool calls).
+             */
+            expires?: string;
         };
         DecisionInput: {
             /** @enum {string} */
@@ -1006,8 +1011,8 @@ export interface operations {
                 limit?: number;
                 /** @description `full` (default): whole reviews; `summary`: what a list row shows of each. */
                 view?: "full" | "summary";
-                /** @description `oldest` (default) or `newest` request first; `cursor` continues in the same order. */
-                order?: "oldest" | "newest";
+                /** @description `oldest` (default) or `newest` request first, or `expiring`: the soonest deadline first (a tool call's `expires_at`), then what has none, oldest request first (the inbox's default order); `cursor` continues in the same order. */
+                order?: "oldest" | "newest" | "expiring";
             };
             header?: never;
             path?: never;

@@ -22,6 +22,7 @@ test("the packed SDK installs into an empty project and runs the guide's example
     const sdk = join(REPO, "sdk/typescript");
     const [packed] = JSON.parse(execFileSync("npm", ["pack", "--json", "--pack-destination", folder], { cwd: sdk, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
     assert.ok(packed.files.some((f) => f.path === "dist/index.d.ts"), "typed");
+    for (const licence of ["LICENSE-MIT", "LICENSE-APACHE"]) assert.ok(packed.files.some((f) => f.path === licence), licence);
     assert.ok(!packed.files.some((f) => f.path.startsWith("src/") || f.path.startsWith("test/")), "only what runs");
     const project = join(folder, "agent");
     execFileSync("bash", ["-c", `mkdir ${project} && cd ${project} && npm init -y >/dev/null && npm install --no-audit --no-fund ${join(folder, packed.filename)} >/dev/null`]);

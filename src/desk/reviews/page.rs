@@ -7,7 +7,7 @@ use super::Reviews;
 use crate::desk::listing::{Ask, Listing, PageLink, PAGE_SIZE};
 use crate::desk::Entry;
 use countersign_domain::model::ConfirmStatus;
-use countersign_domain::wire::{ChangeKind, Order, ReviewSummary, StatusCounts, SummaryPage};
+use countersign_domain::wire::{ChangeKind, ReviewSummary, StatusCounts, SummaryPage};
 use countersign_domain::MplpId;
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -269,16 +269,8 @@ fn patch(page: &mut ServedPage, summary: ReviewSummary) -> bool {
     if !query.text.trim().is_empty() {
         return false;
     }
-    let key = |s: &ReviewSummary| (s.at.clone(), s.id);
-    let new = key(&summary);
     // Where it goes among the rows in the page's order.
-    let before = |row: &Arc<Entry>| {
-        let row = key(row.summary());
-        match query.order {
-            Order::Oldest => new < row,
-            Order::Newest => new > row,
-        }
-    };
+    let before = |row: &Arc<Entry>| query.order.compare(&summary, row.summary()).is_lt();
     let at = page.rows.iter().position(before);
     let first_page = ask.page <= 1;
     let last_page = page.next.is_none();
@@ -296,6 +288,7 @@ fn patch(page: &mut ServedPage, summary: ReviewSummary) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use countersign_domain::wire::Order;
     use countersign_domain::Timestamp;
     use wasm_bindgen_test::*;
 

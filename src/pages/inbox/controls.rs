@@ -7,6 +7,7 @@ use super::focus::{keep_row_focus, row_of};
 use crate::components::call_group::{similar_calls, CallGroup};
 use crate::desk::{Decisions, Listing, PageLink, Reviews};
 use countersign_domain::model::{ConfirmStatus, TargetType};
+use countersign_domain::wire::Order;
 use countersign_domain::MplpId;
 use countersign_markup::{review_rows, RowMarks};
 use leptos::prelude::*;
@@ -98,11 +99,10 @@ pub(super) fn FilterBar(filters: Memo<Filters>, listing: Memo<Listing>, go: Go) 
             <label>
                 "Order "
                 <select
-                    on:change=refine(|f, v| f.newest_first = v == "newest")
-                    prop:value=move || if filters.with(|f| f.newest_first) { "newest" } else { "oldest" }
+                    on:change=refine(|f, v| f.order = Order::from_wire(&v).unwrap_or(Order::Expiring))
+                    prop:value=move || filters.with(|f| f.order.as_str())
                 >
-                    <option value="oldest">"Oldest first"</option>
-                    <option value="newest">"Newest first"</option>
+                    {Order::ALL.map(|o| view! { <option value=o.as_str()>{o.label()}</option> }).collect_view()}
                 </select>
             </label>
         </div>

@@ -8,14 +8,14 @@ use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::wire::{Order, ReviewQuery};
 
 /// The inbox's filters, read from and written to the query string.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Filters {
     /// `None` = all statuses.
     pub(super) status: Option<ConfirmStatus>,
     pub(super) target_type: Option<TargetType>,
     pub(super) requester: Option<String>,
     pub(super) text: String,
-    pub(super) newest_first: bool,
+    pub(super) order: Order,
     pub(super) page: usize,
     /// Where a server's page starts (`after` in the URL).
     pub(super) cursor: Option<String>,
@@ -44,7 +44,9 @@ impl Filters {
             target_type: get("type").and_then(|t| t.parse().ok()),
             requester: get("requester").filter(|r| !r.is_empty()),
             text: get("q").unwrap_or_default(),
-            newest_first: get("sort").as_deref() == Some("newest"),
+            order: get("sort")
+                .and_then(|s| Order::from_wire(&s))
+                .unwrap_or(Order::Expiring),
             page: get("page")
                 .and_then(|p| p.parse::<usize>().ok())
                 .unwrap_or(1)
@@ -61,11 +63,7 @@ impl Filters {
                 target_type: self.target_type,
                 requester: self.requester.clone(),
                 text: self.text.clone(),
-                order: if self.newest_first {
-                    Order::Newest
-                } else {
-                    Order::Oldest
-                },
+                order: self.order,
                 cursor: self.cursor.clone(),
                 limit: 0,
             },
@@ -98,8 +96,8 @@ impl Filters {
         if !self.text.is_empty() {
             parts.push(format!("q={}", encode(&self.text)));
         }
-        if self.newest_first {
-            parts.push("sort=newest".to_owned());
+        if self.order != Order::Expiring {
+            parts.push(format!("sort={}", self.order.as_str()));
         }
         if self.page > 1 {
             parts.push(format!("page={}", self.page));
@@ -136,10 +134,10 @@ mod tests {
     }
 
     #[wasm_bindgen_test]
-    fn default_is_pending_oldest_first() {
+    fn default_is_pending_what_expires_first() {
         let f = parse(&[]);
         assert_eq!(f.status, Some(ConfirmStatus::Pending));
-        assert!(!f.newest_first);
+        assert_eq!(f.order, Order::Expiring);
         assert_eq!(f.page, 1);
         assert_eq!(f.to_query(), "/");
     }
@@ -151,7 +149,7 @@ mod tests {
             target_type: Some(TargetType::Plan),
             requester: Some("dba admin".into()),
             text: "rollback & restore".into(),
-            newest_first: true,
+            order: Order::Newest,
             page: 3,
             cursor: None,
         };

@@ -280,6 +280,9 @@ pub fn summaries(now: DateTime<Utc>) -> Result<Vec<ReviewSummary>, String> {
         if !FIXED_TIMES.contains(&summary.id.to_string().as_str()) {
             summary.at = Timestamp::from_utc(summary.at.to_utc() + (now - taken));
         }
+        if let Some(expires) = &mut summary.expires {
+            *expires = Timestamp::from_utc(expires.to_utc() + (now - taken));
+        }
     }
     Ok(summaries)
 }

@@ -90,7 +90,9 @@ pub struct Requesters {
     pub items: Vec<String>,
 }
 
-/// Oldest request first (the inbox's default: what waited longest comes first), or newest.
+/// The order of a list: oldest request first (the API's default), newest
+/// first, or what expires first (the inbox's default: a call that lapses in
+/// five minutes comes before a plan waiting for a month).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Order {
     /// Oldest request first.
@@ -98,14 +100,50 @@ pub enum Order {
     Oldest,
     /// Newest request first.
     Newest,
+    /// The soonest deadline first, then what has none, each oldest request first.
+    Expiring,
 }
 
 impl Order {
+    /// Every order, as the inbox offers them.
+    pub const ALL: [Order; 3] = [Order::Expiring, Order::Oldest, Order::Newest];
+
     /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
             Order::Oldest => "oldest",
             Order::Newest => "newest",
+            Order::Expiring => "expiring",
+        }
+    }
+
+    /// The order with this wire name.
+    pub fn from_wire(text: &str) -> Option<Order> {
+        Order::ALL.into_iter().find(|o| o.as_str() == text)
+    }
+
+    /// What a reviewer reads in the inbox's order control.
+    pub fn label(self) -> &'static str {
+        match self {
+            Order::Oldest => "Oldest first",
+            Order::Newest => "Newest first",
+            Order::Expiring => "Expires first",
+        }
+    }
+
+    /// Which of two rows comes first in this order (ties are broken by id,
+    /// so every backend pages through the same sequence).
+    pub fn compare(self, a: &ReviewSummary, b: &ReviewSummary) -> std::cmp::Ordering {
+        let by_request = || a.at.cmp(&b.at).then(a.id.cmp(&b.id));
+        match self {
+            Order::Oldest => by_request(),
+            Order::Newest => by_request().reverse(),
+            Order::Expiring => match (&a.expires, &b.expires) {
+                (Some(x), Some(y)) => x.cmp(y).then_with(by_request),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => by_request(),
+            },
         }
     }
 }
@@ -155,8 +193,8 @@ impl ReviewQuery {
         if !self.text.trim().is_empty() {
             pairs.push(("q", self.text.trim().to_owned()));
         }
-        if self.order == Order::Newest {
-            pairs.push(("order", "newest".to_owned()));
+        if self.order != Order::Oldest {
+            pairs.push(("order", self.order.as_str().to_owned()));
         }
         if let Some(c) = &self.cursor {
             pairs.push(("cursor", c.clone()));
@@ -166,7 +204,7 @@ impl ReviewQuery {
     }
 
     /// Reads a query from its parameters (each decoded): a missing one takes
-    /// its default (every status, oldest first, 50 rows); every one that is
+    /// its default (every status, oldest request first, 50 rows); every one that is
     /// not understood is named.
     pub fn from_pairs<'a>(
         get: impl Fn(&str) -> Option<&'a str>,
@@ -195,14 +233,12 @@ impl ReviewQuery {
             }
             parsed
         });
-        let order = match get("order") {
-            None | Some("oldest") => Order::Oldest,
-            Some("newest") => Order::Newest,
-            Some(_) => {
-                problem("order", "one of: oldest, newest");
+        let order = get("order").map_or(Order::Oldest, |o| {
+            Order::from_wire(o).unwrap_or_else(|| {
+                problem("order", "one of: oldest, newest, expiring");
                 Order::Oldest
-            }
-        };
+            })
+        });
         let limit = match get("limit").map(str::parse::<u32>) {
             None => PAGE_SIZE as u32,
             Some(Ok(n)) if (1..=500).contains(&n) => n,
@@ -257,7 +293,7 @@ mod tests {
             target_type: Some(TargetType::Plan),
             requester: Some("dba admin".into()),
             text: "rollback".into(),
-            order: Order::Newest,
+            order: Order::Expiring,
             cursor: Some("2026-01-01T00:00:00.000000Z~x".into()),
             limit: 20,
         };
@@ -286,6 +322,27 @@ mod tests {
         let names: Vec<&str> = problems.iter().map(|p| p.name).collect();
         assert_eq!(names, ["status", "target_type", "order", "limit"]);
         assert!(problems[1].message.contains("`robot`"));
+    }
+
+    #[test]
+    fn expires_first_puts_the_soonest_deadline_on_top_and_none_last() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-25T04:00:00Z")
+            .unwrap()
+            .to_utc();
+        let mut rows: Vec<ReviewSummary> = crate::demo::reviews(now)
+            .unwrap()
+            .iter()
+            .map(ReviewSummary::of)
+            .collect();
+        rows.sort_by(|a, b| Order::Expiring.compare(a, b));
+        let deadlines: Vec<_> = rows.iter().map_while(|r| r.expires.clone()).collect();
+        assert!(!deadlines.is_empty() && deadlines.len() < rows.len());
+        assert!(deadlines.windows(2).all(|w| w[0] <= w[1]), "{deadlines:?}");
+        let rest = &rows[deadlines.len()..];
+        assert!(rest.iter().all(|r| r.expires.is_none()));
+        assert!(rest.windows(2).all(|w| w[0].at <= w[1].at));
+        rows.sort_by(|a, b| Order::Newest.compare(a, b));
+        assert!(rows.windows(2).all(|w| w[0].at >= w[1].at));
     }
 
     #[test]

@@ -37,6 +37,9 @@ pub struct ReviewSummary {
     /// Nobody decided it within its policy's escalation delay.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub escalated: bool,
+    /// When a tool call's request lapses if nobody decides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<Timestamp>,
 }
 
 impl ReviewSummary {
@@ -58,6 +61,7 @@ impl ReviewSummary {
             steps: review.plan().map(|p| p.steps.len()),
             call: ReviewSummary::call_of(review),
             escalated: review.escalated(),
+            expires: review.tool_call().map(|c| c.request.expires_at.clone()),
         }
     }
 
@@ -67,6 +71,10 @@ impl ReviewSummary {
         (self.id, self.status.as_str(), self.target_type.as_str()).hash(&mut hasher);
         (&self.by, self.at.as_str(), self.decisions, &self.title).hash(&mut hasher);
         (&self.kind, self.steps, &self.call, self.escalated).hash(&mut hasher);
+        self.expires
+            .as_ref()
+            .map(Timestamp::as_str)
+            .hash(&mut hasher);
         hasher.finish()
     }
 

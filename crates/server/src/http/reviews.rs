@@ -67,7 +67,7 @@ fn same_request(stored: &Review, submitted: &Review) -> bool {
         && stored.confirm.requested_by_role == submitted.confirm.requested_by_role
 }
 
-/// `GET /api/v1/reviews` (reviewer): filtered, oldest (or newest) first, cursor paging;
+/// `GET /api/v1/reviews` (reviewer): filtered, in the asked order, cursor paging;
 /// whole reviews, or with `view=summary` what a list row shows of each.
 pub async fn list(
     State(state): State<AppState>,
@@ -97,11 +97,14 @@ pub async fn list(
     let cursor = match query
         .cursor
         .as_deref()
-        .map(|text| (text, Cursor::decode(text)))
+        .map(|text| (text, Cursor::decode(text, query.order)))
     {
         Some((_, Some(c))) => Some(c),
         Some((_, None)) => {
-            details.push(Detail::new("cursor", "not a cursor this server returned"));
+            details.push(Detail::new(
+                "cursor",
+                "not a cursor this server returned for this order",
+            ));
             None
         }
         None => None,

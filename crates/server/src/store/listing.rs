@@ -8,10 +8,18 @@ use countersign_domain::wire::{Order, ReviewQuery, ReviewSummary, StatusCounts};
 use countersign_domain::Review;
 use sqlx::Row;
 
-/// Where a page starts: after this (requested_at, id).
+/// The deadline that orders a review without one last (see migration 0016,
+/// whose indexes hold the same expression).
+const NO_DEADLINE: &str = "'9999-12-31T23:59:59.999999Z'";
+
+/// Where a page starts: after this (deadline, requested_at, id), the
+/// deadline only in the order of what expires first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cursor {
-    /// Stored request time of the last review of the previous page.
+    /// Stored deadline of the last review of the previous page (its stand-in
+    /// when it has none), in the order of what expires first.
+    pub deadline: Option<String>,
+    /// Its stored request time.
     pub requested_at: String,
     /// Its id.
     pub id: String,
@@ -20,14 +28,25 @@ pub struct Cursor {
 impl Cursor {
     /// The opaque text given to clients.
     pub fn encode(&self) -> String {
-        format!("{}~{}", self.requested_at, self.id)
+        match &self.deadline {
+            Some(deadline) => format!("{deadline}~{}~{}", self.requested_at, self.id),
+            None => format!("{}~{}", self.requested_at, self.id),
+        }
     }
 
-    /// Reads a cursor a client sent back.
-    pub fn decode(text: &str) -> Option<Cursor> {
-        let (at, id) = text.split_once('~')?;
-        let well_formed = at.len() == 27 && at.ends_with('Z') && id.len() == 36;
+    /// Reads a cursor a client sent back for a list in `order`.
+    pub fn decode(text: &str, order: Order) -> Option<Cursor> {
+        let time = |t: &str| t.len() == 27 && t.ends_with('Z');
+        let (deadline, rest) = match order {
+            Order::Expiring => text
+                .split_once('~')
+                .map(|(d, rest)| (Some(d.to_owned()), rest))?,
+            Order::Oldest | Order::Newest => (None, text),
+        };
+        let (at, id) = rest.split_once('~')?;
+        let well_formed = time(at) && id.len() == 36 && deadline.as_deref().is_none_or(time);
         well_formed.then(|| Cursor {
+            deadline,
             requested_at: at.to_owned(),
             id: id.to_owned(),
         })
@@ -37,7 +56,7 @@ impl Cursor {
 /// A page of reviews.
 #[derive(Debug)]
 pub struct Page<T> {
-    /// The reviews (or what a list row shows of them), oldest request first.
+    /// The reviews (or what a list row shows of them), in the asked order.
     pub items: Vec<T>,
     /// Where the next page starts, if there is one.
     pub next: Option<Cursor>,
@@ -51,7 +70,7 @@ impl Db {
         after: Option<&Cursor>,
     ) -> Result<Page<Review>, DbError> {
         let rows = self.page_rows(query, after, "doc").await?;
-        self.page(rows, query.limit, |id, row| {
+        self.page(rows, query, |id, row| {
             parse_doc(id, &row.try_get::<String, _>("doc")?)
         })
     }
@@ -66,7 +85,7 @@ impl Db {
     ) -> Result<Page<ReviewSummary>, DbError> {
         let columns = "summary, CASE WHEN summary IS NULL THEN doc END AS doc";
         let rows = self.page_rows(query, after, columns).await?;
-        self.page(rows, query.limit, |id, row| {
+        self.page(rows, query, |id, row| {
             match row.try_get::<Option<String>, _>("summary")? {
                 Some(summary) => serde_json::from_str(&summary)
                     .map_err(|e| DbError::Damaged(format!("review {id}'s summary: {e}"))),
@@ -78,9 +97,10 @@ impl Db {
         })
     }
 
-    /// The rows of a page: `id, requested_at`, then `columns`; one more than
-    /// `limit` when there is a next page. Uses the (status, requested_at, id)
-    /// or (requested_at, id) index; a text search of 3 characters or more
+    /// The rows of a page: `id, requested_at, deadline`, then `columns`; one
+    /// more than `limit` when there is a next page. Uses the (status,
+    /// requested_at, id) or (requested_at, id) index (with the deadline first
+    /// in the order of what expires first); a text search of 3 characters or more
     /// that few reviews hold reads only the rows holding it (trigram indexes:
     /// FTS5 on SQLite, pg_trgm on PostgreSQL), another one reads the rows in
     /// order until the page is full.
@@ -90,8 +110,9 @@ impl Db {
         after: Option<&Cursor>,
         columns: &str,
     ) -> Result<Vec<sqlx::any::AnyRow>, DbError> {
+        let deadline = format!("COALESCE(expires_at, {NO_DEADLINE})");
         let mut sql = Sql::new(&format!(
-            "SELECT id, requested_at, {columns} FROM reviews WHERE 1 = 1"
+            "SELECT id, requested_at, {deadline} AS deadline, {columns} FROM reviews WHERE 1 = 1"
         ));
         if let Some(status) = filter.status {
             sql.push(" AND status = ").bind(status.as_str());
@@ -135,21 +156,37 @@ impl Db {
                 .push(" ESCAPE '\\'");
         }
         // Newest first reads the same indexes backwards.
-        let (beyond, order) = match filter.order {
+        let (beyond, direction) = match filter.order {
             Order::Newest => ("<", "DESC"),
-            Order::Oldest => (">", "ASC"),
+            Order::Oldest | Order::Expiring => (">", "ASC"),
         };
         if let Some(cursor) = after {
-            sql.push(&format!(" AND (requested_at {beyond} "))
+            sql.push(" AND (");
+            if let Some(at) = &cursor.deadline {
+                sql.push(&format!("{deadline} > "))
+                    .bind(at)
+                    .push(&format!(" OR ({deadline} = "))
+                    .bind(at)
+                    .push(" AND (");
+            }
+            sql.push(&format!("requested_at {beyond} "))
                 .bind(&cursor.requested_at)
                 .push(" OR (requested_at = ")
                 .bind(&cursor.requested_at)
                 .push(&format!(" AND id {beyond} "))
                 .bind(&cursor.id)
-                .push("))");
+                .push(")");
+            if cursor.deadline.is_some() {
+                sql.push("))");
+            }
+            sql.push(")");
         }
+        let first = match filter.order {
+            Order::Expiring => format!("{deadline} ASC, "),
+            Order::Oldest | Order::Newest => String::new(),
+        };
         sql.push(&format!(
-            " ORDER BY requested_at {order}, id {order} LIMIT {}",
+            " ORDER BY {first}requested_at {direction}, id {direction} LIMIT {}",
             u64::from(filter.limit) + 1
         ));
         Ok(sql.query().fetch_all(self.pool()).await?)
@@ -159,9 +196,10 @@ impl Db {
     fn page<T>(
         &self,
         rows: Vec<sqlx::any::AnyRow>,
-        limit: u32,
+        query: &ReviewQuery,
         item: impl Fn(&str, &sqlx::any::AnyRow) -> Result<T, DbError>,
     ) -> Result<Page<T>, DbError> {
+        let limit = query.limit;
         let more = rows.len() > limit as usize;
         let mut items = Vec::with_capacity(rows.len().min(limit as usize));
         let mut next = None;
@@ -170,6 +208,10 @@ impl Db {
             items.push(item(&id, row)?);
             if more {
                 next = Some(Cursor {
+                    deadline: match query.order {
+                        Order::Expiring => Some(row.try_get("deadline")?),
+                        Order::Oldest | Order::Newest => None,
+                    },
                     requested_at: row.try_get("requested_at")?,
                     id,
                 });

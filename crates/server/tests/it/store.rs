@@ -7,7 +7,7 @@
 use crate::support::on_both;
 use countersign_domain::demo::{numbered, numbered_id};
 use countersign_domain::model::ConfirmStatus;
-use countersign_domain::wire::{ChangeKind, Order, ReviewQuery};
+use countersign_domain::wire::{ChangeKind, Order, ReviewQuery, ReviewSummary};
 use countersign_domain::Review;
 use countersign_server::store::{ChangeError, Cursor, Db, IdempotentResult};
 
@@ -51,46 +51,48 @@ fn approved(review: &Review) -> Review {
 }
 
 #[test]
-fn pages_follow_their_cursors_through_every_review_once_in_either_order() {
+fn pages_follow_their_cursors_through_every_review_once_in_every_order() {
     on_both("store_pages", |db| {
         Box::pin(async move {
-            let reviews = seeded(&db).await;
-            let mut by_time: Vec<(String, String)> = reviews
-                .iter()
-                .map(|r| {
-                    let at = r.confirm.requested_at.to_utc().to_rfc3339();
-                    (at, r.confirm.confirm_id.to_string())
-                })
-                .collect();
-            by_time.sort();
-            let oldest_first: Vec<String> = by_time.into_iter().map(|(_, id)| id).collect();
-            let mut newest_first = oldest_first.clone();
-            newest_first.reverse();
-            let ordered = |order, limit| ReviewQuery {
-                order,
-                ..query(limit)
-            };
-            assert_eq!(
-                every_page(&db, &ordered(Order::Oldest, 7)).await,
-                oldest_first
-            );
-            assert_eq!(
-                every_page(&db, &ordered(Order::Newest, 7)).await,
-                newest_first
-            );
-            // The full documents page the same way.
-            let page = db
-                .list_reviews(&ordered(Order::Newest, 5), None)
-                .await
-                .unwrap();
-            let ids: Vec<String> = page
-                .items
-                .iter()
-                .map(|r| r.confirm.confirm_id.to_string())
-                .collect();
-            assert_eq!(ids, newest_first[..5]);
+            let mut reviews = seeded(&db).await;
+            // The demo's tool calls have deadlines; its plans have none.
+            let demo = countersign_domain::demo::reviews(chrono::Utc::now()).unwrap();
+            db.insert_reviews(&demo, "key_test").await.unwrap();
+            reviews.extend(demo);
+            let summaries: Vec<ReviewSummary> = reviews.iter().map(ReviewSummary::of).collect();
+            assert!(summaries.iter().any(|s| s.expires.is_some()));
+            for order in Order::ALL {
+                let mut expected = summaries.clone();
+                expected.sort_by(|a, b| order.compare(a, b));
+                let expected: Vec<String> = expected.iter().map(|s| s.id.to_string()).collect();
+                let asked = ReviewQuery { order, ..query(7) };
+                assert_eq!(every_page(&db, &asked).await, expected, "{order:?}");
+                // The full documents page the same way.
+                let page = db.list_reviews(&asked, None).await.unwrap();
+                let ids: Vec<String> = page
+                    .items
+                    .iter()
+                    .map(|r| r.confirm.confirm_id.to_string())
+                    .collect();
+                assert_eq!(ids, expected[..7], "{order:?}");
+            }
         })
     });
+}
+
+#[test]
+fn a_cursor_continues_only_the_order_it_came_from() {
+    let cursor = Cursor {
+        deadline: Some("2026-01-01T00:05:00.000000Z".into()),
+        requested_at: "2026-01-01T00:00:00.000000Z".into(),
+        id: numbered_id(1),
+    };
+    let text = cursor.encode();
+    assert_eq!(Cursor::decode(&text, Order::Expiring), Some(cursor));
+    assert_eq!(Cursor::decode(&text, Order::Oldest), None);
+    let plain = "2026-01-01T00:00:00.000000Z~".to_owned() + &numbered_id(1);
+    assert_eq!(Cursor::decode(&plain, Order::Expiring), None);
+    assert!(Cursor::decode(&plain, Order::Newest).is_some());
 }
 
 #[test]

@@ -163,12 +163,12 @@ fn verify(secret: &str, request: &Received, now: i64) -> bool {
 /// request as received, with its body altered, and 10 minutes later.
 fn readme_verdicts(secret: &str, request: &Received) -> String {
     let readme = include_str!("../../../../docs/server.md");
-    let start = readme.find("  import base64, hashlib, hmac, time").unwrap();
-    let end = start + readme[start..].find("  ```").unwrap();
-    let snippet: String = readme[start..end]
-        .lines()
-        .map(|line| format!("{}\n", line.strip_prefix("  ").unwrap_or(line)))
-        .collect();
+    let start = readme
+        .find("```python\nimport base64, hashlib, hmac, time")
+        .unwrap()
+        + "```python\n".len();
+    let end = start + readme[start..].find("```").unwrap();
+    let snippet = &readme[start..end];
     let input = json!({
         "secret": secret,
         "headers": {
