@@ -162,7 +162,8 @@ fn DryRun(report: String) -> impl IntoView {
     }
 }
 
-/// Where the call comes from (session, run, workspace, device) and its approval id.
+/// Where the call comes from (session, run, workspace, device): what a scoped
+/// approval covers. Its approval id is the target's, under Technical details.
 #[component]
 fn CallFields(request: ApprovalRequest) -> impl IntoView {
     view! {
@@ -171,7 +172,6 @@ fn CallFields(request: ApprovalRequest) -> impl IntoView {
             <dt>"Run"</dt><dd><code>{reveal::label(&request.run_id)}</code></dd>
             {request.workspace.as_deref().map(|w| view! { <dt>"Workspace"</dt><dd><code>{reveal::label(w)}</code></dd> })}
             {request.client_device_id.as_deref().map(|d| view! { <dt>"Device"</dt><dd><code>{reveal::label(d)}</code></dd> })}
-            <dt>"Approval id"</dt><dd><code>{request.approval_id.to_string()}</code></dd>
         </dl>
     }
 }
