@@ -18,6 +18,8 @@
 //! - [`policy`]: the approval policy file, read strictly.
 //! - [`rate`]: a key's request rate as people write it.
 //! - [`signing`]: the server's Ed25519 key and the receipts it signs.
+//! - [`usecases`]: what a request does, whatever entry point brought it
+//!   (decide); the HTTP handlers parse, call one and map its result.
 //! - [`webhooks`]: signed, durable deliveries of review events to other systems.
 
 pub mod changes;
@@ -32,4 +34,5 @@ pub mod rate;
 pub mod serve;
 pub mod signing;
 pub mod store;
+pub mod usecases;
 pub mod webhooks;

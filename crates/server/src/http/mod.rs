@@ -20,6 +20,7 @@ use crate::feed::Feed;
 use crate::limits::Limits;
 use crate::signing::Signer;
 use crate::store::{Db, DbError};
+use crate::usecases::Service;
 use crate::webhooks::Webhooks;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{header, HeaderValue, StatusCode};
@@ -75,17 +76,21 @@ impl AppState {
 
     /// A review's outcome, with its signed receipt once decided.
     pub(crate) fn outcome(&self, review: &Review) -> Result<Outcome, ApiError> {
-        let mut outcome = Outcome::of(review);
-        outcome.receipt = self.signer.receipt(review).map_err(ApiError::internal)?;
-        Ok(outcome)
+        self.service().outcome(review).map_err(ApiError::internal)
     }
 
     /// The answer that carries a stored review and its outcome.
     pub(crate) fn answer(&self, review: Review) -> Result<Answer, ApiError> {
-        Ok(Answer {
-            outcome: self.outcome(&review)?,
-            review,
-        })
+        self.service().answer(review).map_err(ApiError::internal)
+    }
+
+    /// The use cases over this state.
+    pub(crate) fn service(&self) -> Service<'_> {
+        Service {
+            db: &self.db,
+            changes: &self.changes,
+            signer: &self.signer,
+        }
     }
 }
 

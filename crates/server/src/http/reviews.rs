@@ -8,20 +8,20 @@ use super::error::{ApiError, Detail};
 use super::input;
 use super::query::Params;
 use super::AppState;
-use crate::changes::{new_id, Written};
+use crate::changes::new_id;
 use crate::feed::FeedEvent;
 use crate::store::keys::KeyKind;
-use crate::store::{Cursor, IdempotentResult};
+use crate::store::Cursor;
+use crate::usecases::{self, Decided, DecisionRequest, NotDecided};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use countersign_domain::policy::PolicyRefusal;
 use countersign_domain::review::{Resubmission, ResubmitError};
 use countersign_domain::toolcall::ToolDecideError;
 use countersign_domain::wire::ChangeKind;
 use countersign_domain::wire::{Answer, Outcome, Refusal, Requesters, ReviewQuery, SummaryPage};
-use countersign_domain::{decide_under, resubmit, DecideError, Judge, Review};
+use countersign_domain::{resubmit, DecideError, Review};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -237,103 +237,43 @@ async fn changed(
 }
 
 /// `POST /api/v1/reviews/{id}/decisions` (reviewer, `Idempotency-Key` header):
-/// the domain's `decide`, stored in one transaction. A retry with the same key
-/// returns the first result and adds nothing; a decision on a decided review is
-/// 409 naming the decision that stands.
+/// the [`usecases::decide`] use case. A retry with the same key returns the
+/// first result and adds nothing; a decision on a decided review is 409
+/// naming the decision that stands.
 pub async fn post_decision(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    Path(review): Path<String>,
     headers: HeaderMap,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     caller.require(KeyKind::Reviewer)?;
-    let idem_key = idempotency_key(&headers)?;
+    let idempotency_key = idempotency_key(&headers)?;
     let input = input::decision(&body)?;
-    let request = json!({"confirm_id": id, "decision": input}).to_string();
     caller.may_sign_as(&input.decided_by_role)?;
-    let reviewer = caller.0.key_ref();
-    // A retry needs no lookup up front: either the review is no longer pending
-    // (then the stored first result is returned below) or the commit finds the
-    // key taken and nothing is written.
-    // Compare-and-swap: when another decision lands between read and write, read again.
-    for _ in 0..5 {
-        let mut stored = state
-            .db
-            .review(&id)
-            .await?
-            .ok_or_else(|| ApiError::not_found(&format!("review {id}")))?;
-        if stored.review.requester.is_none() {
-            // Stored before reviews recorded their agent key: the table still
-            // says which key created it, so its owner is kept from approving.
-            stored.review.requester = Some(state.db.key_ref(&stored.created_by).await?);
-        }
-        let rule = state.changes.policy().rule_for(&stored.review);
-        let judge = Judge {
-            rule: &rule,
-            reviewer: &reviewer,
-        };
-        let next = match decide_under(
-            &stored.review,
-            &input,
-            judge,
-            chrono::Utc::now(),
-            &mut new_id,
-        ) {
-            Ok(next) => next,
-            // A retry of a decision that was stored: of the last one (the
-            // review is decided now) or of a partial approval (its reviewer
-            // has approved now).
-            Err(
-                refused @ (DecideError::NotPending { .. }
-                | DecideError::Policy(PolicyRefusal::SameReviewer { .. })),
-            ) => {
-                return match state.db.idempotent_result(&caller.0.id, &idem_key).await? {
-                    Some(first) => replay(first, &request),
-                    None => Err(refusal(refused)),
-                };
-            }
-            Err(refused) => return Err(refusal(refused)),
-        };
-        // Serialized once: stored as the review, as the first result, and sent as it is.
-        let doc = serde_json::to_string(&next).map_err(ApiError::internal)?;
-        let outcome = serde_json::to_string(&state.outcome(&next)?).map_err(ApiError::internal)?;
-        let response = format!(r#"{{"review":{doc},"outcome":{outcome}}}"#);
-        let first = IdempotentResult {
-            request: request.clone(),
-            response: response.clone(),
-        };
-        let written = state
-            .changes
-            .decide(
-                stored.version,
-                &next,
-                doc,
-                (&caller.0.id, &idem_key, &first),
-            )
-            .await?;
-        match written {
-            Written::Stored => {
-                if let Some(grant) = next
-                    .tool_call()
-                    .and_then(|c| c.outcome.as_ref())
-                    .and_then(|o| o.grant.as_ref())
-                {
-                    state.db.add_grant(grant, &id).await?;
-                }
-                return Ok(json_text(response));
-            }
-            Written::Stale => continue,
-            Written::KeyTaken => {
-                let first = state.db.idempotent_result(&caller.0.id, &idem_key).await?;
-                return replay(
-                    first.ok_or_else(|| ApiError::internal("idempotency record vanished"))?,
-                    &request,
-                );
-            }
+    let request = DecisionRequest {
+        review,
+        input,
+        idempotency_key,
+    };
+    let Decided(answer) = usecases::decide(state.service(), &caller.0, request).await?;
+    Ok(json_text(answer))
+}
+
+impl From<NotDecided> for ApiError {
+    fn from(e: NotDecided) -> Self {
+        match e {
+            NotDecided::NotFound(id) => ApiError::not_found(&format!("review {id}")),
+            NotDecided::Refused(refused) => refusal(refused),
+            NotDecided::KeyReused => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "idempotency_key_reused",
+                e.to_string(),
+            ),
+            NotDecided::Busy => ApiError::busy(),
+            NotDecided::Broken(e) => ApiError::internal(e),
         }
     }
-    Err(ApiError::busy())
 }
 
 fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {
@@ -349,18 +289,6 @@ fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {
         ));
     }
     Ok(key.to_owned())
-}
-
-/// The first result under an idempotency key, unless the key was reused for another request.
-fn replay(first: IdempotentResult, request: &str) -> Result<Response, ApiError> {
-    if first.request != request {
-        return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "idempotency_key_reused",
-            "this Idempotency-Key was already used for a different decision; use a new key",
-        ));
-    }
-    Ok(json_text(first.response))
 }
 
 /// A 200 response whose JSON body is already serialized.

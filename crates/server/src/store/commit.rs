@@ -6,6 +6,7 @@
 //! record commits with it, and is read back here ([`Db::idempotent_result`]).
 
 use super::audit;
+use super::grants::NewGrant;
 use super::row::Columns;
 use super::{begin_write, is_transient, stored_time, Backend, Db, DbError, RETRIES};
 use countersign_domain::wire::ChangeKind;
@@ -150,6 +151,7 @@ pub struct Replacement {
     row: Columns,
     kind: ChangeKind,
     idempotency: Option<(String, String, IdempotentResult)>,
+    grant: Option<NewGrant>,
 }
 
 impl Replacement {
@@ -166,7 +168,13 @@ impl Replacement {
             row,
             kind,
             idempotency,
+            grant: None,
         }
+    }
+
+    /// The same change, storing the grant its approval made with it.
+    pub(super) fn with_grant(self, grant: Option<NewGrant>) -> Replacement {
+        Replacement { grant, ..self }
     }
 }
 
@@ -191,7 +199,8 @@ impl Db {
 /// whatever its size (each statement is a round trip to the database, and
 /// the writer's round trips are what limit how many decisions a second it
 /// stores): one insert of every idempotency record, one compare-and-swap
-/// update of every review, one insert of every feed entry. A change whose key was
+/// update of every review, one insert of every feed entry (and one of each
+/// grant a decision made, which are rare). A change whose key was
 /// taken (by an earlier change of the batch or a stored one) or whose review
 /// changed since it was read leaves nothing behind; a database error fails
 /// the batch.
@@ -236,10 +245,13 @@ pub async fn apply_batch(
                 .bind(now);
         }
         insert.execute(&mut **tx).await?;
-        let entries: Vec<audit::Entry> = stored
-            .iter()
-            .map(|change| change.row.audited(change.kind, now))
-            .collect();
+        let mut entries = Vec::with_capacity(stored.len());
+        for change in &stored {
+            entries.push(change.row.audited(change.kind, now));
+            if let Some(grant) = &change.grant {
+                entries.extend(grant.insert(tx, &change.row.id, now).await?);
+            }
+        }
         audit::append(tx, &entries).await?;
     }
     Ok(results)

@@ -45,39 +45,61 @@ pub(crate) fn audited(doc: &str, revoked_at: Option<&str>, revoked_by: Option<&s
     )
 }
 
-impl Db {
-    /// Records a scope grant made by an approval (kept after the decision's
-    /// commit: if it is lost, later calls are asked again, never approved wrongly).
-    pub async fn add_grant(&self, grant: &ScopeGrant, review_id: &str) -> Result<(), DbError> {
-        let doc = serde_json::to_string(grant).map_err(|e| DbError::Damaged(e.to_string()))?;
-        let now = stored_time(chrono::Utc::now());
-        let mut tx = begin_write(self.pool(), self.backend()).await?;
+/// A grant made by a decision, stored in the decision's own transaction.
+pub(super) struct NewGrant {
+    id: String,
+    tool_name: String,
+    doc: String,
+}
+
+impl NewGrant {
+    /// The grant `review`'s approval made, if it made one.
+    pub(super) fn of(review: &countersign_domain::Review) -> Result<Option<NewGrant>, DbError> {
+        let Some(grant) = review
+            .tool_call()
+            .and_then(|c| c.outcome.as_ref())
+            .and_then(|o| o.grant.as_ref())
+        else {
+            return Ok(None);
+        };
+        Ok(Some(NewGrant {
+            id: grant.grant_id.to_string(),
+            tool_name: lookup_text(&grant.tool_name),
+            doc: serde_json::to_string(grant).map_err(|e| DbError::Damaged(e.to_string()))?,
+        }))
+    }
+
+    /// Stores it as made by `review_id` at `now`; its audit entry when it is
+    /// new (a decision stored again after a retry makes none).
+    pub(super) async fn insert(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        review_id: &str,
+        now: &str,
+    ) -> Result<Option<audit::Entry>, sqlx::Error> {
         let added = sqlx::query(
             "INSERT INTO scope_grants (grant_id, review_id, tool_name, doc, created_at) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (grant_id) DO NOTHING",
         )
-        .bind(grant.grant_id.to_string())
+        .bind(&self.id)
         .bind(review_id)
-        .bind(lookup_text(&grant.tool_name))
-        .bind(&doc)
-        .bind(&now)
-        .execute(&mut *tx)
+        .bind(&self.tool_name)
+        .bind(&self.doc)
+        .bind(now)
+        .execute(&mut **tx)
         .await?
         .rows_affected();
-        if added == 1 {
-            let entry = audit::Entry {
-                kind: "grant.made",
-                subject: grant.grant_id.to_string(),
-                subject_type: "grant",
-                doc: audited(&doc, None, None),
-                at: now,
-            };
-            audit::append(&mut tx, &[entry]).await?;
-        }
-        tx.commit().await?;
-        Ok(())
+        Ok((added == 1).then(|| audit::Entry {
+            kind: "grant.made",
+            subject: self.id.clone(),
+            subject_type: "grant",
+            doc: audited(&self.doc, None, None),
+            at: now.to_owned(),
+        }))
     }
+}
 
+impl Db {
     /// The live (not revoked) grants made for a tool, oldest first.
     pub async fn grants_for_tool(&self, tool_name: &str) -> Result<Vec<ScopeGrant>, DbError> {
         let rows = sqlx::query(&format!(

@@ -6,6 +6,7 @@
 
 use super::commit::{ChangeError, IdempotentResult, Replacement};
 use super::feed::record_change;
+use super::grants::NewGrant;
 use super::rounds::{rows_in, ReadFuture};
 use super::row::{parse_doc, Columns};
 use super::{audit, stored_time, Db, DbError};
@@ -242,7 +243,12 @@ impl Db {
     ) -> Result<(), ChangeError> {
         let idempotency = idempotency
             .map(|(key, idem, result)| (key.to_owned(), idem.to_owned(), result.clone()));
-        let change = Replacement::new(version, Columns::with_doc(next, doc), kind, idempotency);
+        let grant = match kind {
+            ChangeKind::Decided => NewGrant::of(next)?,
+            _ => None,
+        };
+        let change = Replacement::new(version, Columns::with_doc(next, doc), kind, idempotency)
+            .with_grant(grant);
         self.writer().submit(change).await
     }
 }

@@ -292,6 +292,14 @@ fn check_export(place: &Place, entries: i64) {
     ] {
         assert!(kinds.contains(&kind), "no {kind} in {kinds:?}");
     }
+    // A grant is written by the decision that made it, in its transaction:
+    // its entry follows the decision's, at the same instant.
+    let grants = (0..kinds.len()).filter(|&i| kinds[i] == "grant.made");
+    for i in grants {
+        assert_eq!(kinds[i - 1], "review.decided", "{kinds:?}");
+        assert!(lines[i]["body"]["at"].is_string(), "{}", lines[i]);
+        assert_eq!(lines[i]["body"]["at"], lines[i - 1]["body"]["at"]);
+    }
     let last = &lines[lines.len() - 1];
     assert_eq!(last["checkpoint"]["seq"], json!(entries));
     assert_eq!(last["checkpoint"]["hash"], lines[lines.len() - 2]["hash"]);

@@ -1,0 +1,141 @@
+//! A reviewer decides a review: checked against the domain's rules and the
+//! approval policy, stored by compare-and-swap with its idempotency record
+//! (and any grant it makes) in one transaction, and answered with the
+//! review and its signed outcome. A retry under the same idempotency key
+//! gets the first answer again.
+
+use super::{Broken, Service};
+use crate::changes::{new_id, Written};
+use crate::store::keys::ApiKey;
+use crate::store::IdempotentResult;
+use countersign_domain::policy::PolicyRefusal;
+use countersign_domain::{decide_under, DecideError, DecisionInput, Judge};
+
+/// How many times a decision reads the review again when another decision
+/// lands between its read and its write.
+const ATTEMPTS: usize = 5;
+
+/// A decision as asked: on which review, what, under which idempotency key.
+#[derive(Debug)]
+pub struct DecisionRequest {
+    /// The review's id, as the caller named it.
+    pub review: String,
+    /// The decision.
+    pub input: DecisionInput,
+    /// The caller's key for this decision: a retry under it is answered
+    /// with the first result.
+    pub idempotency_key: String,
+}
+
+/// A decision that stands: the answer body (`{"review", "outcome"}`, JSON)
+/// as first stored, for this request or a retry of it.
+#[derive(Debug)]
+pub struct Decided(pub String);
+
+/// Why a decision was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum NotDecided {
+    /// No review has this id.
+    #[error("review {0}")]
+    NotFound(String),
+    /// The domain or the policy refused it.
+    #[error(transparent)]
+    Refused(DecideError),
+    /// The idempotency key was used before for another decision.
+    #[error("this Idempotency-Key was already used for a different decision; use a new key")]
+    KeyReused,
+    /// The review kept changing under it.
+    #[error("the review kept changing; try again")]
+    Busy,
+    /// The server failed.
+    #[error(transparent)]
+    Broken(#[from] Broken),
+}
+
+impl From<crate::store::DbError> for NotDecided {
+    fn from(e: crate::store::DbError) -> Self {
+        NotDecided::Broken(Broken::Db(e))
+    }
+}
+
+/// Decides `request.review` as `reviewer` (a reviewer key allowed to sign
+/// as the decision's role: the caller checks both).
+pub async fn decide(
+    service: Service<'_>,
+    reviewer: &ApiKey,
+    request: DecisionRequest,
+) -> Result<Decided, NotDecided> {
+    let DecisionRequest {
+        review: id,
+        input,
+        idempotency_key,
+    } = request;
+    let asked = serde_json::json!({"confirm_id": id, "decision": input}).to_string();
+    let first_answer = || async {
+        match service
+            .db
+            .idempotent_result(&reviewer.id, &idempotency_key)
+            .await?
+        {
+            Some(first) if first.request == asked => Ok(Some(Decided(first.response))),
+            Some(_) => Err(NotDecided::KeyReused),
+            None => Ok(None),
+        }
+    };
+    let acting = reviewer.key_ref();
+    // No lookup up front: a retry finds the review decided (then its first
+    // result is read below) or its key taken at commit (nothing is written).
+    for _ in 0..ATTEMPTS {
+        let mut stored = service
+            .db
+            .review(&id)
+            .await?
+            .ok_or_else(|| NotDecided::NotFound(id.clone()))?;
+        if stored.review.requester.is_none() {
+            // Stored before reviews recorded their agent key: the table still
+            // says which key created it, so its owner is kept from approving.
+            stored.review.requester = Some(service.db.key_ref(&stored.created_by).await?);
+        }
+        let rule = service.changes.policy().rule_for(&stored.review);
+        let judge = Judge {
+            rule: &rule,
+            reviewer: &acting,
+        };
+        let now = chrono::Utc::now();
+        let next = match decide_under(&stored.review, &input, judge, now, &mut new_id) {
+            Ok(next) => next,
+            // A retry of a decision that was stored: of the last one (the
+            // review is decided now) or of a partial approval (its reviewer
+            // has approved now).
+            Err(
+                refused @ (DecideError::NotPending { .. }
+                | DecideError::Policy(PolicyRefusal::SameReviewer { .. })),
+            ) => return first_answer().await?.ok_or(NotDecided::Refused(refused)),
+            Err(refused) => return Err(NotDecided::Refused(refused)),
+        };
+        // Serialized once: stored as the review, as the first result, and sent as it is.
+        let doc = serde_json::to_string(&next).map_err(|e| Broken::Internal(e.to_string()))?;
+        let outcome = serde_json::to_string(&service.outcome(&next)?)
+            .map_err(|e| Broken::Internal(e.to_string()))?;
+        let answer = format!(r#"{{"review":{doc},"outcome":{outcome}}}"#);
+        let first = IdempotentResult {
+            request: asked.clone(),
+            response: answer.clone(),
+        };
+        let record = (reviewer.id.as_str(), idempotency_key.as_str(), &first);
+        match service
+            .changes
+            .decide(stored.version, &next, doc, record)
+            .await?
+        {
+            Written::Stored => return Ok(Decided(answer)),
+            Written::Stale => continue,
+            Written::KeyTaken => {
+                return first_answer().await?.ok_or_else(|| {
+                    Broken::Internal("the idempotency record vanished".into()).into()
+                })
+            }
+        }
+    }
+    Err(NotDecided::Busy)
+}

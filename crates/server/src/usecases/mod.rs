@@ -1,0 +1,55 @@
+//! What the server does for a request, whatever brought it: each use case
+//! takes the acting key and typed input and returns a typed outcome, which
+//! an entry point (the HTTP API; a chat button or an e-mail link next) maps
+//! to its own answer. Writes go through [`Changes`], which stores, announces
+//! and audits each one.
+
+pub mod decide;
+
+pub use decide::{decide, Decided, DecisionRequest, NotDecided};
+
+use crate::changes::Changes;
+use crate::signing::Signer;
+use crate::store::{Db, DbError};
+use countersign_domain::wire::{Answer, Outcome};
+use countersign_domain::Review;
+
+/// What the use cases work with: the database to read, the one door for
+/// writes, and the key that signs receipts.
+#[derive(Clone, Copy)]
+pub struct Service<'a> {
+    /// The database, for reading.
+    pub db: &'a Db,
+    /// Every write goes through here.
+    pub changes: &'a Changes,
+    /// Signs the receipts of decisions.
+    pub signer: &'a Signer,
+}
+
+/// A use case failed for a reason of the server's own (not the caller's).
+#[derive(Debug, thiserror::Error)]
+pub enum Broken {
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] DbError),
+    /// A receipt or an answer could not be made.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl Service<'_> {
+    /// A stored review's outcome as an agent reads it, its receipt signed.
+    pub fn outcome(&self, review: &Review) -> Result<Outcome, Broken> {
+        let mut outcome = Outcome::of(review);
+        outcome.receipt = self.signer.receipt(review).map_err(Broken::Internal)?;
+        Ok(outcome)
+    }
+
+    /// The answer that carries a stored review and its outcome.
+    pub fn answer(&self, review: Review) -> Result<Answer, Broken> {
+        Ok(Answer {
+            outcome: self.outcome(&review)?,
+            review,
+        })
+    }
+}
