@@ -8,6 +8,7 @@ use countersign_domain::layout::{layout_plan, LayoutOptions, PlanLayout};
 use countersign_domain::lifecycle::steps_blocked_by_failure;
 use countersign_domain::model::Plan;
 use countersign_domain::text::reveal;
+use countersign_markup::escape;
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -282,22 +283,6 @@ fn nodes_markup(plan: &Plan, drawing: &Drawing) -> String {
             NODE.node_width - 10.0,
             escape(&truncate(&role, 16))
         ));
-    }
-    out
-}
-
-/// Text made safe inside markup and attribute values: it can only ever be text.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
     }
     out
 }

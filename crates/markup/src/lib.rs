@@ -25,16 +25,29 @@ impl Html {
     }
 
     fn text(&mut self, text: &str) -> &mut Self {
-        for c in text.chars() {
-            match c {
-                '&' => self.0.push_str("&amp;"),
-                '<' => self.0.push_str("&lt;"),
-                '>' => self.0.push_str("&gt;"),
-                '"' => self.0.push_str("&quot;"),
-                c => self.0.push(c),
-            }
-        }
+        escape_into(&mut self.0, text);
         self
+    }
+}
+
+/// `text` made safe inside HTML or SVG text and attribute values (quoted
+/// either way): it can only ever be text. The one escaper of the app's markup.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    escape_into(&mut out, text);
+    out
+}
+
+fn escape_into(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
     }
 }
 
