@@ -101,19 +101,19 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     let feed = state.feed.clone();
     let backend = state.db.backend();
+    let mut metrics_at = None;
     tokio::spawn(crate::changes::sweep(state.changes.clone()));
     if !webhooks.is_empty() {
         tokio::spawn(webhooks.run());
     }
-    let mut app = http::router(state.clone(), options.max_body);
-    let mut metrics_at = None;
+    let mut here = None;
     match (metrics, options.metrics) {
         (Some(metrics), MetricsAt::Own(at)) => {
             let listener = tokio::net::TcpListener::bind(at)
                 .await
                 .map_err(|e| format!("cannot listen for metrics on {at}: {e}"))?;
             metrics_at = Some(listener.local_addr().map_err(|e| e.to_string())?);
-            let router = metrics.router(state);
+            let router = metrics.router(state.clone());
             let closed = feed.clone();
             tokio::spawn(async move {
                 let served = axum::serve(listener, router)
@@ -123,46 +123,15 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
                     tracing::error!("the metrics listener failed: {e}");
                 }
             });
-            app = app.merge(crate::metrics::off());
         }
-        (Some(metrics), _) => app = app.merge(metrics.router(state)),
-        (None, _) => app = app.merge(crate::metrics::off()),
+        (metrics, _) => here = metrics,
     }
-    let mut policy = None;
-    let source = match &options.app_dir {
-        Some(dir) => Some(crate::http::app::Source::Dir(dir)),
-        None => crate::http::app::embedded().then_some(crate::http::app::Source::Embedded),
+    let surface = AppOptions {
+        max_body: options.max_body,
+        app_dir: options.app_dir.as_deref(),
+        cors_origins: &options.cors_origins,
     };
-    let app_from = match &source {
-        Some(crate::http::app::Source::Dir(dir)) => Some(dir.display().to_string()),
-        Some(crate::http::app::Source::Embedded) => Some("built in".to_owned()),
-        None => None,
-    };
-    if let Some(source) = source {
-        let (files, index) = crate::http::app::router(source)?;
-        app = app.merge(files);
-        policy = crate::http::headers::app_policy(&String::from_utf8_lossy(&index));
-        if policy.is_none() {
-            tracing::warn!(
-                "the app has no Content-Security-Policy; build it with ./scripts/build-app.sh"
-            );
-        }
-    } else {
-        tracing::info!(
-            "no app to serve (this build carries none, and no --app-dir): serving the API only"
-        );
-    }
-    let mut app = app
-        .layer(middleware::from_fn(cache_headers))
-        .layer(middleware::from_fn(move |request, next| {
-            crate::http::headers::add(policy.clone(), request, next)
-        }))
-        .layer(CompressionLayer::new());
-    if !options.cors_origins.is_empty() {
-        app = app.layer(cors(&options.cors_origins)?);
-    }
-    // Outermost, so the line counts everything: CORS answers, compression.
-    let app = app.layer(middleware::from_fn(crate::logs::requests));
+    let (app, app_from) = app(state, &surface, here)?;
     // The first line is for programs (tests, scripts): the address, nothing else.
     println!("countersign: listening on http://{address}");
     if app_from.is_some() {
@@ -218,6 +187,71 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     }
     tracing::info!("countersign stopped");
     Ok(())
+}
+
+/// What the HTTP surface serves beside the API.
+pub struct AppOptions<'a> {
+    /// Largest accepted request body, in bytes.
+    pub max_body: usize,
+    /// The built app to serve; none: the one built into the binary, if any.
+    pub app_dir: Option<&'a Path>,
+    /// Origins allowed to call the API from a browser.
+    pub cors_origins: &'a [String],
+}
+
+/// The whole HTTP surface over `state`: the API, `/metrics` beside it when
+/// `metrics` is given (else 404), the built app with its policy, security
+/// and cache headers, compression, CORS for the named origins, and the
+/// request log outermost. `run` serves it; the tests call it in process.
+/// Also says where the app came from, if one is served.
+pub fn app(
+    state: AppState,
+    options: &AppOptions,
+    metrics: Option<Metrics>,
+) -> Result<(axum::Router, Option<String>), String> {
+    let mut app = http::router(state.clone(), options.max_body);
+    app = match metrics {
+        Some(metrics) => app.merge(metrics.router(state)),
+        None => app.merge(crate::metrics::off()),
+    };
+    let mut policy = None;
+    let source = match options.app_dir {
+        Some(dir) => Some(crate::http::app::Source::Dir(dir)),
+        None => crate::http::app::embedded().then_some(crate::http::app::Source::Embedded),
+    };
+    let app_from = match &source {
+        Some(crate::http::app::Source::Dir(dir)) => Some(dir.display().to_string()),
+        Some(crate::http::app::Source::Embedded) => Some("built in".to_owned()),
+        None => None,
+    };
+    if let Some(source) = source {
+        let (files, index) = crate::http::app::router(source)?;
+        app = app.merge(files);
+        policy = crate::http::headers::app_policy(&String::from_utf8_lossy(&index));
+        if policy.is_none() {
+            tracing::warn!(
+                "the app has no Content-Security-Policy; build it with ./scripts/build-app.sh"
+            );
+        }
+    } else {
+        tracing::info!(
+            "no app to serve (this build carries none, and no --app-dir): serving the API only"
+        );
+    }
+    let mut app = app
+        .layer(middleware::from_fn(cache_headers))
+        .layer(middleware::from_fn(move |request, next| {
+            crate::http::headers::add(policy.clone(), request, next)
+        }))
+        .layer(CompressionLayer::new());
+    if !options.cors_origins.is_empty() {
+        app = app.layer(cors(options.cors_origins)?);
+    }
+    // Outermost, so the line counts everything: CORS answers, compression.
+    Ok((
+        app.layer(middleware::from_fn(crate::logs::requests)),
+        app_from,
+    ))
 }
 
 /// How long a shutdown waits for the requests in flight (a decision being

@@ -5,8 +5,9 @@
 
 use axum::Router;
 use countersign_domain::policy::Policy;
-use countersign_server::http::{router, AppState};
+use countersign_server::http::AppState;
 use countersign_server::limits::{Defaults, Limits};
+use countersign_server::serve::{self, AppOptions};
 use countersign_server::signing::Signer;
 use countersign_server::store::keys::KeyKind;
 use countersign_server::store::Db;
@@ -240,7 +241,15 @@ pub async fn app(db: Db) -> (Router, String, String, tempfile::TempDir) {
     let state = AppState::new(db, limits, signer, Policy::default(), webhooks)
         .await
         .unwrap();
-    (router(state, 2 * 1024 * 1024), agent, reviewer, keys)
+    // The same surface `countersign serve` serves (headers, compression, the
+    // request log), without a built app, metrics or CORS.
+    let surface = AppOptions {
+        max_body: 2 * 1024 * 1024,
+        app_dir: None,
+        cors_origins: &[],
+    };
+    let (app, _) = serve::app(state, &surface, None).unwrap();
+    (app, agent, reviewer, keys)
 }
 
 /// The API in this process over a fresh SQLite file: for handler tests where
