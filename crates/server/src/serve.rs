@@ -61,10 +61,8 @@ pub enum MetricsAt {
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn run(options: ServeOptions) -> Result<(), String> {
-    let policy = match &options.policy {
-        Some(path) => crate::policy::load(path)?,
-        None => Policy::default(),
-    };
+    let policy = options.policy.as_deref().map(crate::policy::load);
+    let policy = policy.transpose()?.unwrap_or_default();
     let signer = Signer::load_or_create(&options.signing_key).map_err(|e| e.to_string())?;
     let metrics = match options.metrics {
         MetricsAt::Off => None,
@@ -85,62 +83,86 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
-    let desk = options
-        .public_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{address}"));
+    let desk = (options.public_url.clone()).unwrap_or_else(|| format!("http://{address}"));
     let webhooks = Webhooks::open(db.clone(), options.webhooks, &desk).await?;
-    let state = AppState::new(
-        db.clone(),
-        crate::limits::Limits::new(options.rates),
-        signer,
-        policy,
-        webhooks.clone(),
-    )
-    .await
-    .map_err(|e| e.to_string())?;
-    let feed = state.feed.clone();
-    let backend = state.db.backend();
-    let mut metrics_at = None;
+    let limits = crate::limits::Limits::new(options.rates);
+    let state = AppState::new(db.clone(), limits, signer, policy, webhooks.clone())
+        .await
+        .map_err(|e| e.to_string())?;
     tokio::spawn(crate::changes::sweep(state.changes.clone()));
     if !webhooks.is_empty() {
         tokio::spawn(webhooks.run());
     }
-    let mut here = None;
-    match (metrics, options.metrics) {
+    let (beside_api, metrics_at) = match (metrics, options.metrics) {
         (Some(metrics), MetricsAt::Own(at)) => {
-            let listener = tokio::net::TcpListener::bind(at)
-                .await
-                .map_err(|e| format!("cannot listen for metrics on {at}: {e}"))?;
-            metrics_at = Some(listener.local_addr().map_err(|e| e.to_string())?);
-            let router = metrics.router(state.clone());
-            let closed = feed.clone();
-            tokio::spawn(async move {
-                let served = axum::serve(listener, router)
-                    .with_graceful_shutdown(async move { closed.closed().await })
-                    .await;
-                if let Err(e) = served {
-                    tracing::error!("the metrics listener failed: {e}");
-                }
-            });
+            (None, Some(serve_metrics(metrics, at, &state).await?))
         }
-        (metrics, _) => here = metrics,
-    }
+        (Some(metrics), _) => (Some(metrics), Some(address)),
+        (None, _) => (None, None),
+    };
     let surface = AppOptions {
         max_body: options.max_body,
         app_dir: options.app_dir.as_deref(),
         cors_origins: &options.cors_origins,
     };
-    let (app, app_from) = app(state, &surface, here)?;
-    // The first line is for programs (tests, scripts): the address, nothing else.
+    let (feed, backend) = (state.feed.clone(), db.backend());
+    let (app, app_from) = app(state, &surface, beside_api)?;
+    let reviewing = app_from.is_some().then_some(desk.as_str());
+    announce(address, reviewing, metrics_at, demo_keys);
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        address = %address,
+        database = backend.name(),
+        app = app_from,
+        "countersign started"
+    );
+    serve_until_stopped(listener, app, feed).await?;
+    if let Err(e) = db.close().await {
+        tracing::warn!("the database's write-ahead log was not checkpointed at stop: {e}");
+    }
+    tracing::info!("countersign stopped");
+    Ok(())
+}
+
+/// Serves `/metrics` on an address of its own until the server stops;
+/// returns the address it listens on.
+async fn serve_metrics(
+    metrics: Metrics,
+    at: SocketAddr,
+    state: &AppState,
+) -> Result<SocketAddr, String> {
+    let listener = tokio::net::TcpListener::bind(at)
+        .await
+        .map_err(|e| format!("cannot listen for metrics on {at}: {e}"))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let router = metrics.router(state.clone());
+    let closed = state.feed.clone();
+    tokio::spawn(async move {
+        let served = axum::serve(listener, router)
+            .with_graceful_shutdown(async move { closed.closed().await })
+            .await;
+        if let Err(e) = served {
+            tracing::error!("the metrics listener failed: {e}");
+        }
+    });
+    Ok(address)
+}
+
+/// Prints where the server listens (the first line is for programs: the
+/// address, nothing else), where reviewers open the desk, where metrics
+/// are, and the demo's keys.
+fn announce(
+    address: SocketAddr,
+    desk: Option<&str>,
+    metrics_at: Option<SocketAddr>,
+    demo_keys: Option<(String, String)>,
+) {
     println!("countersign: listening on http://{address}");
-    if app_from.is_some() {
+    if let Some(desk) = desk {
         println!("Open {}/ to review.", desk.trim_end_matches('/'));
     }
-    match (options.metrics, metrics_at) {
-        (_, Some(at)) => println!("Metrics for Prometheus: http://{at}/metrics"),
-        (MetricsAt::Listen, None) => println!("Metrics for Prometheus: http://{address}/metrics"),
-        _ => {}
+    if let Some(at) = metrics_at {
+        println!("Metrics for Prometheus: http://{at}/metrics");
     }
     if let Some((reviewer, agent)) = demo_keys {
         println!(
@@ -150,6 +172,15 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     }
     use std::io::Write;
     let _ = std::io::stdout().flush();
+}
+
+/// Serves `app` until Ctrl-C or SIGTERM, then finishes the requests in
+/// flight (ending event streams) for at most [`DRAIN`].
+async fn serve_until_stopped(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    feed: crate::feed::Feed,
+) -> Result<(), String> {
     // Answers are small: without TCP_NODELAY a client that writes a request's
     // head and body apart (Node's fetch) waits out a delayed ACK per request.
     let listener = listener.tap_io(|stream| {
@@ -157,13 +188,6 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
             tracing::warn!("TCP_NODELAY could not be set on a connection: {e}");
         }
     });
-    tracing::info!(
-        version = env!("CARGO_PKG_VERSION"),
-        address = %address,
-        database = backend.name(),
-        app = app_from,
-        "countersign started"
-    );
     let closing = {
         let feed = feed.clone();
         async move {
@@ -182,10 +206,6 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
             tracing::warn!("requests still running {} s after the signal: stopping without them", DRAIN.as_secs());
         }
     }
-    if let Err(e) = db.close().await {
-        tracing::warn!("the database's write-ahead log was not checkpointed at stop: {e}");
-    }
-    tracing::info!("countersign stopped");
     Ok(())
 }
 
