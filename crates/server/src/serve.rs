@@ -83,7 +83,8 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
-    let desk = (options.public_url.clone()).unwrap_or_else(|| format!("http://{address}"));
+    let desk = options.public_url.clone();
+    let desk = desk.unwrap_or_else(|| format!("http://{address}"));
     let webhooks = Webhooks::open(db.clone(), options.webhooks, &desk).await?;
     let limits = crate::limits::Limits::new(options.rates);
     let state = AppState::new(db.clone(), limits, signer, policy, webhooks.clone())
