@@ -26,8 +26,6 @@ pub enum HttpError {
     Refused {
         /// HTTP status.
         status: u16,
-        /// The stable error code.
-        code: String,
         /// The server's message.
         message: String,
         /// Each precise problem.
@@ -109,7 +107,6 @@ impl HttpStore {
         let ErrorBody::<Value> { error } = serde_json::from_str(&text).map_err(garbled)?;
         Err(HttpError::Refused {
             status,
-            code: error.code,
             message: error.message,
             details: error.details,
             refusal: error.refusal,

@@ -98,7 +98,6 @@ impl LangGraphStore {
         };
         Err(HttpError::Refused {
             status,
-            code: format!("http_{status}"),
             message: format!("LangGraph refused ({status}): {message}"),
             details: Vec::new(),
             refusal: None,
@@ -133,7 +132,6 @@ impl LangGraphStore {
         }
         Err(HttpError::Refused {
             status: 404,
-            code: "unknown_assistant".into(),
             message: format!(
                 "this server has no graph or assistant “{}”; its graphs: {}",
                 unknown.join("”, “"),

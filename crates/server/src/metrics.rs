@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use countersign_domain::review::Review;
+use countersign_domain::wire::ErrorCode;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::time::Duration;
 
@@ -151,11 +152,12 @@ pub fn maybe_closed(review: &Review) {
 }
 
 /// An approval token was redeemed, or refused for `reason` (its error code).
-pub fn redemption(refused: Option<&'static str>) {
+pub fn redemption(refused: Option<ErrorCode>) {
     match refused {
         None => metrics::counter!("countersign_tokens_redeemed_total").increment(1),
         Some(reason) => {
-            metrics::counter!("countersign_tokens_refused_total", "reason" => reason).increment(1)
+            metrics::counter!("countersign_tokens_refused_total", "reason" => reason.as_str())
+                .increment(1)
         }
     }
 }

@@ -24,6 +24,16 @@ SCHEMAS: dict[str, Any] = OPENAPI["components"]["schemas"]
 ALWAYS_PRESENT = {("ToolCall", "args")}
 
 
+def test_the_error_codes_are_the_ones_the_openapi_document_lists() -> None:
+    from countersign import ERROR_CODES
+    from countersign.errors import error_code
+
+    assert list(ERROR_CODES) == SCHEMAS["ErrorCode"]["enum"]
+    assert error_code("token_used") == "token_used"
+    assert error_code("a_code_from_a_newer_server") == "unknown"
+    assert error_code(None) == "unknown"
+
+
 @pytest.mark.parametrize(
     "typed, schema",
     [

@@ -4,7 +4,7 @@
  * redeem an approval's single-use token after checking it offline.
  */
 import { type Args, callHash, checkArgs, checkRisk, type RiskTier, type ToolCall } from "./calls.js";
-import { Denied, type DeniedKind, NotApproved, ReceiptInvalid, Refused, TimedOut, Unreachable } from "./errors.js";
+import { Denied, type DeniedKind, errorCode, NotApproved, ReceiptInvalid, Refused, TimedOut, Unreachable } from "./errors.js";
 import type { components } from "./openapi.js";
 import { publicKey, receiptProblem } from "./receipts.js";
 
@@ -323,7 +323,7 @@ function refusal(status: number, body: unknown, reviewId?: string): NotApproved 
     ? details.map((d) => [String(field(d, "path") ?? ""), String(field(d, "message") ?? "")] as const)
     : [];
   const named = problems.map(([path, said]) => `${path || "/"}: ${said}`).join("; ");
-  return new Refused(named ? `${message} (${named})` : message, status, String(field(error, "code") ?? ""), problems, reviewId);
+  return new Refused(named ? `${message} (${named})` : message, status, errorCode(field(error, "code")), problems, reviewId);
 }
 
 /** An outcome read: undefined while pending, what was approved, or the `NotApproved` that says why not (thrown). */

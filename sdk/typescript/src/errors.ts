@@ -1,3 +1,5 @@
+import type { components } from "./openapi.js";
+
 /**
  * Why a gated call did not run. Every failure is a `NotApproved`: catch that
  * one class and the function is known not to have run.
@@ -43,16 +45,65 @@ export class Unreachable extends NotApproved {}
  */
 export class ReceiptInvalid extends NotApproved {}
 
+/** Every stable code the server refuses with (the OpenAPI document's `ErrorCode`). */
+export const ERROR_CODES = [
+  "already_decided",
+  "already_exists",
+  "already_revoked",
+  "body_too_large",
+  "busy",
+  "cannot_resubmit",
+  "cannot_withdraw",
+  "changed_meanwhile",
+  "idempotency_key_required",
+  "idempotency_key_reused",
+  "internal",
+  "invalid_parameter",
+  "invalid_request",
+  "invalid_target",
+  "malformed_json",
+  "method_not_allowed",
+  "not_found",
+  "pairing_refused",
+  "policy_refused",
+  "rate_limited",
+  "request_expired",
+  "role_not_allowed",
+  "target_not_awaiting_approval",
+  "token_unknown",
+  "token_expired",
+  "token_used",
+  "token_hash_mismatch",
+  "token_device_mismatch",
+  "token_other_approval",
+  "unauthorized",
+  "unknown_parameter",
+  "unreadable_body",
+  "unsupported_media_type",
+  "wrong_key_kind",
+] as const satisfies ReadonlyArray<components["schemas"]["ErrorCode"]>;
+
+/**
+ * A stable code to branch on, e.g. `"token_used"`; `"unknown"` for one this
+ * SDK does not know (from a newer server: its message still says what happened).
+ */
+export type ErrorCode = (typeof ERROR_CODES)[number] | "unknown";
+
+/** The code as the SDK types it: a listed one, else `"unknown"`. */
+export function errorCode(value: unknown): ErrorCode {
+  return (ERROR_CODES as ReadonlyArray<unknown>).includes(value) ? (value as ErrorCode) : "unknown";
+}
+
 /**
  * The server refused a request: its `status`, stable `code`, and for an
  * invalid request each problem as `[jsonPointer, message]`.
  */
 export class Refused extends NotApproved {
   readonly status: number;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly problems: ReadonlyArray<readonly [string, string]>;
 
-  constructor(message: string, status: number, code: string, problems: ReadonlyArray<readonly [string, string]>, reviewId?: string) {
+  constructor(message: string, status: number, code: ErrorCode, problems: ReadonlyArray<readonly [string, string]>, reviewId?: string) {
     super(message, reviewId);
     this.status = status;
     this.code = code;

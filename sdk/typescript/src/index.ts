@@ -24,5 +24,5 @@ export {
   type Token,
   type ToolCallSubmission,
 } from "./client.js";
-export { Denied, type DeniedKind, NotApproved, ReceiptInvalid, Refused, TimedOut, Unreachable } from "./errors.js";
+export { Denied, type DeniedKind, ERROR_CODES, type ErrorCode, NotApproved, ReceiptInvalid, Refused, TimedOut, Unreachable } from "./errors.js";
 export { type GateOptions, requireApproval } from "./gate.js";

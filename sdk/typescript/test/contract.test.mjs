@@ -19,6 +19,12 @@ test("the wire types are generated from the OpenAPI document as it is", () => {
   }
 });
 
+test("the error codes are the ones the OpenAPI document lists", async () => {
+  const { ERROR_CODES } = await import("../dist/index.js");
+  const documented = JSON.parse(readFileSync(join(REPO, "crates/server/openapi.json"), "utf8")).components.schemas.ErrorCode.enum;
+  assert.deepEqual([...ERROR_CODES], documented);
+});
+
 let server;
 before(async () => {
   server = await startServer();

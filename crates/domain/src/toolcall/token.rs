@@ -3,6 +3,7 @@
 
 use super::canonical::CallHash;
 use super::grant::Scope;
+use crate::wire::ErrorCode;
 use crate::{MplpId, Timestamp};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -105,14 +106,14 @@ pub enum RedeemError {
 
 impl RedeemError {
     /// A stable machine code for the failed check.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            RedeemError::Unknown(_) => "token_unknown",
-            RedeemError::OtherApproval { .. } => "token_other_approval",
-            RedeemError::Expired { .. } => "token_expired",
-            RedeemError::AlreadyUsed { .. } => "token_used",
-            RedeemError::HashMismatch { .. } => "token_hash_mismatch",
-            RedeemError::DeviceMismatch { .. } => "token_device_mismatch",
+            RedeemError::Unknown(_) => ErrorCode::TokenUnknown,
+            RedeemError::OtherApproval { .. } => ErrorCode::TokenOtherApproval,
+            RedeemError::Expired { .. } => ErrorCode::TokenExpired,
+            RedeemError::AlreadyUsed { .. } => ErrorCode::TokenUsed,
+            RedeemError::HashMismatch { .. } => ErrorCode::TokenHashMismatch,
+            RedeemError::DeviceMismatch { .. } => ErrorCode::TokenDeviceMismatch,
         }
     }
 }

@@ -16,8 +16,8 @@ pub struct ErrorBody<R = Refusal> {
 /// What went wrong: a stable code, a sentence, and each precise problem.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorReport<R = Refusal> {
-    /// A stable code clients branch on (`already_decided`, `invalid_request`, …).
-    pub code: String,
+    /// A stable code clients branch on.
+    pub code: ErrorCode,
     /// A sentence a person can act on.
     pub message: String,
     /// Each precise problem (may be empty).
@@ -26,6 +26,112 @@ pub struct ErrorReport<R = Refusal> {
     /// A refused decision (absent on other errors).
     #[serde(default = "no_refusal", skip_serializing_if = "Option::is_none")]
     pub refusal: Option<R>,
+}
+
+/// Every error code the API answers with: stable, so clients branch on them.
+/// The OpenAPI document lists the same set (a test holds them together).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum ErrorCode {
+    /// The review was decided already (the decision that stands is named).
+    AlreadyDecided,
+    /// The id is taken by a different review.
+    AlreadyExists,
+    /// The grant was revoked before.
+    AlreadyRevoked,
+    /// The body is over the server's size limit.
+    BodyTooLarge,
+    /// The review kept changing under a write: try again.
+    Busy,
+    /// The review cannot be resubmitted (not rejected).
+    CannotResubmit,
+    /// The request cannot be withdrawn (decided, or not a tool call).
+    CannotWithdraw,
+    /// The review changed between a read and a write: read it again.
+    ChangedMeanwhile,
+    /// A decision needs an `Idempotency-Key` header.
+    IdempotencyKeyRequired,
+    /// The `Idempotency-Key` was used for a different decision.
+    IdempotencyKeyReused,
+    /// The server failed; nothing was changed.
+    Internal,
+    /// A query parameter has a value it does not take.
+    InvalidParameter,
+    /// Well-formed JSON that breaks the rules (the details say where).
+    InvalidRequest,
+    /// The request cannot be approved while it has problems.
+    InvalidTarget,
+    /// The body is not JSON.
+    MalformedJson,
+    /// This path does not take this method.
+    MethodNotAllowed,
+    /// No such thing, or not one this key may see.
+    NotFound,
+    /// The pairing code is unknown, used or expired.
+    PairingRefused,
+    /// The approval policy refused the decision.
+    PolicyRefused,
+    /// The key sent more requests than its rate allows.
+    RateLimited,
+    /// The tool call's request expired before it was decided.
+    RequestExpired,
+    /// The key may not sign as this role.
+    RoleNotAllowed,
+    /// The thing to approve is not waiting for approval.
+    TargetNotAwaitingApproval,
+    /// The token presented is not this approval's.
+    TokenUnknown,
+    /// The token expired before it was redeemed.
+    TokenExpired,
+    /// The token was redeemed before.
+    TokenUsed,
+    /// The call presented is not the call approved.
+    TokenHashMismatch,
+    /// The device presenting the token is not the one approved.
+    TokenDeviceMismatch,
+    /// The token belongs to another approval.
+    TokenOtherApproval,
+    /// No key, or a key the server does not know.
+    Unauthorized,
+    /// A query parameter this endpoint does not take.
+    UnknownParameter,
+    /// The body could not be read.
+    UnreadableBody,
+    /// The body is not `application/json`.
+    UnsupportedMediaType,
+    /// The key is of the wrong kind (agent or reviewer) for this.
+    WrongKeyKind,
+    /// A code this version does not know (a newer server's).
+    #[serde(other)]
+    Unknown,
+}
+
+impl ErrorCode {
+    /// Every code, in the order the OpenAPI document lists them.
+    pub const ALL: &'static [ErrorCode] = <ErrorCode as strum::VariantArray>::VARIANTS;
+
+    /// The code as the API writes it, e.g. `already_decided`.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 fn no_refusal<R>() -> Option<R> {

@@ -13,7 +13,7 @@ mod summary;
 mod webhook;
 
 pub use device::{Device, DeviceList, Paired, Pairing, PairingRequest};
-pub use error::{Detail, ErrorBody, ErrorReport, Refusal};
+pub use error::{Detail, ErrorBody, ErrorCode, ErrorReport, Refusal};
 pub use event::{Change, ChangeKind, ChangePage};
 pub use grant::{GrantList, GrantRecord};
 pub use me::Me;

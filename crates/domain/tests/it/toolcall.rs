@@ -9,6 +9,7 @@ use countersign_domain::toolcall::{
     redeem, withdraw, CallHash, OutcomeKind, RedeemError, Redemption, Scope, ToolCall,
     ToolCallSubmission, ToolChoice, ToolDecideError, ToolMode, ToolOutcome, WithdrawError,
 };
+use countersign_domain::wire::ErrorCode;
 use countersign_domain::wire::ReviewSummary;
 use countersign_domain::{decide, DecideError, DecisionInput, MplpId, Review};
 use proptest::prelude::*;
@@ -263,7 +264,7 @@ fn approve_with_modifications_records_both_hashes_and_tokens_the_edited_call() {
     // The token runs the edited call, not the original one.
     assert!(redeem(&next, &redemption(&next, &edited_hash), now(), &mut ids()).is_ok());
     let err = redeem(&next, &redemption(&next, &original), now(), &mut ids()).unwrap_err();
-    assert_eq!(err.code(), "token_hash_mismatch");
+    assert_eq!(err.code().as_str(), "token_hash_mismatch");
 }
 
 #[test]
@@ -548,11 +549,11 @@ fn every_redeem_failure_has_its_own_code() {
         redeem(r, p, at, &mut ids()).unwrap_err().code()
     };
     // replay
-    assert_eq!(code(&used, &good, now()), "token_used");
+    assert_eq!(code(&used, &good, now()).as_str(), "token_used");
     // expired
     assert_eq!(
         code(&approved, &good, now() + Duration::minutes(5)),
-        "token_expired"
+        ErrorCode::TokenExpired
     );
     // tampered args
     let tampered = ToolCall {
@@ -563,7 +564,7 @@ fn every_redeem_failure_has_its_own_code() {
             .clone(),
     };
     let p = redemption(&approved, &tampered.hash().unwrap());
-    assert_eq!(code(&approved, &p, now()), "token_hash_mismatch");
+    assert_eq!(code(&approved, &p, now()).as_str(), "token_hash_mismatch");
     // another approval's token
     let other = decide(&pending("R3"), &approve(None), now(), &mut ids()).unwrap();
     let other_token = outcome(&other).token.as_ref().unwrap();
@@ -571,13 +572,13 @@ fn every_redeem_failure_has_its_own_code() {
         approval_id: Some(other_token.approval_id),
         ..good.clone()
     };
-    assert_eq!(code(&approved, &p, now()), "token_other_approval");
+    assert_eq!(code(&approved, &p, now()).as_str(), "token_other_approval");
     // wrong device
     let p = Redemption {
         client_device_id: Some("phone-2".into()),
         ..good.clone()
     };
-    assert_eq!(code(&approved, &p, now()), "token_device_mismatch");
+    assert_eq!(code(&approved, &p, now()).as_str(), "token_device_mismatch");
     // unknown token
     let p = Redemption {
         token_id: MplpId::parse("00000000-0000-4000-8000-0000000fffff").unwrap(),
@@ -587,5 +588,5 @@ fn every_redeem_failure_has_its_own_code() {
         redeem(&approved, &p, now(), &mut ids()),
         Err(RedeemError::Unknown(_))
     ));
-    assert_eq!(code(&approved, &p, now()), "token_unknown");
+    assert_eq!(code(&approved, &p, now()).as_str(), "token_unknown");
 }

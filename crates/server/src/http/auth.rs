@@ -4,7 +4,7 @@
 //! URL, where logs and histories keep it). No key or an unknown one: 401. The
 //! wrong kind of key: 403.
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 use super::AppState;
 use crate::store::keys::{ApiKey, KeyKind};
 use crate::store::Stored;
@@ -27,7 +27,7 @@ impl Caller {
             KeyKind::Reviewer => "a reviewer key",
         };
         Err(ApiError::forbidden(
-            "wrong_key_kind",
+            ErrorCode::WrongKeyKind,
             format!("this needs {needed}; key {} is not one", self.0.id),
         ))
     }
@@ -38,7 +38,7 @@ impl Caller {
             return Ok(());
         }
         Err(ApiError::forbidden(
-            "role_not_allowed",
+            ErrorCode::RoleNotAllowed,
             format!(
                 "key {} may not sign as `{}`; it may sign as: {}",
                 self.0.id,
@@ -65,12 +65,11 @@ impl Caller {
     /// The stored review this key may see (a reviewer key: any; an agent
     /// key: the ones it created), else 404, whether or not it exists.
     pub async fn review(&self, state: &AppState, id: &str) -> Result<Stored, ApiError> {
-        match state.db.review(id).await? {
-            Some(stored) if self.0.kind == KeyKind::Reviewer || stored.created_by == self.0.id => {
-                Ok(stored)
-            }
-            _ => Err(ApiError::not_found(&format!("review {id}"))),
-        }
+        state
+            .service()
+            .visible(&self.0, id)
+            .await?
+            .ok_or_else(|| ApiError::not_found(&format!("review {id}")))
     }
 }
 
@@ -92,7 +91,7 @@ async fn over_rate(over: crate::limits::OverRate) -> ApiError {
 }
 
 fn unauthorized(message: &str) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::Unauthorized, message)
 }
 
 impl FromRequestParts<AppState> for Caller {

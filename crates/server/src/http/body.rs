@@ -2,7 +2,7 @@
 //! JSON only, parsed with errors that say where the JSON broke. Field checks
 //! name each unknown or missing field.
 
-use super::error::{ApiError, Detail};
+use super::error::{ApiError, Detail, ErrorCode};
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Request};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -28,7 +28,7 @@ async fn read_within(request: Request, limit: usize) -> Result<Bytes, (ApiError,
     let too_large = || {
         ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
+            ErrorCode::BodyTooLarge,
             "the request body is larger than this server accepts (see --max-body)",
         )
     };
@@ -45,7 +45,7 @@ async fn read_within(request: Request, limit: usize) -> Result<Bytes, (ApiError,
     while let Some(chunk) = body.next().await {
         let chunk = chunk.map_err(|e| {
             (
-                ApiError::bad_request("unreadable_body", e.to_string()),
+                ApiError::bad_request(ErrorCode::UnreadableBody, e.to_string()),
                 false,
             )
         })?;
@@ -117,7 +117,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
         if !essence.eq_ignore_ascii_case("application/json") {
             return Err(ApiError::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
+                ErrorCode::UnsupportedMediaType,
                 format!(
                     "send the body as JSON with `Content-Type: application/json` (got `{}`)",
                     if content_type.is_empty() {
@@ -131,10 +131,10 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
         // Already read whole, within the limit, by `read_first`.
         let bytes = axum::body::to_bytes(request.into_body(), usize::MAX)
             .await
-            .map_err(|e| ApiError::bad_request("unreadable_body", e.to_string()))?;
+            .map_err(|e| ApiError::bad_request(ErrorCode::UnreadableBody, e.to_string()))?;
         let value = serde_json::from_slice::<Value>(&bytes).map_err(|e| {
             ApiError::bad_request(
-                "malformed_json",
+                ErrorCode::MalformedJson,
                 format!(
                     "the body is not valid JSON: {e} (line {}, column {})",
                     e.line(),

@@ -6,19 +6,17 @@
 
 use super::auth::Caller;
 use super::body::{check_fields, object, JsonBody};
-use super::error::{ApiError, Detail};
+use super::error::{ApiError, Detail, ErrorCode};
 use super::AppState;
 use crate::store::devices::PairingRefused;
 use crate::store::keys::{ApiKey, KeyKind};
-use crate::store::stored_time;
+use crate::usecases;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use countersign_domain::wire::{Device, DeviceList, Paired, Pairing, PairingRequest};
 use serde::Deserialize;
 
-/// How long a pairing code works.
-const PAIRING_MINUTES: i64 = 10;
 /// The longest device name kept.
 const DEVICE_NAME_CHARS: usize = 60;
 
@@ -28,9 +26,7 @@ pub async fn create(
     caller: Caller,
 ) -> Result<(StatusCode, Json<Pairing>), ApiError> {
     caller.require(KeyKind::Reviewer)?;
-    let ttl = chrono::Duration::minutes(PAIRING_MINUTES);
-    let (code, expires_at) = state.db.add_pairing_code(&caller.0, ttl).await?;
-    let expires_at = stored_time(expires_at);
+    let (code, expires_at) = usecases::issue_pairing_code(state.service(), &caller.0).await?;
     Ok((StatusCode::CREATED, Json(Pairing { code, expires_at })))
 }
 
@@ -54,7 +50,7 @@ pub async fn redeem(
             format!("a name of 1 to {DEVICE_NAME_CHARS} characters, e.g. \"Sam's phone\""),
         )]));
     }
-    let minted = match state.db.pair_device(request.code.trim(), device).await? {
+    let minted = match usecases::pair_device(state.service(), request.code.trim(), device).await? {
         Ok(minted) => minted,
         Err(refused) => {
             let status = match refused {
@@ -62,7 +58,7 @@ pub async fn redeem(
                 _ => StatusCode::GONE,
             };
             return Err(
-                ApiError::new(status, "pairing_refused", refused.to_string())
+                ApiError::new(status, ErrorCode::PairingRefused, refused.to_string())
                     .with_details(vec![Detail::new("/code", refused.to_string())]),
             );
         }
@@ -100,18 +96,7 @@ pub async fn revoke(
     Path(key_id): Path<String>,
 ) -> Result<Json<Device>, ApiError> {
     caller.require(KeyKind::Reviewer)?;
-    let seen = state.db.devices_of(&caller.0).await?;
-    let Some(found) = seen.into_iter().find(|d| d.id == key_id) else {
-        return Err(ApiError::not_found(&format!("device {key_id}")));
-    };
-    state.db.revoke_key(&found.id).await?;
-    let revoked = ApiKey {
-        revoked_at: found
-            .revoked_at
-            .clone()
-            .or_else(|| Some(stored_time(chrono::Utc::now()))),
-        ..found
-    };
+    let revoked = usecases::revoke_device(state.service(), &caller.0, &key_id).await?;
     Ok(Json(device(&revoked, &caller.0)))
 }
 

@@ -6,13 +6,15 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use countersign_domain::wire::{ErrorBody, ErrorReport, Refusal};
 
+pub use countersign_domain::wire::ErrorCode;
+
 pub use countersign_domain::wire::Detail;
 
 /// An API error response.
 #[derive(Debug)]
 pub struct ApiError {
     status: StatusCode,
-    code: &'static str,
+    code: ErrorCode,
     message: String,
     details: Vec<Detail>,
     /// Boxed: rare, and it keeps every `Result<_, ApiError>` small.
@@ -23,7 +25,7 @@ pub struct ApiError {
 
 impl ApiError {
     /// An error with a status, a stable code and a message.
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
         ApiError {
             status,
             code,
@@ -42,7 +44,7 @@ impl ApiError {
             retry_after: Some(seconds),
             ..ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
+                ErrorCode::RateLimited,
                 format!(
                     "key {key} sent more requests than its rate allows; try again in {seconds} s"
                 ),
@@ -54,7 +56,7 @@ impl ApiError {
     pub fn busy() -> Self {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            "busy",
+            ErrorCode::Busy,
             "the review kept changing; try again",
         )
     }
@@ -72,7 +74,7 @@ impl ApiError {
     }
 
     /// 400: the request itself is malformed.
-    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn bad_request(code: ErrorCode, message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::BAD_REQUEST, code, message)
     }
 
@@ -80,19 +82,23 @@ impl ApiError {
     pub fn not_found(what: &str) -> Self {
         ApiError::new(
             StatusCode::NOT_FOUND,
-            "not_found",
+            ErrorCode::NotFound,
             format!("{what} was not found"),
         )
     }
 
     /// 422: well-formed JSON that breaks the rules, with every problem.
     pub fn invalid(message: impl Into<String>, details: Vec<Detail>) -> Self {
-        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", message)
-            .with_details(details)
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            ErrorCode::InvalidRequest,
+            message,
+        )
+        .with_details(details)
     }
 
     /// 403: this key may not do this.
-    pub fn forbidden(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn forbidden(code: ErrorCode, message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::FORBIDDEN, code, message)
     }
 
@@ -101,7 +107,7 @@ impl ApiError {
         tracing::error!("internal error: {cause}");
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
+            ErrorCode::Internal,
             "the server failed to handle this request; nothing was changed",
         )
     }
@@ -123,7 +129,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = ErrorBody {
             error: ErrorReport {
-                code: self.code.to_owned(),
+                code: self.code,
                 message: self.message,
                 details: self.details,
                 refusal: self.refusal.map(|r| *r),

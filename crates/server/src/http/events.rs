@@ -9,7 +9,7 @@
 //! changed since its last position, never for everything again).
 
 use super::auth::Caller;
-use super::error::{ApiError, Detail};
+use super::error::{ApiError, Detail, ErrorCode};
 use super::query::Params;
 use super::AppState;
 use crate::feed::{Feed, FeedEvent};
@@ -179,7 +179,7 @@ fn position(text: &str, name: &str) -> Result<i64, ApiError> {
         .filter(|n| *n >= 0)
         .ok_or_else(|| {
             ApiError::bad_request(
-                "invalid_parameter",
+                ErrorCode::InvalidParameter,
                 format!("{name} must be an event id this server sent"),
             )
             .with_details(vec![Detail::new(name, "a non-negative whole number")])
@@ -203,7 +203,7 @@ pub async fn list(
         Some(value) => position(value, "after")?,
         None => {
             return Err(ApiError::bad_request(
-                "invalid_parameter",
+                ErrorCode::InvalidParameter,
                 "say which changes: after=<the position of the last change seen>",
             )
             .with_details(vec![Detail::new("after", "required")]))
@@ -214,7 +214,7 @@ pub async fn list(
         Some(Ok(n)) if (1..=CHANGES_LISTED).contains(&n) => n,
         Some(_) => {
             return Err(ApiError::bad_request(
-                "invalid_parameter",
+                ErrorCode::InvalidParameter,
                 format!("limit is a number of changes from 1 to {CHANGES_LISTED}"),
             )
             .with_details(vec![Detail::new(

@@ -4,11 +4,12 @@
 //! one, so the agent's next such call is asked again.
 
 use super::auth::Caller;
-use super::error::{ApiError, Detail};
+use super::error::{ApiError, Detail, ErrorCode};
 use super::query::Params;
 use super::AppState;
-use crate::store::grants::{GrantRecord, Revoked};
+use crate::store::grants::GrantRecord;
 use crate::store::keys::KeyKind;
+use crate::usecases::{self, NotRevoked};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::Json;
@@ -28,7 +29,7 @@ pub async fn list(
         Some("include") => true,
         Some(_) => {
             return Err(ApiError::bad_request(
-                "invalid_parameter",
+                ErrorCode::InvalidParameter,
                 "revoked takes one value: include",
             )
             .with_details(vec![Detail::new("revoked", "`include`, or leave it out")]))
@@ -46,17 +47,25 @@ pub async fn revoke(
     Path(grant_id): Path<String>,
 ) -> Result<Json<GrantRecord>, ApiError> {
     caller.require(KeyKind::Reviewer)?;
-    match state.db.revoke_grant(&grant_id, &caller.0.id).await? {
-        Revoked::Now(grant) => Ok(Json(grant)),
-        Revoked::Already(grant) => Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "already_revoked",
-            format!(
-                "grant {grant_id} was already revoked at {} by {}",
-                grant.revoked_at.unwrap_or_default(),
-                grant.revoked_by.unwrap_or_default()
+    let revoked = usecases::revoke_grant(state.service(), &caller.0, &grant_id).await?;
+    Ok(Json(revoked))
+}
+
+impl From<NotRevoked> for ApiError {
+    fn from(e: NotRevoked) -> Self {
+        match e {
+            NotRevoked::NotFound(what) => ApiError::not_found(&what),
+            NotRevoked::Already(grant) => ApiError::new(
+                StatusCode::CONFLICT,
+                ErrorCode::AlreadyRevoked,
+                format!(
+                    "grant {} was already revoked at {} by {}",
+                    grant.grant.grant_id,
+                    grant.revoked_at.unwrap_or_default(),
+                    grant.revoked_by.unwrap_or_default()
+                ),
             ),
-        )),
-        Revoked::Unknown => Err(ApiError::not_found(&format!("grant {grant_id}"))),
+            NotRevoked::Db(e) => e.into(),
+        }
     }
 }

@@ -28,7 +28,8 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
 use countersign_domain::policy::Policy;
-use countersign_domain::wire::{Answer, Me, Outcome, WebhookList};
+use countersign_domain::wire::ErrorCode;
+use countersign_domain::wire::{Me, Outcome, WebhookList};
 use countersign_domain::Review;
 use error::ApiError;
 use std::sync::Arc;
@@ -77,11 +78,6 @@ impl AppState {
     /// A review's outcome, with its signed receipt once decided.
     pub(crate) fn outcome(&self, review: &Review) -> Result<Outcome, ApiError> {
         self.service().outcome(review).map_err(ApiError::internal)
-    }
-
-    /// The answer that carries a stored review and its outcome.
-    pub(crate) fn answer(&self, review: Review) -> Result<Answer, ApiError> {
-        self.service().answer(review).map_err(ApiError::internal)
     }
 
     /// The use cases over this state.
@@ -187,7 +183,7 @@ async fn openapi() -> impl IntoResponse {
 async fn unknown_path(uri: axum::http::Uri) -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
-        "not_found",
+        ErrorCode::NotFound,
         format!("there is no endpoint {}", uri.path()),
     )
 }
@@ -195,7 +191,7 @@ async fn unknown_path(uri: axum::http::Uri) -> ApiError {
 async fn wrong_method(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
-        "method_not_allowed",
+        ErrorCode::MethodNotAllowed,
         format!("{method} is not allowed on {}", uri.path()),
     )
 }

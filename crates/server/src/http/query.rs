@@ -2,7 +2,7 @@
 //! `form_urlencoded` crate), with any parameter the endpoint does not take
 //! refused by name, so a typo never passes as "no filter".
 
-use super::error::{ApiError, Detail};
+use super::error::{ApiError, Detail, ErrorCode};
 use std::collections::HashMap;
 
 /// The parameters of a query string, each decoded.
@@ -29,10 +29,11 @@ impl Params {
         if unknown.is_empty() {
             Ok(Params(params))
         } else {
-            Err(
-                ApiError::bad_request("unknown_parameter", "the query has unknown parameters")
-                    .with_details(unknown),
+            Err(ApiError::bad_request(
+                ErrorCode::UnknownParameter,
+                "the query has unknown parameters",
             )
+            .with_details(unknown))
         }
     }
 

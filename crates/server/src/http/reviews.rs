@@ -4,24 +4,24 @@
 
 use super::auth::Caller;
 use super::body::JsonBody;
-use super::error::{ApiError, Detail};
+use super::error::{ApiError, Detail, ErrorCode};
 use super::input;
 use super::query::Params;
 use super::AppState;
-use crate::changes::new_id;
 use crate::feed::FeedEvent;
 use crate::store::keys::KeyKind;
 use crate::store::Cursor;
-use crate::usecases::{self, Decided, DecisionRequest, NotDecided};
+use crate::usecases::{
+    self, Asked, Decided, DecisionRequest, NotAsked, NotDecided, NotResubmitted,
+};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use countersign_domain::review::{Resubmission, ResubmitError};
 use countersign_domain::toolcall::ToolDecideError;
-use countersign_domain::wire::ChangeKind;
 use countersign_domain::wire::{Answer, Outcome, Refusal, Requesters, ReviewQuery, SummaryPage};
-use countersign_domain::{resubmit, DecideError, Review};
+use countersign_domain::DecideError;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,35 +36,13 @@ pub async fn create(
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<Answer>), ApiError> {
     caller.require(KeyKind::Agent)?;
-    let mut review = input::new_review(&body)?;
-    review.requester = Some(caller.0.key_ref());
-    state
-        .changes
-        .policy()
-        .schedule_escalation(&mut review, chrono::Utc::now());
-    match state.changes.create(&review, &caller.0.id).await? {
-        None => Ok((StatusCode::CREATED, Json(state.answer(review)?))),
-        Some(existing) if existing.review == review || same_request(&existing.review, &review) => {
-            Ok((StatusCode::OK, Json(state.answer(existing.review)?)))
-        }
-        Some(_) => Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "already_exists",
-            format!(
-                "a different review with confirm_id {} already exists",
-                review.confirm.confirm_id
-            ),
-        )
-        .with_details(vec![Detail::new("/confirm/confirm_id", "already taken")])),
-    }
-}
-
-/// A retried create matches the stored review as first submitted, even after
-/// decisions were added to it.
-fn same_request(stored: &Review, submitted: &Review) -> bool {
-    stored.confirm.confirm_id == submitted.confirm.confirm_id
-        && stored.confirm.requested_at == submitted.confirm.requested_at
-        && stored.confirm.requested_by_role == submitted.confirm.requested_by_role
+    let review = input::new_review(&body)?;
+    Ok(
+        match usecases::ask_review(state.service(), &caller.0, review).await? {
+            Asked::New(answer) => (StatusCode::CREATED, Json(answer)),
+            Asked::Again(answer) => (StatusCode::OK, Json(answer)),
+        },
+    )
 }
 
 /// `GET /api/v1/reviews` (reviewer): filtered, in the asked order, cursor paging;
@@ -120,10 +98,11 @@ pub async fn list(
         }
     };
     if !details.is_empty() {
-        return Err(
-            ApiError::bad_request("invalid_parameter", "the query has invalid parameters")
-                .with_details(details),
-        );
+        return Err(ApiError::bad_request(
+            ErrorCode::InvalidParameter,
+            "the query has invalid parameters",
+        )
+        .with_details(details));
     }
     // Read first: a change committed while the page is read is then also
     // after this position, so a stream opened after it misses nothing.
@@ -192,7 +171,7 @@ pub async fn outcome(
         Some(Ok(n)) if n <= 60 => n,
         Some(_) => {
             return Err(ApiError::bad_request(
-                "invalid_parameter",
+                ErrorCode::InvalidParameter,
                 "wait is a number of seconds from 0 to 60",
             )
             .with_details(vec![Detail::new("wait", "a whole number from 0 to 60")]))
@@ -267,7 +246,7 @@ impl From<NotDecided> for ApiError {
             NotDecided::Refused(refused) => refusal(refused),
             NotDecided::KeyReused => ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
-                "idempotency_key_reused",
+                ErrorCode::IdempotencyKeyReused,
                 e.to_string(),
             ),
             NotDecided::Busy => ApiError::busy(),
@@ -284,7 +263,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {
         .unwrap_or("");
     if key.is_empty() || key.len() > 200 {
         return Err(ApiError::bad_request(
-            "idempotency_key_required",
+            ErrorCode::IdempotencyKeyRequired,
             "send an `Idempotency-Key` header (1 to 200 characters, new for each decision, the same for its retries)",
         ));
     }
@@ -323,7 +302,7 @@ fn report_refusal(e: DecideError) -> ApiError {
                 .unwrap_or_default();
             ApiError::new(
                 StatusCode::CONFLICT,
-                "already_decided",
+                ErrorCode::AlreadyDecided,
                 format!("this review is already {status}"),
             )
             .with_details(details)
@@ -337,18 +316,18 @@ fn report_refusal(e: DecideError) -> ApiError {
         }
         DecideError::InvalidTarget(issues) => ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_target",
+            ErrorCode::InvalidTarget,
             "this request cannot be approved while it has problems",
         )
         .with_details(issues.iter().map(Detail::from).collect()),
-        DecideError::Policy(_) => ApiError::forbidden("policy_refused", message),
+        DecideError::Policy(_) => ApiError::forbidden(ErrorCode::PolicyRefused, message),
         DecideError::TargetNotAwaitingApproval(_) => ApiError::new(
             StatusCode::CONFLICT,
-            "target_not_awaiting_approval",
+            ErrorCode::TargetNotAwaitingApproval,
             message,
         ),
         DecideError::ToolCall(ToolDecideError::Expired(_)) => {
-            ApiError::new(StatusCode::CONFLICT, "request_expired", message)
+            ApiError::new(StatusCode::CONFLICT, ErrorCode::RequestExpired, message)
         }
         DecideError::ToolCall(e) => {
             let path = match e {
@@ -373,42 +352,64 @@ pub async fn resubmit_review(
 ) -> Result<Json<Answer>, ApiError> {
     caller.require(KeyKind::Agent)?;
     let input = input::resubmission(&body)?;
-    let stored = caller.review(&state, &id).await?;
     let resubmission = Resubmission {
         by_role: input.by_role,
         revised_plan: input.plan,
         reason: input.reason,
     };
-    let now = chrono::Utc::now();
-    let mut next =
-        resubmit(&stored.review, resubmission, now, &mut new_id).map_err(|e| match e {
-            ResubmitError::Unhashable(problem) => ApiError::invalid(
+    let answer = usecases::resubmit_review(state.service(), &caller.0, &id, resubmission).await?;
+    Ok(Json(answer))
+}
+
+impl From<NotResubmitted> for ApiError {
+    fn from(e: NotResubmitted) -> Self {
+        match e {
+            NotResubmitted::NotFound(id) => ApiError::not_found(&format!("review {id}")),
+            NotResubmitted::Refused(ResubmitError::Unhashable(problem)) => ApiError::invalid(
                 "the revised plan was refused",
                 vec![Detail::new(
                     format!("/plan{}", problem.path()),
                     problem.to_string(),
                 )],
             ),
-            refused => ApiError::new(StatusCode::CONFLICT, "cannot_resubmit", refused.to_string()),
-        })?;
-    state.changes.policy().schedule_escalation(&mut next, now);
-    let problems = next.validate();
-    if !problems.is_empty() {
-        return Err(ApiError::invalid(
-            "the revised review has problems",
-            problems.iter().map(Detail::from).collect(),
-        ));
+            NotResubmitted::Refused(refused) => ApiError::new(
+                StatusCode::CONFLICT,
+                ErrorCode::CannotResubmit,
+                refused.to_string(),
+            ),
+            NotResubmitted::Invalid(problems) => ApiError::invalid(
+                "the revised review has problems",
+                problems.iter().map(Detail::from).collect(),
+            ),
+            e @ NotResubmitted::ChangedMeanwhile => ApiError::new(
+                StatusCode::CONFLICT,
+                ErrorCode::ChangedMeanwhile,
+                e.to_string(),
+            ),
+            NotResubmitted::Broken(e) => ApiError::internal(e),
+        }
     }
-    let stored_next = state
-        .changes
-        .replace(stored.version, &next, ChangeKind::Resubmitted)
-        .await?;
-    if !stored_next {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "changed_meanwhile",
-            "the review changed while it was being resubmitted; read it again",
-        ));
+}
+
+impl From<NotAsked> for ApiError {
+    fn from(e: NotAsked) -> Self {
+        match e {
+            NotAsked::Taken(_) => ApiError::new(
+                StatusCode::CONFLICT,
+                ErrorCode::AlreadyExists,
+                e.to_string(),
+            )
+            .with_details(vec![Detail::new("/confirm/confirm_id", "already taken")]),
+            NotAsked::ApprovalTaken => ApiError::new(
+                StatusCode::CONFLICT,
+                ErrorCode::AlreadyExists,
+                e.to_string(),
+            )
+            .with_details(vec![Detail::new("/approvalId", "already taken")]),
+            NotAsked::Invalid(ref issues) => {
+                ApiError::invalid(e.to_string(), issues.iter().map(Detail::from).collect())
+            }
+            NotAsked::Broken(e) => ApiError::internal(e),
+        }
     }
-    Ok(Json(state.answer(next)?))
 }

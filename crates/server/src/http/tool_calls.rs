@@ -5,20 +5,17 @@
 
 use super::auth::Caller;
 use super::body::{check_fields, object, JsonBody};
-use super::error::{ApiError, Detail};
+use super::error::{ApiError, Detail, ErrorCode};
 use super::AppState;
-use crate::changes::{new_id, ByGrant};
 use crate::store::keys::KeyKind;
+use crate::usecases::{self, NotSpent};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use countersign_domain::toolcall::{
-    approve_by_grant, new_tool_call_review, redeem, withdraw, CallHash, RedeemError, Redemption,
-    ToolCall, ToolCallSubmission,
+    CallHash, RedeemError, Redemption, ToolCall, ToolCallSubmission, WithdrawError,
 };
-use countersign_domain::wire::ChangeKind;
 use countersign_domain::wire::{Answer, Redeemed};
-use countersign_domain::{Review, Target, Timestamp};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -69,70 +66,8 @@ pub async fn submit(
     }
     let submission = ToolCallSubmission::deserialize(&body)
         .map_err(|e| refuse(vec![Detail::new("", e.to_string())]))?;
-    let now = chrono::Utc::now();
-    let mut review = new_tool_call_review(submission, now, &mut new_id)
-        .map_err(|issues| refuse(issues.iter().map(Detail::from).collect()))?;
-    review.requester = Some(caller.0.key_ref());
-    let rule = state.changes.policy().rule_for(&review).into_owned();
-    state.changes.policy().schedule_escalation(&mut review, now);
-    if let (Some(delay), Some(Target::ToolCall(call))) = (rule.expires_after, &mut review.target) {
-        let cap = now + delay.duration();
-        if call.request.expires_at.to_utc() > cap {
-            call.request.expires_at = Timestamp::from_utc(cap);
-        }
-    }
-    // A standing grant is one reviewer's word: it never stands in for a quorum.
-    // A call it covers is stored approved, never pending for a moment.
-    if !rule.needs_quorum() {
-        if let Some(approved) = store_approved_by_grant(&state, &review, &caller.0.id).await? {
-            return Ok((StatusCode::CREATED, Json(state.answer(approved)?)));
-        }
-    }
-    if state.changes.create(&review, &caller.0.id).await?.is_some() {
-        return Err(already_exists());
-    }
-    Ok((StatusCode::CREATED, Json(state.answer(review)?)))
-}
-
-fn already_exists() -> ApiError {
-    ApiError::new(
-        StatusCode::CONFLICT,
-        "already_exists",
-        "a review for this approvalId already exists",
-    )
-    .with_details(vec![Detail::new("/approvalId", "already taken")])
-}
-
-/// Stores a new call approved by the first live grant that covers it,
-/// recording the decision that names the grant: the approved review, or
-/// `None` when no grant covers it (nothing stored: ask a reviewer).
-async fn store_approved_by_grant(
-    state: &AppState,
-    review: &Review,
-    created_by: &str,
-) -> Result<Option<Review>, ApiError> {
-    let Some(call) = review.tool_call() else {
-        return Ok(None);
-    };
-    let name = call.request.tool_call().map_err(ApiError::internal)?.name;
-    let now = chrono::Utc::now();
-    for grant in state.db.grants_for_tool(&name).await? {
-        let Some(decided) = approve_by_grant(review, &grant, now, &mut new_id) else {
-            continue;
-        };
-        let approved = decided.map_err(ApiError::internal)?;
-        // A grant revoked meanwhile approves nothing: the next one may.
-        match state
-            .changes
-            .create_approved_by_grant(&approved, created_by, &grant.grant_id.to_string())
-            .await?
-        {
-            ByGrant::Stored => return Ok(Some(approved)),
-            ByGrant::Taken => return Err(already_exists()),
-            ByGrant::GrantGone => continue,
-        }
-    }
-    Ok(None)
+    let answer = usecases::ask_tool_call(state.service(), &caller.0, submission).await?;
+    Ok((StatusCode::CREATED, Json(answer)))
 }
 
 /// `POST /api/v1/reviews/{id}/redeem` (the agent that asked): spend the token
@@ -148,30 +83,8 @@ pub async fn redeem_token(
 ) -> Result<Json<Redeemed>, ApiError> {
     caller.require(KeyKind::Agent)?;
     let presented = redemption(&body)?;
-    for _ in 0..8 {
-        let stored = caller.review(&state, &id).await?;
-        let next =
-            redeem(&stored.review, &presented, chrono::Utc::now(), &mut new_id).map_err(|e| {
-                crate::metrics::redemption(Some(e.code()));
-                redeem_refusal(e)
-            })?;
-        if state
-            .changes
-            .replace(stored.version, &next, ChangeKind::Redeemed)
-            .await?
-        {
-            let token = next
-                .tool_call()
-                .and_then(|c| c.outcome.as_ref())
-                .and_then(|o| o.token.clone());
-            crate::metrics::redemption(None);
-            return Ok(Json(Redeemed {
-                redeemed: true,
-                token,
-            }));
-        }
-    }
-    Err(ApiError::busy())
+    let redeemed = usecases::redeem(state.service(), &caller.0, &id, &presented).await?;
+    Ok(Json(redeemed))
 }
 
 /// `POST /api/v1/reviews/{id}/withdraw` (the agent that asked), `{"reason"?}`:
@@ -199,24 +112,40 @@ pub async fn withdraw_request(
     if !details.is_empty() {
         return Err(refuse(details));
     }
-    for _ in 0..8 {
-        let stored = caller.review(&state, &id).await?;
-        let next = withdraw(
-            &stored.review,
-            reason.as_deref(),
-            chrono::Utc::now(),
-            &mut new_id,
-        )
-        .map_err(|e| ApiError::new(StatusCode::CONFLICT, "cannot_withdraw", e.to_string()))?;
-        if state
-            .changes
-            .replace(stored.version, &next, ChangeKind::Decided)
-            .await?
-        {
-            return Ok(Json(state.answer(next)?));
+    let answer = usecases::withdraw(state.service(), &caller.0, &id, reason.as_deref()).await?;
+    Ok(Json(answer))
+}
+
+impl From<NotSpent<RedeemError>> for ApiError {
+    fn from(e: NotSpent<RedeemError>) -> Self {
+        match e {
+            NotSpent::NotFound(id) => ApiError::not_found(&format!("review {id}")),
+            NotSpent::Refused(e) => {
+                let status = match e {
+                    RedeemError::Unknown(_) => StatusCode::NOT_FOUND,
+                    _ => StatusCode::CONFLICT,
+                };
+                ApiError::new(status, e.code(), e.to_string())
+            }
+            NotSpent::Busy => ApiError::busy(),
+            NotSpent::Broken(e) => ApiError::internal(e),
         }
     }
-    Err(ApiError::busy())
+}
+
+impl From<NotSpent<WithdrawError>> for ApiError {
+    fn from(e: NotSpent<WithdrawError>) -> Self {
+        match e {
+            NotSpent::NotFound(id) => ApiError::not_found(&format!("review {id}")),
+            NotSpent::Refused(e) => ApiError::new(
+                StatusCode::CONFLICT,
+                ErrorCode::CannotWithdraw,
+                e.to_string(),
+            ),
+            NotSpent::Busy => ApiError::busy(),
+            NotSpent::Broken(e) => ApiError::internal(e),
+        }
+    }
 }
 
 /// `{"tokenId", "toolCall" | "toolCallHash", "clientDeviceId"?, "approvalId"?}`:
@@ -271,12 +200,4 @@ fn redemption(body: &Value) -> Result<Redemption, ApiError> {
         return Err(refuse(details));
     }
     Redemption::deserialize(&rest).map_err(|e| refuse(vec![Detail::new("", e.to_string())]))
-}
-
-fn redeem_refusal(e: RedeemError) -> ApiError {
-    let status = match e {
-        RedeemError::Unknown(_) => StatusCode::NOT_FOUND,
-        _ => StatusCode::CONFLICT,
-    };
-    ApiError::new(status, e.code(), e.to_string())
 }

@@ -4,13 +4,20 @@
 //! to its own answer. Writes go through [`Changes`], which stores, announces
 //! and audits each one.
 
+pub mod access;
+pub mod ask;
 pub mod decide;
+pub mod redeem;
 
+pub use access::{issue_pairing_code, pair_device, revoke_device, revoke_grant, NotRevoked};
+pub use ask::{ask_review, ask_tool_call, resubmit_review, Asked, NotAsked, NotResubmitted};
 pub use decide::{decide, Decided, DecisionRequest, NotDecided};
+pub use redeem::{redeem, withdraw, NotSpent};
 
 use crate::changes::Changes;
 use crate::signing::Signer;
-use crate::store::{Db, DbError};
+use crate::store::keys::{ApiKey, KeyKind};
+use crate::store::{Db, DbError, Stored};
 use countersign_domain::wire::{Answer, Outcome};
 use countersign_domain::Review;
 
@@ -43,6 +50,16 @@ impl Service<'_> {
         let mut outcome = Outcome::of(review);
         outcome.receipt = self.signer.receipt(review).map_err(Broken::Internal)?;
         Ok(outcome)
+    }
+
+    /// Stored review `id` if `key` may see it (a reviewer key: any; an agent
+    /// key: the ones it asked for), else `None`, whether or not it exists.
+    pub async fn visible(&self, key: &ApiKey, id: &str) -> Result<Option<Stored>, DbError> {
+        Ok(self
+            .db
+            .review(id)
+            .await?
+            .filter(|s| key.kind == KeyKind::Reviewer || s.created_by == key.id))
     }
 
     /// The answer that carries a stored review and its outcome.

@@ -47,6 +47,32 @@ impl Checked<'_> {
 }
 
 #[test]
+fn the_openapi_document_lists_every_error_code_the_server_has() {
+    use countersign_domain::wire::ErrorCode;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("openapi.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let listed: Vec<&str> = doc["components"]["schemas"]["ErrorCode"]["enum"]
+        .as_array()
+        .expect("ErrorCode is an enum")
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    let known: Vec<&str> = ErrorCode::ALL
+        .iter()
+        .filter(|c| **c != ErrorCode::Unknown)
+        .map(|c| c.as_str())
+        .collect();
+    assert_eq!(listed, known);
+    for code in ErrorCode::ALL {
+        let written = serde_json::to_value(code).unwrap();
+        let read: ErrorCode = serde_json::from_value(written.clone()).unwrap();
+        assert_eq!((written.as_str(), read), (Some(code.as_str()), *code));
+    }
+    let newer: ErrorCode = serde_json::from_value(json!("a_code_from_a_newer_server")).unwrap();
+    assert_eq!(newer, ErrorCode::Unknown);
+}
+
+#[test]
 fn every_operation_and_documented_status_matches_the_openapi_document() {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path(), &["--max-body", "20000"]);

@@ -22,9 +22,10 @@ from .client import (
     Request,
 )
 from .decorator import require_approval
-from .errors import Denied, NotApproved, ReceiptInvalid, Refused, TimedOut, Unreachable
+from .errors import ERROR_CODES, Denied, ErrorCode, NotApproved, ReceiptInvalid, Refused, TimedOut, Unreachable
 
 __all__ = [
+    "ERROR_CODES",
     "RISK_TIERS",
     "Approval",
     "AsyncApproval",
@@ -32,6 +33,7 @@ __all__ = [
     "AsyncRequest",
     "Countersign",
     "Denied",
+    "ErrorCode",
     "NotApproved",
     "ReceiptInvalid",
     "Refused",

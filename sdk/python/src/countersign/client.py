@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from . import receipts
 from .calls import JsonObject, call_hash, check_risk
-from .errors import Denied, NotApproved, ReceiptInvalid, Refused, TimedOut, Unreachable
+from .errors import Denied, NotApproved, ReceiptInvalid, Refused, TimedOut, Unreachable, error_code
 from .wire import Outcome, ToolCall, ToolCallSubmission
 
 #: The longest the server holds one wait open; longer waits ask again.
@@ -175,7 +175,7 @@ def refusal(status: int, body: Any, review_id: str | None = None) -> NotApproved
     return Refused(
         f"{message}" + (f" ({named})" if named else ""),
         status=status,
-        code=str(error.get("code", "")),
+        code=error_code(error.get("code")),
         problems=problems,
         review_id=review_id,
     )

@@ -3,6 +3,59 @@ one class and the function is known not to have run."""
 
 from __future__ import annotations
 
+from typing import Literal, cast, get_args
+
+ErrorCode = Literal[
+    "already_decided",
+    "already_exists",
+    "already_revoked",
+    "body_too_large",
+    "busy",
+    "cannot_resubmit",
+    "cannot_withdraw",
+    "changed_meanwhile",
+    "idempotency_key_required",
+    "idempotency_key_reused",
+    "internal",
+    "invalid_parameter",
+    "invalid_request",
+    "invalid_target",
+    "malformed_json",
+    "method_not_allowed",
+    "not_found",
+    "pairing_refused",
+    "policy_refused",
+    "rate_limited",
+    "request_expired",
+    "role_not_allowed",
+    "target_not_awaiting_approval",
+    "token_unknown",
+    "token_expired",
+    "token_used",
+    "token_hash_mismatch",
+    "token_device_mismatch",
+    "token_other_approval",
+    "unauthorized",
+    "unknown_parameter",
+    "unreadable_body",
+    "unsupported_media_type",
+    "wrong_key_kind",
+    "unknown",
+]
+"""A stable code the server refuses with, e.g. `"token_used"` (the OpenAPI
+document's `ErrorCode`); `"unknown"` for one this SDK does not know (from a
+newer server: its message still says what happened)."""
+
+ERROR_CODES: tuple[str, ...] = tuple(c for c in get_args(ErrorCode) if c != "unknown")
+"""Every code the server's OpenAPI document lists."""
+
+
+def error_code(value: object) -> ErrorCode:
+    """The code as the SDK types it: a listed one, else `"unknown"`."""
+    if isinstance(value, str) and value in ERROR_CODES:
+        return cast(ErrorCode, value)
+    return "unknown"
+
 
 class NotApproved(Exception):
     """The call did not run: nobody approved it, or the approval could not be
@@ -58,7 +111,7 @@ class Refused(NotApproved):
         message: str,
         *,
         status: int,
-        code: str,
+        code: ErrorCode,
         problems: list[tuple[str, str]],
         review_id: str | None = None,
     ) -> None:
