@@ -29,6 +29,7 @@ pub mod http;
 pub mod limits;
 pub mod logs;
 pub mod metrics;
+pub mod options;
 pub mod policy;
 pub mod rate;
 pub mod serve;

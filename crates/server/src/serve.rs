@@ -3,6 +3,7 @@
 
 use crate::http::{self, AppState};
 use crate::metrics::Metrics;
+use crate::options::{MetricsAt, ServeOptions};
 use crate::signing::Signer;
 use crate::store::keys::KeyKind;
 use crate::store::Db;
@@ -15,62 +16,23 @@ use axum::response::Response;
 use axum::serve::ListenerExt;
 use countersign_domain::policy::Policy;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
-/// How to serve.
-pub struct ServeOptions {
-    /// Address to listen on (port 0 picks a free one).
-    pub listen: SocketAddr,
-    /// Database address.
-    pub database: String,
-    /// The built app to serve (trunk's `dist/`), if any.
-    pub app_dir: Option<PathBuf>,
-    /// Origins allowed to call the API from a browser (the app hosted elsewhere).
-    pub cors_origins: Vec<String>,
-    /// Largest accepted request body, in bytes.
-    pub max_body: usize,
-    /// Seed the demo reviews and mint demo keys.
-    pub demo: bool,
-    /// Each kind of key's default request rate.
-    pub rates: crate::limits::Defaults,
-    /// The Ed25519 key receipts are signed with (PKCS#8 PEM; made when missing).
-    pub signing_key: PathBuf,
-    /// The approval policy file (TOML); none: one approval for everything.
-    pub policy: Option<PathBuf>,
-    /// Endpoints told of every review created, decided, expired or escalated.
-    pub webhooks: Vec<crate::webhooks::Webhook>,
-    /// The address reviewers open the desk at, for links sent out (default:
-    /// the listening address).
-    pub public_url: Option<String>,
-    /// Where `/metrics` is served, if anywhere.
-    pub metrics: MetricsAt,
-}
-
-/// Where `GET /metrics` is served.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MetricsAt {
-    /// Nowhere: nothing is recorded and `/metrics` answers 404.
-    Off,
-    /// On the server's own address, beside the API.
-    Listen,
-    /// On an address of its own (e.g. one only the monitoring network reaches).
-    Own(SocketAddr),
-}
-
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn run(options: ServeOptions) -> Result<(), String> {
+    // First: it makes the data folder owner-only before anything is written there.
+    let database = options.database.address()?;
     let policy = options.policy.as_deref().map(crate::policy::load);
     let policy = policy.transpose()?.unwrap_or_default();
-    let signer = Signer::load_or_create(&options.signing_key).map_err(|e| e.to_string())?;
-    let metrics = match options.metrics {
+    let signing_key = options.database.signing_key();
+    let signer = Signer::load_or_create(&signing_key).map_err(|e| e.to_string())?;
+    let metrics = match options.metrics_at() {
         MetricsAt::Off => None,
         MetricsAt::Listen | MetricsAt::Own(_) => Some(Metrics::install()?),
     };
-    let db = Db::open(&options.database)
-        .await
-        .map_err(|e| e.to_string())?;
+    let db = Db::open(&database).await.map_err(|e| e.to_string())?;
     let demo_keys = if options.demo {
         Some(seed_demo(&db).await?)
     } else {
@@ -85,8 +47,8 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     let desk = options.public_url.clone();
     let desk = desk.unwrap_or_else(|| format!("http://{address}"));
-    let webhooks = Webhooks::open(db.clone(), options.webhooks, &desk).await?;
-    let limits = crate::limits::Limits::new(options.rates);
+    let webhooks = Webhooks::open(db.clone(), options.webhooks(), &desk).await?;
+    let limits = crate::limits::Limits::new(options.rates());
     let state = AppState::new(db.clone(), limits, signer, policy, webhooks.clone())
         .await
         .map_err(|e| e.to_string())?;
@@ -94,13 +56,8 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     if !webhooks.is_empty() {
         tokio::spawn(webhooks.run());
     }
-    let (beside_api, metrics_at) = match (metrics, options.metrics) {
-        (Some(metrics), MetricsAt::Own(at)) => {
-            (None, Some(serve_metrics(metrics, at, &state).await?))
-        }
-        (Some(metrics), _) => (Some(metrics), Some(address)),
-        (None, _) => (None, None),
-    };
+    let (beside_api, metrics_at) =
+        place_metrics(metrics, options.metrics_at(), address, &state).await?;
     let surface = AppOptions {
         max_body: options.max_body,
         app_dir: options.app_dir.as_deref(),
@@ -123,6 +80,24 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     }
     tracing::info!("countersign stopped");
     Ok(())
+}
+
+/// Where metrics are served: beside the API (then the recorder to add to its
+/// router), on their own address (served from now on), or nowhere; and the
+/// address to announce.
+async fn place_metrics(
+    metrics: Option<Metrics>,
+    at: MetricsAt,
+    address: SocketAddr,
+    state: &AppState,
+) -> Result<(Option<Metrics>, Option<SocketAddr>), String> {
+    Ok(match (metrics, at) {
+        (Some(metrics), MetricsAt::Own(at)) => {
+            (None, Some(serve_metrics(metrics, at, state).await?))
+        }
+        (Some(metrics), _) => (Some(metrics), Some(address)),
+        (None, _) => (None, None),
+    })
 }
 
 /// Serves `/metrics` on an address of its own until the server stops;

@@ -14,12 +14,10 @@ pub mod keys;
 pub mod validate;
 pub mod webhooks;
 
-use crate::webhooks::Webhook;
-use crate::{limits, logs, rate, serve, signing};
-use clap::{Args, Parser, Subcommand};
+use crate::options::{DatabaseArgs, ServeOptions};
+use crate::{logs, serve, signing};
+use clap::{Parser, Subcommand};
 use countersign_agent::{commands, hook, mcp_gate, receipt, Connection};
-use countersign_domain::wire::WebhookFormat;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use validate::Format;
@@ -64,77 +62,7 @@ enum Command {
         command: AuditCli,
     },
     /// Serve the HTTP API (and the built app) on SQLite or PostgreSQL.
-    Serve {
-        #[command(flatten)]
-        database: DatabaseArgs,
-        /// Address to listen on (port 0 picks a free port).
-        #[arg(long, default_value = "127.0.0.1:8080", env = "COUNTERSIGN_LISTEN")]
-        listen: SocketAddr,
-        /// Another build of the app to serve (trunk's dist/), for development; left out, the app built into this binary (or, in a binary built without it, the API only).
-        #[arg(long, value_name = "DIR")]
-        app_dir: Option<PathBuf>,
-        /// A browser origin allowed to call the API (repeatable), e.g. https://review.example.com.
-        #[arg(long = "cors-origin", value_name = "ORIGIN")]
-        cors_origins: Vec<String>,
-        /// Largest accepted request body in bytes (larger ones get 413).
-        #[arg(long, default_value_t = 2 * 1024 * 1024)]
-        max_body: usize,
-        /// Seed the demo reviews and print a fresh demo reviewer key and agent key.
-        #[arg(long)]
-        demo: bool,
-        /// Requests each agent key may send, unless minted with its own
-        /// --rate: <count>/s or <count>/min, optionally with a burst size, or none.
-        #[arg(long, value_name = "RATE", default_value_t = rate::Rate::AGENT)]
-        agent_rate: rate::Rate,
-        /// The same for reviewer keys.
-        #[arg(long, value_name = "RATE", default_value_t = rate::Rate::REVIEWER)]
-        reviewer_rate: rate::Rate,
-        /// An approval policy (TOML): quorums, required roles, vetoes and
-        /// separation of duties by tool, risk tier and requester. Checked
-        /// strictly: any mistake refuses to start.
-        #[arg(long, value_name = "FILE", env = "COUNTERSIGN_POLICY")]
-        policy: Option<PathBuf>,
-        /// An address told of every review created, decided, expired or
-        /// escalated, by a signed POST (repeatable).
-        #[arg(
-            long = "webhook",
-            value_name = "URL",
-            env = "COUNTERSIGN_WEBHOOK",
-            value_delimiter = ','
-        )]
-        webhooks: Vec<String>,
-        /// The body every --webhook receives: json, or a Slack incoming-webhook message.
-        #[arg(
-            long,
-            value_enum,
-            default_value = "json",
-            env = "COUNTERSIGN_WEBHOOK_FORMAT"
-        )]
-        webhook_format: WebhookFormatArg,
-        /// The address reviewers open the desk at, for the links webhooks
-        /// send (default: the listening address).
-        #[arg(long, value_name = "URL", env = "COUNTERSIGN_PUBLIC_URL")]
-        public_url: Option<String>,
-        /// How log lines on standard error are written: text, or one JSON object per line.
-        #[arg(
-            long,
-            value_enum,
-            default_value = "text",
-            env = "COUNTERSIGN_LOG_FORMAT"
-        )]
-        log_format: logs::LogFormat,
-        /// Which log lines to write, as RUST_LOG filters them: a level
-        /// (error, warn, info, debug, trace), optionally per module
-        /// (`warn,countersign::request=info`).
-        #[arg(long, value_name = "FILTER", default_value = "info", env = "RUST_LOG")]
-        log_filter: String,
-        /// Serve Prometheus metrics at /metrics on the listening address.
-        #[arg(long, conflicts_with = "metrics_listen")]
-        metrics: bool,
-        /// Serve Prometheus metrics at /metrics on an address of their own instead.
-        #[arg(long, value_name = "ADDR", env = "COUNTERSIGN_METRICS_LISTEN")]
-        metrics_listen: Option<SocketAddr>,
-    },
+    Serve(ServeOptions),
     /// Copy the SQLite database, consistently and while the server runs, and
     /// its signing key beside it (FILE.signing-key.pem). PostgreSQL: pg_dump.
     Backup {
@@ -180,15 +108,6 @@ enum Command {
     },
 }
 
-/// `--webhook-format`.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum WebhookFormatArg {
-    /// The event as JSON.
-    Json,
-    /// A Slack incoming-webhook message.
-    Slack,
-}
-
 #[derive(Subcommand)]
 enum AuditCli {
     /// Walk the chain and name the first entry that does not follow, then
@@ -202,78 +121,6 @@ enum AuditCli {
         #[arg(long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
-}
-
-#[derive(Args)]
-struct DatabaseArgs {
-    /// Database address: sqlite://FILE or postgres://USER:PASSWORD@HOST/DB?sslmode=verify-full (PG* variables fill in what it leaves out). Default: a SQLite file in --data.
-    #[arg(long, env = "COUNTERSIGN_DATABASE")]
-    database: Option<String>,
-    /// Folder for the default SQLite database and signing key (`serve` creates it when missing; other commands need it there).
-    #[arg(long, default_value = "data", env = "COUNTERSIGN_DATA")]
-    data: PathBuf,
-    /// The Ed25519 key receipts are signed with, PKCS#8 PEM, made at first
-    /// start when missing. Default: signing-key.pem in --data. Instances
-    /// sharing one database should share this file.
-    #[arg(long, value_name = "FILE", env = "COUNTERSIGN_SIGNING_KEY")]
-    signing_key: Option<PathBuf>,
-}
-
-impl DatabaseArgs {
-    fn signing_key(&self) -> PathBuf {
-        self.signing_key
-            .clone()
-            .unwrap_or_else(|| self.data.join("signing-key.pem"))
-    }
-
-    /// The database of a one-shot command: one that exists already. Only
-    /// `serve` creates a database; finding none, this says where it looked.
-    fn existing(&self) -> Result<String, String> {
-        let file = match &self.database {
-            Some(url) => match url.strip_prefix("sqlite://") {
-                Some(file) => PathBuf::from(file.split('?').next().unwrap_or(file)),
-                // A server database: connecting says whether it is there.
-                None => return Ok(url.clone()),
-            },
-            None => self.data.join("countersign.db"),
-        };
-        if file.is_file() {
-            return Ok(format!("sqlite://{}", file.display()));
-        }
-        let from = if self.database.is_some() {
-            "--database (COUNTERSIGN_DATABASE)".to_owned()
-        } else if std::env::var_os("COUNTERSIGN_DATA").is_some() {
-            format!("COUNTERSIGN_DATA={}", self.data.display())
-        } else {
-            format!("--data {}", self.data.display())
-        };
-        Err(format!(
-            "no Countersign database at {} (from {from}); only `countersign serve` creates one. \
-             Run this command against the service's data: --data (or COUNTERSIGN_DATA) as the service has it \
-             (the systemd unit: /var/lib/countersign), or --database for PostgreSQL",
-            file.display()
-        ))
-    }
-
-    fn address(&self) -> Result<String, String> {
-        match &self.database {
-            Some(url) => Ok(url.clone()),
-            None => {
-                // Owner-only, whatever the umask: it holds every review.
-                let mut folder = std::fs::DirBuilder::new();
-                folder.recursive(true);
-                #[cfg(unix)]
-                std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
-                folder.create(&self.data).map_err(|e| {
-                    format!("cannot create the data folder {}: {e}", self.data.display())
-                })?;
-                Ok(format!(
-                    "sqlite://{}",
-                    self.data.join("countersign.db").display()
-                ))
-            }
-        }
-    }
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
@@ -349,53 +196,8 @@ pub fn main() -> ExitCode {
             let stdout = std::io::stdout();
             validate::run(&files, format, &mut stdout.lock())
         }
-        Command::Serve {
-            database,
-            listen,
-            app_dir,
-            cors_origins,
-            max_body,
-            demo,
-            agent_rate,
-            reviewer_rate,
-            policy,
-            webhooks,
-            webhook_format,
-            public_url,
-            log_format,
-            log_filter,
-            metrics,
-            metrics_listen,
-        } => finish((|| {
-            logs::init(log_format, &log_filter)?;
-            let format = match webhook_format {
-                WebhookFormatArg::Json => WebhookFormat::Json,
-                WebhookFormatArg::Slack => WebhookFormat::Slack,
-            };
-            let options = serve::ServeOptions {
-                listen,
-                database: database.address()?,
-                app_dir,
-                cors_origins,
-                max_body,
-                demo,
-                rates: limits::Defaults {
-                    agent: agent_rate,
-                    reviewer: reviewer_rate,
-                },
-                signing_key: database.signing_key(),
-                policy,
-                webhooks: webhooks
-                    .into_iter()
-                    .map(|url| Webhook { url, format })
-                    .collect(),
-                public_url,
-                metrics: match (metrics, metrics_listen) {
-                    (_, Some(at)) => serve::MetricsAt::Own(at),
-                    (true, None) => serve::MetricsAt::Listen,
-                    (false, None) => serve::MetricsAt::Off,
-                },
-            };
+        Command::Serve(options) => finish((|| {
+            logs::init(options.log_format, &options.log_filter)?;
             runtime()?.block_on(serve::run(options))
         })()),
         Command::Verify { file, public_key } => receipt::verify_file(&file, &public_key),

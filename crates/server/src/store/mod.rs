@@ -1,6 +1,8 @@
 //! The server's storage: one SQLite file by default (WAL, synchronous writes), or
 //! PostgreSQL so several server instances can share one database. Both run the
 //! same SQL through sqlx's `Any` driver; only the migrations differ.
+//! (`migrations/shared` holds the ones both run as they are; each
+//! database's folder links to them beside its own.)
 
 pub mod audit;
 mod commit;
