@@ -2,7 +2,7 @@
 //! action: each call still gets its own decision and, when approved, its own
 //! single-use token.
 
-use crate::desk::{Desk, Entry, Origin, Preferences};
+use crate::desk::{Desk, Entry, Origin, Preferences, Source};
 use crate::router::href;
 use crate::split::{on_demand, LoadFailed};
 use countersign_domain::model::{ConfirmStatus, DecisionStatus};
@@ -89,7 +89,7 @@ pub fn CallGroup(
     result: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let desk = Desk::from_context();
-    let langgraph = Origin::from_context().langgraph().is_some();
+    let langgraph = Origin::from_context().source() == Source::Graph;
     let preferences = Preferences::from_context();
     let reason = RwSignal::new(String::new());
     let busy = RwSignal::new(false);

@@ -5,6 +5,7 @@ pub mod call_group;
 pub mod dag;
 pub mod decision_form;
 pub mod history;
+pub mod loaded;
 pub mod long_text;
 pub mod markdown;
 pub mod status;

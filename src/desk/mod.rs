@@ -12,6 +12,7 @@
 //! `Desk` holds the five and does what spans them: loading, deciding
 //! (`server_decisions`, `langgraph`), following a server, importing.
 
+mod access;
 mod decisions;
 mod entry;
 mod langgraph;
@@ -28,12 +29,13 @@ mod served;
 mod server_decisions;
 mod tools;
 
+pub use access::Access;
 pub use decisions::Decisions;
 pub use entry::Entry;
 pub use langgraph::{group_decision, InterruptFacts};
 pub use listing::{Ask, Listing, PageLink};
 pub use notices::Notices;
-pub use origin::{Link, Origin};
+pub use origin::{Link, Origin, Source};
 pub use preferences::Preferences;
 pub use reviews::Reviews;
 pub use served::Unfound;
@@ -257,18 +259,18 @@ impl Desk {
             .decisions
             .judge(review, input, &mut ids)
             .map_err(DecisionFailure::Refused)?;
-        if let Some(server) = self.origin.server() {
-            return self
-                .decide_on_server(server, id, input, idempotency_key)
-                .await;
-        }
-        if self.origin.langgraph().is_some() {
-            return match langgraph::interrupt_decision(*self, id, next).await {
+        match self.origin.source() {
+            Source::Server => {
+                let server = self.origin.server().ok_or(DecisionFailure::Missing)?;
+                self.decide_on_server(server, id, input, idempotency_key)
+                    .await
+            }
+            Source::Graph => match langgraph::interrupt_decision(*self, id, next).await {
                 Ok(sending) => sending.await,
                 Err(crate::split::LoadFailed) => Err(DecisionFailure::Unloaded),
-            };
+            },
+            Source::Local => self.decide_locally(next),
         }
-        self.decide_locally(next)
     }
 
     /// Saves a decided review in this browser's storage, then shows it.

@@ -1,11 +1,12 @@
 //! Where reviews come from (this browser, a Countersign server, a LangGraph
 //! server) and how fresh they are (the header's link state), with what only a
-//! Countersign server keeps: standing approvals, webhooks, paired devices. The
-//! backend is chosen once, when the app loads (connecting reloads the app).
+//! Countersign server keeps: standing approvals, webhooks, paired devices
+//! ([`Access`]). The backend is chosen once, when the app loads (connecting
+//! reloads the app).
 
-use crate::backend::{Backend, HttpError, HttpStore, Interrupts, LocalStore};
+use super::Access;
+use crate::backend::{Backend, HttpStore, Interrupts, LocalStore};
 use crate::browser;
-use countersign_domain::wire::{Device, DeviceList, GrantList, GrantRecord, Pairing, WebhookList};
 use leptos::prelude::*;
 
 /// Where reviews live and how fresh they are.
@@ -51,6 +52,34 @@ impl Link {
     }
 }
 
+/// Which backend reviews come from, chosen once when the app loads: what a
+/// screen branches on (the backend itself stays in the desk).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// This browser's local storage.
+    Local,
+    /// A Countersign server: it pages, searches and counts the inbox, and
+    /// keeps grants, webhooks and paired devices.
+    Server,
+    /// A LangGraph server: its pending interrupts are the reviews.
+    Graph,
+}
+
+impl Source {
+    /// Whether reviews come from a server rather than this browser.
+    pub fn remote(self) -> bool {
+        self != Source::Local
+    }
+
+    /// What the inbox calls the backend when it cannot be reached.
+    pub fn server_name(self) -> &'static str {
+        match self {
+            Source::Graph => "The LangGraph server",
+            Source::Local | Source::Server => "The server",
+        }
+    }
+}
+
 /// The origin store (cheap to copy; provided as context).
 #[derive(Clone, Copy)]
 pub struct Origin {
@@ -92,10 +121,19 @@ impl Origin {
         }
     }
 
+    /// Which backend reviews come from.
+    pub fn source(&self) -> Source {
+        self.backend.with_value(|b| match b {
+            Backend::Local => Source::Local,
+            Backend::Countersign(_) => Source::Server,
+            Backend::LangGraph(_) => Source::Graph,
+        })
+    }
+
     /// Whether reviews come from a server (Countersign or LangGraph) rather
     /// than this browser's storage.
     pub fn remote(&self) -> bool {
-        self.backend.with_value(Backend::remote)
+        self.source().remote()
     }
 
     /// Whether a Countersign server serves this app and it is not connected
@@ -107,7 +145,7 @@ impl Origin {
     /// Whether reviews come from a Countersign server (it pages, searches and
     /// counts the inbox itself).
     pub fn served(&self) -> bool {
-        self.backend.with_value(|b| b.server().is_some())
+        self.source() == Source::Server
     }
 
     /// The address of the server reviews come from, if any.
@@ -219,54 +257,9 @@ impl Origin {
         self.unfollowed.try_update_value(Option::take).flatten()
     }
 
-    /// The standing approvals of the Countersign server reviews come from;
-    /// `None` when the backend keeps none (this browser, LangGraph).
-    pub async fn grants(&self) -> Option<Result<GrantList, HttpError>> {
-        let server = self.server()?;
-        Some(server.grants().await)
-    }
-
-    /// The server's webhooks and their latest deliveries, when the backend
-    /// is a Countersign server.
-    pub async fn webhooks(&self) -> Option<Result<WebhookList, HttpError>> {
-        let server = self.server()?;
-        Some(server.webhooks().await)
-    }
-
-    /// A one-time code that pairs another device with this reviewer key.
-    pub async fn pairing(&self) -> Result<Pairing, String> {
-        let server = self
-            .server()
-            .ok_or("devices are paired with a Countersign server")?;
-        server.pairing().await.map_err(|e| e.to_string())
-    }
-
-    /// The devices paired from this key (or its owner), when on a server.
-    pub async fn devices(&self) -> Option<Result<DeviceList, HttpError>> {
-        let server = self.server()?;
-        Some(server.devices().await)
-    }
-
-    /// Revokes a paired device; answered once the server has recorded it.
-    pub async fn revoke_device(&self, key_id: &str) -> Result<Device, String> {
-        let server = self
-            .server()
-            .ok_or("devices are paired with a Countersign server")?;
-        server
-            .revoke_device(key_id)
-            .await
-            .map_err(|e| e.to_string())
-    }
-
-    /// Revokes a standing approval on the server; answered only once the
-    /// server has recorded it.
-    pub async fn revoke_grant(&self, grant_id: &str) -> Result<GrantRecord, String> {
-        let server = self
-            .server()
-            .ok_or("only a Countersign server keeps standing approvals")?;
-        server
-            .revoke_grant(grant_id)
-            .await
-            .map_err(|e| e.to_string())
+    /// What the Countersign server reviews come from keeps for reviewers;
+    /// `None` when the backend keeps none of it (this browser, LangGraph).
+    pub fn access(&self) -> Option<Access> {
+        self.server().map(Access)
     }
 }

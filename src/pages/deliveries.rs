@@ -2,38 +2,30 @@
 //! events and how the latest deliveries went, so a receiver that stopped
 //! answering is seen here rather than noticed by a missed approval.
 
-use crate::desk::Origin;
+use crate::components::loaded::Loaded;
+use crate::desk::Access;
 use crate::router::href;
 use countersign_domain::wire::{Delivery, DeliveryState, WebhookList, WebhookStatus};
 use leptos::prelude::*;
 
 /// The webhooks card, read when shown.
 #[component]
-pub fn WebhookDeliveries() -> impl IntoView {
-    let origin = Origin::from_context();
-    let list = RwSignal::new(None::<Result<WebhookList, String>>);
-    let reload = move || {
-        leptos::task::spawn_local(async move {
-            if let Some(answer) = origin.webhooks().await {
-                list.set(Some(answer.map_err(|e| e.to_string())));
+pub fn WebhookDeliveries(access: Access) -> impl IntoView {
+    let list = LocalResource::new(move || access.clone().webhooks());
+    let hooks = |list: WebhookList| {
+        if list.webhooks.is_empty() {
+            return view! {
+                <p class="subtle">"This server sends no webhooks. Start it with "<code>"--webhook URL"</code>" to tell a chat or paging tool about each new, decided, expired or escalated request."</p>
             }
-        });
+            .into_any();
+        }
+        view! { <Hooks list /> }.into_any()
     };
-    reload();
     view! {
         <section class="card webhooks" aria-labelledby="webhooks-title">
             <h2 id="webhooks-title">"Webhooks"</h2>
-            {move || match list.get() {
-                None => view! { <p role="status" class="subtle">"Loading…"</p> }.into_any(),
-                Some(Err(e)) => view! {
-                    <p class="field-error" role="alert">{format!("The webhooks cannot be read: {e}")}</p>
-                }.into_any(),
-                Some(Ok(list)) if list.webhooks.is_empty() => view! {
-                    <p class="subtle">"This server sends no webhooks. Start it with "<code>"--webhook URL"</code>" to tell a chat or paging tool about each new, decided, expired or escalated request."</p>
-                }.into_any(),
-                Some(Ok(list)) => view! { <Hooks list /> }.into_any(),
-            }}
-            <div class="actions"><button type="button" class="button-quiet" on:click=move |_| reload()>"Refresh"</button></div>
+            <Loaded resource=list what="The webhooks" shown=hooks />
+            <div class="actions"><button type="button" class="button-quiet" on:click=move |_| list.refetch()>"Refresh"</button></div>
         </section>
     }
 }

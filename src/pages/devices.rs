@@ -3,61 +3,56 @@
 //! their last use, each revocable.
 
 use crate::browser;
-use crate::desk::Origin;
+use crate::components::loaded::Loaded;
+use crate::desk::Access;
 use countersign_domain::wire::{Device, Pairing};
 use countersign_domain::Timestamp;
 use leptos::prelude::*;
 
 /// The devices card.
 #[component]
-pub fn Devices() -> impl IntoView {
-    let origin = Origin::from_context();
-    let listed = RwSignal::new(None::<Result<Vec<Device>, String>>);
-    let reload = move || {
-        leptos::task::spawn_local(async move {
-            if let Some(answer) = origin.devices().await {
-                listed.set(Some(answer.map(|l| l.devices).map_err(|e| e.to_string())));
-            }
-        });
+pub fn Devices(access: Access) -> impl IntoView {
+    let listed = {
+        let access = access.clone();
+        LocalResource::new(move || access.clone().devices())
     };
-    reload();
+    let server = access.url().to_owned();
+    let (pair, revoke) = (access.clone(), access);
+    let add = Action::new_unsync(move |(): &()| pair.clone().pairing());
+    let revoke = Action::new_unsync(move |key_id: &String| {
+        let (access, key_id) = (revoke.clone(), key_id.clone());
+        async move { (key_id.clone(), access.revoke_device(key_id).await) }
+    });
+    // A new code or a revocation: the list as the server now has it.
+    Effect::new(move |first: Option<()>| {
+        add.version().track();
+        revoke.version().track();
+        if first.is_some() {
+            listed.refetch();
+        }
+    });
+    let listing = move |devices: Vec<Device>| {
+        if devices.is_empty() {
+            return view! { <p class="subtle">"No device is paired yet."</p> }.into_any();
+        }
+        view! {
+            <ul class="device-list" aria-label="Paired devices">
+                {devices.into_iter().map(|device| view! { <DeviceItem device revoke /> }).collect_view()}
+            </ul>
+        }
+        .into_any()
+    };
     view! {
         <section class="card devices" aria-labelledby="devices-title">
             <h2 id="devices-title">"Devices"</h2>
             <p class="subtle">"Review from your phone without typing a key: open the link or scan the code on the phone. It works once, for 10 minutes, and gives the phone its own key with your roles; your key stays on this device."</p>
-            <AddDevice reload />
-            {move || match listed.get() {
-                None => view! { <p role="status" class="subtle">"Loading…"</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="field-error" role="alert">{format!("The paired devices cannot be read: {e}")}</p> }.into_any(),
-                Some(Ok(devices)) if devices.is_empty() => view! { <p class="subtle">"No device is paired yet."</p> }.into_any(),
-                Some(Ok(devices)) => view! {
-                    <ul class="device-list" aria-label="Paired devices">
-                        {devices.into_iter().map(|device| view! { <DeviceItem device reload /> }).collect_view()}
-                    </ul>
-                }.into_any(),
-            }}
+            <div class="actions"><button type="button" class="button-primary" on:click=move |_| { add.dispatch(()); }>"Add a device"</button></div>
+            {move || add.value().get().map(|made| match made {
+                Err(e) => view! { <p class="field-error" role="alert">{format!("No pairing code: {e}")}</p> }.into_any(),
+                Ok(pairing) => view! { <PairingCode pairing server=server.clone() /> }.into_any(),
+            })}
+            <Loaded resource=listed what="The paired devices" shown=listing />
         </section>
-    }
-}
-
-/// The button that makes a pairing code, then its link and QR code.
-#[component]
-fn AddDevice(reload: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
-    let origin = Origin::from_context();
-    let made = RwSignal::new(None::<Result<Pairing, String>>);
-    let add = move |_| {
-        leptos::task::spawn_local(async move {
-            made.set(Some(origin.pairing().await));
-            reload();
-        });
-    };
-    let server = origin.remote_url().unwrap_or_default();
-    view! {
-        <div class="actions"><button type="button" class="button-primary" on:click=add>"Add a device"</button></div>
-        {move || made.get().map(|made| match made {
-            Err(e) => view! { <p class="field-error" role="alert">{format!("No pairing code: {e}")}</p> }.into_any(),
-            Ok(pairing) => view! { <PairingCode pairing server=server.clone() /> }.into_any(),
-        })}
     }
 }
 
@@ -96,11 +91,13 @@ fn qr_svg(text: &str) -> Option<String> {
     )
 }
 
+/// Revoking a paired device on the server: its key id, and the server's answer.
+type Revoke = Action<String, (String, Result<Device, String>)>;
+
+/// One paired device: its name, when it was paired and last used, and its revocation.
 #[component]
-fn DeviceItem(device: Device, reload: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
-    let origin = Origin::from_context();
+fn DeviceItem(device: Device, revoke: Revoke) -> impl IntoView {
     let now = browser::now();
-    let failed = RwSignal::new(None::<String>);
     let when = |text: &Option<String>| {
         text.as_deref()
             .and_then(|t| Timestamp::parse(t).ok())
@@ -110,14 +107,12 @@ fn DeviceItem(device: Device, reload: impl Fn() + Copy + Send + Sync + 'static) 
         when(&device.last_used_at).map_or("never used".to_owned(), |a| format!("last used {a}"));
     let paired = when(&Some(device.paired_at.clone())).unwrap_or_default();
     let id = device.key_id.clone();
-    let revoke = move |_| {
+    let failed = {
         let id = id.clone();
-        leptos::task::spawn_local(async move {
-            match origin.revoke_device(&id).await {
-                Ok(_) => reload(),
-                Err(e) => failed.set(Some(format!("Not revoked: {e}"))),
-            }
-        });
+        move || match revoke.value().get() {
+            Some((of, Err(e))) if of == id => Some(format!("Not revoked: {e}")),
+            _ => None,
+        }
     };
     let label = format!("Revoke {}", device.device);
     view! {
@@ -127,9 +122,9 @@ fn DeviceItem(device: Device, reload: impl Fn() + Copy + Send + Sync + 'static) 
             <p class="subtle">{format!("paired {paired} · {used}")}</p>
             {match device.revoked_at.as_ref() {
                 Some(_) => view! { <p class="subtle">"Revoked"</p> }.into_any(),
-                None => view! { <button type="button" class="button-reject" aria-label=label on:click=revoke>"Revoke"</button> }.into_any(),
+                None => view! { <button type="button" class="button-reject" aria-label=label on:click=move |_| { revoke.dispatch(id.clone()); }>"Revoke"</button> }.into_any(),
             }}
-            {move || failed.get().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
+            {move || failed().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
         </li>
     }
 }

@@ -3,56 +3,58 @@
 //! it let through), each revocable; revoked ones below, with who and when.
 
 use crate::browser;
-use crate::desk::Origin;
+use crate::components::loaded::Loaded;
+use crate::desk::{Access, Origin};
 use crate::router::href;
 use countersign_domain::toolcall::{Scope, ScopeGrant};
 use countersign_domain::wire::GrantRecord;
 use countersign_domain::Timestamp;
 use leptos::prelude::*;
 
-/// The grants page.
+/// The grants page: the ledger when a Countersign server keeps one.
 #[component]
 pub fn GrantsPage() -> impl IntoView {
-    let origin = Origin::from_context();
-    let ledger = RwSignal::new(None::<Option<Result<Vec<GrantRecord>, String>>>);
-    let reload = move || {
-        leptos::task::spawn_local(async move {
-            let answer = origin.grants().await;
-            ledger.set(Some(
-                answer.map(|r| r.map(|list| list.items).map_err(|e| e.to_string())),
-            ));
-        });
+    let ledger = match Origin::from_context().access() {
+        Some(access) => view! { <ServerLedger access /> }.into_any(),
+        None => view! {
+            <p class="card">"Standing approvals are kept by a Countersign server. Connect to one in " <a href=href("/settings")>"Settings"</a> " to see and revoke them."</p>
+        }
+        .into_any(),
     };
-    reload();
     view! {
         <section class="grants" aria-labelledby="grants-title">
             <div class="page-head"><h1 id="grants-title">"Standing approvals"</h1></div>
             <p class="subtle">"Calls an approval “for this session”, “for 15 minutes” or “always for this workspace” lets through without asking. Revoke one and the agent’s next such call is asked again."</p>
-            {move || match ledger.get() {
-                None => view! { <p role="status">"Loading…"</p> }.into_any(),
-                Some(None) => view! {
-                    <p class="card">"Standing approvals are kept by a Countersign server. Connect to one in " <a href=href("/settings")>"Settings"</a> " to see and revoke them."</p>
-                }
-                .into_any(),
-                Some(Some(Err(e))) => view! {
-                    <div class="notice notice-danger" role="alert">
-                        <p>{format!("The standing approvals cannot be read: {e}")}</p>
-                        <button type="button" on:click=move |_| reload()>"Try again"</button>
-                    </div>
-                }
-                .into_any(),
-                Some(Some(Ok(items))) => view! { <Ledger items reload /> }.into_any(),
-            }}
+            {ledger}
         </section>
+    }
+}
+
+/// The server's grants, read when shown and again after a revocation.
+#[component]
+fn ServerLedger(access: Access) -> impl IntoView {
+    let listed = {
+        let access = access.clone();
+        LocalResource::new(move || access.clone().grants())
+    };
+    let revoke = Action::new_unsync(move |grant_id: &String| {
+        let (access, grant_id) = (access.clone(), grant_id.clone());
+        async move { (grant_id.clone(), access.revoke_grant(grant_id).await) }
+    });
+    // Revoked: the ledger as the server now has it.
+    Effect::new(move |_| {
+        if let Some((_, Ok(_))) = revoke.value().get() {
+            listed.refetch();
+        }
+    });
+    view! {
+        <Loaded resource=listed what="The standing approvals" shown=move |items| view! { <Ledger items revoke /> } />
     }
 }
 
 /// The live grants, then the revoked and ended ones.
 #[component]
-fn Ledger(
-    items: Vec<GrantRecord>,
-    reload: impl Fn() + Copy + Send + Sync + 'static,
-) -> impl IntoView {
+fn Ledger(items: Vec<GrantRecord>, revoke: Revoke) -> impl IntoView {
     let now = browser::now();
     let (live, ended): (Vec<_>, Vec<_>) = items.into_iter().partition(|g| g.is_live(now));
     let live_view = if live.is_empty() {
@@ -60,7 +62,7 @@ fn Ledger(
     } else {
         view! {
             <ul class="grant-list" aria-label="Standing approvals">
-                {live.into_iter().map(|record| view! { <GrantItem record reload /> }).collect_view()}
+                {live.into_iter().map(|record| view! { <GrantItem record revoke /> }).collect_view()}
             </ul>
         }
         .into_any()
@@ -70,7 +72,7 @@ fn Ledger(
         {(!ended.is_empty()).then(|| view! {
             <h2>"Revoked or ended"</h2>
             <ul class="grant-list" aria-label="Revoked or ended approvals">
-                {ended.into_iter().map(|record| view! { <GrantItem record reload /> }).collect_view()}
+                {ended.into_iter().map(|record| view! { <GrantItem record revoke /> }).collect_view()}
             </ul>
         })}
     }
@@ -78,29 +80,18 @@ fn Ledger(
 
 /// One grant: what it covers, who granted it, its use, and its revocation.
 #[component]
-fn GrantItem(
-    record: GrantRecord,
-    reload: impl Fn() + Copy + Send + Sync + 'static,
-) -> impl IntoView {
-    let origin = Origin::from_context();
+fn GrantItem(record: GrantRecord, revoke: Revoke) -> impl IntoView {
     let now = browser::now();
     let grant = record.grant.clone();
     let live = record.is_live(now);
-    let failed = RwSignal::new(None::<String>);
-    let busy = RwSignal::new(false);
     let id = grant.grant_id.to_string();
-    let revoke = move |_| {
+    let busy = revoke.pending();
+    let failed = {
         let id = id.clone();
-        busy.set(true);
-        leptos::task::spawn_local(async move {
-            match origin.revoke_grant(&id).await {
-                Ok(_) => reload(),
-                Err(e) => {
-                    failed.set(Some(format!("Not revoked: {e}")));
-                    busy.set(false);
-                }
-            }
-        });
+        move || match revoke.value().get() {
+            Some((of, Err(e))) if of == id => Some(format!("Not revoked: {e}")),
+            _ => None,
+        }
     };
     let covers = match &grant.call_hash {
         Some(hash) => format!(
@@ -144,13 +135,16 @@ fn GrantItem(
             </p>
             {live.then(|| view! {
                 <div class="actions">
-                    <button type="button" class="button-reject" aria-label=label.clone() prop:disabled=move || busy.get() on:click=revoke.clone()>"Revoke"</button>
+                    <button type="button" class="button-reject" aria-label=label.clone() prop:disabled=move || busy.get() on:click=move |_| { revoke.dispatch(id.clone()); }>"Revoke"</button>
                 </div>
             })}
-            {move || failed.get().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
+            {move || failed().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
         </li>
     }
 }
+
+/// Revoking a grant on the server: its id, and the server's answer.
+type Revoke = Action<String, (String, Result<GrantRecord, String>)>;
 
 /// Who granted it: the key's owner (or the key), as its role; the role alone
 /// when the decision named no key.

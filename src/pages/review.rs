@@ -7,7 +7,7 @@ use crate::components::history::{DecisionTimeline, EventList};
 use crate::components::long_text::LongText;
 use crate::components::status::{PlanStatusBadge, StatusBadge};
 use crate::components::tool_call::{RedeemForm, ToolCallPanel};
-use crate::desk::{Decisions, Desk, Entry, Link, Origin, Reviews, Unfound};
+use crate::desk::{Decisions, Desk, Entry, Link, Origin, Reviews, Source, Unfound};
 use crate::download::download;
 use crate::exchange;
 use crate::router::href;
@@ -48,7 +48,7 @@ pub fn ReviewPage(
                 view! { <NotOpened id=confirm_id why=why.to_string() /> }.into_any()
             }
             (None, Link::Offline(why)) => view! { <NotOpened id=confirm_id why /> }.into_any(),
-            (None, _) if origin.remote() => {
+            (None, _) if origin.source().remote() => {
                 view! { <p class="subtle" role="status">"Loading the review from the server…"</p> }
                     .into_any()
             }
@@ -187,7 +187,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
     let facts = origin.interrupt_facts(confirm.confirm_id);
     let answers = facts.as_ref().map(|f| f.allowed.clone());
     let pending = confirm.status == ConfirmStatus::Pending;
-    let interrupt = origin.langgraph().is_some();
+    let interrupt = origin.source() == Source::Graph;
     view! {
         <article class="review" aria-labelledby="review-title">
             <p class="breadcrumb"><a href=href("/") aria-keyshortcuts="Escape">"← Inbox"</a></p>
@@ -329,7 +329,7 @@ fn Deciding(review: Review, problems: usize, answers: Option<Vec<Answer>>) -> im
 fn Decided(review: Review) -> impl IntoView {
     let confirm = &review.confirm;
     let last = confirm.last_decision().cloned();
-    let local = !Origin::from_context().remote();
+    let local = Origin::from_context().source() == Source::Local;
     let redeem = review
         .tool_call()
         .filter(|_| local)

@@ -3,7 +3,7 @@
 //! whose interrupts are reviewed here), demo data.
 
 use crate::backend::{Connection, HttpStore, LangGraphStore, ServerKind};
-use crate::desk::{Desk, Link, Origin, Preferences};
+use crate::desk::{Desk, Link, Origin, Preferences, Source};
 use crate::router::{after_connect, href, Location};
 use crate::settings::{Settings, Theme};
 use leptos::prelude::*;
@@ -38,7 +38,7 @@ pub fn SettingsPage() -> impl IntoView {
             <ThemeCard message />
             {(!awaiting).then(|| view! { <StorageCard message /> })}
             <super::notifications::NotificationChoice />
-            {origin.served().then(|| view! { <super::devices::Devices /> <super::deliveries::WebhookDeliveries /> })}
+            {origin.access().map(|access| view! { <super::devices::Devices access=access.clone() /> <super::deliveries::WebhookDeliveries access /> })}
             {(!awaiting).then(connection)}
             <p role="status" class="subtle">{move || message.get()}</p>
         </section>
@@ -118,7 +118,7 @@ fn ThemeCard(message: RwSignal<Option<String>>) -> impl IntoView {
 #[component]
 fn StorageCard(message: RwSignal<Option<String>>) -> impl IntoView {
     let (desk, origin) = (Desk::from_context(), Origin::from_context());
-    let connected = origin.remote();
+    let connected = origin.source().remote();
     let reset = move |_| {
         let confirmed = web_sys::window()
             .and_then(|w| {
@@ -166,10 +166,9 @@ fn ConnectionForm(awaiting: bool) -> impl IntoView {
     let origin = web_sys::window()
         .and_then(|w| w.location().origin().ok())
         .unwrap_or_default();
-    let backend = RwSignal::new(if current.langgraph().is_some() {
-        ServerKind::LangGraph
-    } else {
-        ServerKind::Countersign
+    let backend = RwSignal::new(match current.source() {
+        Source::Graph => ServerKind::LangGraph,
+        Source::Local | Source::Server => ServerKind::Countersign,
     });
     let server_url = RwSignal::new(current.remote_url().unwrap_or(origin));
     let server_key = RwSignal::new(String::new());
@@ -194,7 +193,7 @@ fn ConnectionForm(awaiting: bool) -> impl IntoView {
     };
     let title = if awaiting {
         "Connect to this desk's server"
-    } else if current.remote() {
+    } else if current.source().remote() {
         "Change server"
     } else {
         "Connect to a server"

@@ -77,6 +77,10 @@ test("a reviewer connects with a key, sees the server's reviews live, and decide
   // Connecting leads to the inbox.
   await expect(page).toHaveURL(`${server.url}/`);
   await page.goto(`${server.url}/settings`);
+  // The picture shows the page as it settles: live, with the server's devices and webhooks read.
+  await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
+  await expect(page.getByText("No device is paired yet.")).toBeVisible();
+  await expect(page.getByText("This server sends no webhooks.", { exact: false })).toBeVisible();
   await shoot(page, "server-settings");
   // The key stays with this tab: not in local storage unless the reviewer asks to remember it.
   const kept = await page.evaluate((key) => ({

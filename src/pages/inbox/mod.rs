@@ -7,7 +7,7 @@ mod controls;
 mod filters;
 mod focus;
 
-use crate::desk::{Desk, Entry, Link, Listing, Origin, Reviews};
+use crate::desk::{Desk, Entry, Link, Listing, Origin, Reviews, Source};
 use crate::router::{href, use_location};
 use crate::split::on_demand;
 use controls::{FilterBar, ReviewRows, StatusTabs};
@@ -120,11 +120,7 @@ fn ListingFailure(listing: Memo<Listing>) -> impl IntoView {
 #[component]
 fn Unreachable() -> impl IntoView {
     let origin = Origin::from_context();
-    let server = if origin.langgraph().is_some() {
-        "The LangGraph server"
-    } else {
-        "The server"
-    };
+    let server = origin.source().server_name();
     move || {
         origin.link().with(|link| match link {
             Link::Offline(why) => Some(view! {
@@ -160,7 +156,7 @@ fn EmptyState(filters: Memo<Filters>, listing: Memo<Listing>) -> impl IntoView {
     view! {
         <div class="empty" role="status">
             <p>{message}</p>
-            {(!origin.remote()).then(|| view! {
+            {(origin.source() == Source::Local).then(|| view! {
                 <p><a href=href("/import")>"Import MPLP JSON"</a>" to review a plan or a confirm from a file."</p>
             })}
         </div>
