@@ -11,7 +11,7 @@ use countersign_domain::wire::{
     ChangePage, Detail, Device, DeviceList, ErrorBody, GrantList, GrantRecord, Me, Paired, Pairing,
     PairingRequest, Refusal, Requesters, ReviewQuery, SummaryPage, WebhookList,
 };
-use countersign_domain::{DecisionInput, Review};
+use countersign_domain::{DecisionInput, MplpId, Review};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
@@ -213,7 +213,7 @@ impl HttpStore {
     }
 
     /// One review as the server has it now.
-    pub async fn review(&self, id: &str) -> Result<Review, HttpError> {
+    pub async fn review(&self, id: MplpId) -> Result<Review, HttpError> {
         let value = self
             .call("GET", &format!("/reviews/{id}"), None, None)
             .await?;
@@ -223,7 +223,7 @@ impl HttpStore {
     /// Posts a decision; the same `idempotency_key` on a retry never records it twice.
     pub async fn decide(
         &self,
-        id: &str,
+        id: MplpId,
         input: &DecisionInput,
         idempotency_key: &str,
     ) -> Result<Review, HttpError> {

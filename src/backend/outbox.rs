@@ -2,7 +2,7 @@
 //! their idempotency key until the server has them, so they are never lost and
 //! (the server keeps the first result of a key) never recorded twice.
 
-use countersign_domain::DecisionInput;
+use countersign_domain::{DecisionInput, MplpId};
 use serde::{Deserialize, Serialize};
 
 const PREFIX: &str = "countersign.v1.outbox.";
@@ -11,7 +11,7 @@ const PREFIX: &str = "countersign.v1.outbox.";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Queued {
     /// The review's confirm_id.
-    pub confirm_id: String,
+    pub confirm_id: MplpId,
     /// The server it is for.
     pub server: String,
     /// The decision.
@@ -50,7 +50,7 @@ pub fn all(server: &str) -> Vec<Queued> {
 }
 
 /// Drops a delivered (or refused) decision.
-pub fn remove(confirm_id: &str) {
+pub fn remove(confirm_id: MplpId) {
     if let Some(storage) = storage() {
         let _ = storage.remove_item(&format!("{PREFIX}{confirm_id}"));
     }

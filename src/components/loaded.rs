@@ -8,13 +8,14 @@ use leptos::prelude::*;
 /// `shown` of what `resource` answered; `what` names it in a failure
 /// ("The paired devices" cannot be read: …).
 #[component]
-pub fn Loaded<T, V>(
-    resource: LocalResource<Result<T, String>>,
+pub fn Loaded<T, E, V>(
+    resource: LocalResource<Result<T, E>>,
     what: &'static str,
     shown: impl Fn(T) -> V + Send + Sync + 'static,
 ) -> impl IntoView
 where
     T: Clone + 'static,
+    E: std::fmt::Display + Clone + 'static,
     V: IntoView + 'static,
 {
     move || match resource.get() {

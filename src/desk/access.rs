@@ -4,7 +4,7 @@
 //! backend keeps none of them. Each answer is the server's, recorded there
 //! before it is returned.
 
-use crate::backend::HttpStore;
+use crate::backend::{HttpError, HttpStore};
 use countersign_domain::wire::{Device, GrantRecord, Pairing, WebhookList};
 
 /// The Countersign server's reviewer-side records (cheap to clone).
@@ -18,40 +18,34 @@ impl Access {
     }
 
     /// The standing approvals, live and ended.
-    pub async fn grants(self) -> Result<Vec<GrantRecord>, String> {
-        let listed = self.0.grants().await.map_err(|e| e.to_string())?;
+    pub async fn grants(self) -> Result<Vec<GrantRecord>, HttpError> {
+        let listed = self.0.grants().await?;
         Ok(listed.items)
     }
 
     /// Revokes a standing approval: the agent's next such call is asked again.
-    pub async fn revoke_grant(self, grant_id: String) -> Result<GrantRecord, String> {
-        self.0
-            .revoke_grant(&grant_id)
-            .await
-            .map_err(|e| e.to_string())
+    pub async fn revoke_grant(self, grant_id: String) -> Result<GrantRecord, HttpError> {
+        self.0.revoke_grant(&grant_id).await
     }
 
     /// The webhooks and their latest deliveries.
-    pub async fn webhooks(self) -> Result<WebhookList, String> {
-        self.0.webhooks().await.map_err(|e| e.to_string())
+    pub async fn webhooks(self) -> Result<WebhookList, HttpError> {
+        self.0.webhooks().await
     }
 
     /// A one-time code that pairs another device with this reviewer key.
-    pub async fn pairing(self) -> Result<Pairing, String> {
-        self.0.pairing().await.map_err(|e| e.to_string())
+    pub async fn pairing(self) -> Result<Pairing, HttpError> {
+        self.0.pairing().await
     }
 
     /// The devices paired from this key (or its owner).
-    pub async fn devices(self) -> Result<Vec<Device>, String> {
-        let listed = self.0.devices().await.map_err(|e| e.to_string())?;
+    pub async fn devices(self) -> Result<Vec<Device>, HttpError> {
+        let listed = self.0.devices().await?;
         Ok(listed.devices)
     }
 
     /// Revokes a paired device: its next request is refused.
-    pub async fn revoke_device(self, key_id: String) -> Result<Device, String> {
-        self.0
-            .revoke_device(&key_id)
-            .await
-            .map_err(|e| e.to_string())
+    pub async fn revoke_device(self, key_id: String) -> Result<Device, HttpError> {
+        self.0.revoke_device(&key_id).await
     }
 }

@@ -5,7 +5,7 @@ use crate::browser;
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::wire::ReviewSummary;
 use countersign_domain::{MplpId, Review, Timestamp};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// A review on the desk: listed from the inbox index until it is read, then
 /// with the review (which every check and decision uses).
@@ -157,6 +157,39 @@ impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
         std::ptr::eq(self, other)
     }
+}
+
+/// The inbox's entries for `reviews`, oldest request first.
+pub(super) fn sorted_entries(reviews: Vec<Review>) -> Vec<Arc<Entry>> {
+    sorted(reviews.into_iter().map(Entry::new))
+}
+
+/// `entries`, shared, in the inbox's order.
+pub(super) fn sorted(entries: impl IntoIterator<Item = Entry>) -> Vec<Arc<Entry>> {
+    let mut entries: Vec<Arc<Entry>> = entries.into_iter().map(Arc::new).collect();
+    sort(&mut entries);
+    entries
+}
+
+/// Puts `new` entries in place of those with their ids (or adds them), then
+/// sorts.
+pub(super) fn put(entries: &mut Vec<Arc<Entry>>, new: impl IntoIterator<Item = Arc<Entry>>) {
+    for entry in new {
+        match entries.iter_mut().find(|e| e.id() == entry.id()) {
+            Some(slot) => *slot = entry,
+            None => entries.push(entry),
+        }
+    }
+    sort(entries);
+}
+
+/// Oldest request first (the id breaks ties, so the order is stable).
+pub(super) fn sort(entries: &mut [Arc<Entry>]) {
+    entries.sort_by(|a, b| {
+        a.requested_at()
+            .cmp(b.requested_at())
+            .then(a.id().cmp(&b.id()))
+    });
 }
 
 #[cfg(test)]

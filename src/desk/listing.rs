@@ -4,11 +4,10 @@
 //! Countersign server answers the same question itself, a page at a time
 //! (`served.rs`), so the desk never holds more than what is on screen.
 
-use super::{Desk, Entry};
+use super::entry::Entry;
 use crate::browser;
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::wire::{Order, ReviewQuery, StatusCounts};
-use leptos::prelude::*;
 use std::sync::Arc;
 
 pub use countersign_domain::wire::PAGE_SIZE;
@@ -174,19 +173,6 @@ fn in_order<E: AsRef<Entry>>(rows: &mut [E], order: Order) {
     }
 }
 
-impl Desk {
-    /// The inbox's page for `ask`, kept current as reviews change. A screen
-    /// asks for it while shown: on a server, a change of `ask` fetches its page.
-    pub fn listing(&self, ask: Memo<Ask>) -> Memo<Listing> {
-        let desk = *self;
-        if self.origin.served() {
-            Effect::new(move |_| desk.fetch_page(ask.get()));
-            return Memo::new(move |_| desk.reviews.served_listing());
-        }
-        Memo::new(move |_| ask.with(|ask| desk.reviews.listing(ask)))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,7 +186,7 @@ mod tests {
             .into_iter()
             .map(|r| Arc::new(Entry::new(r)))
             .collect();
-        super::super::sort(&mut entries);
+        super::super::entry::sort(&mut entries);
         entries
     }
 

@@ -38,7 +38,7 @@ pub use notices::Notices;
 pub use origin::{Link, Origin, Source};
 pub use preferences::Preferences;
 pub use reviews::Reviews;
-pub use served::Unfound;
+pub use reviews::Unfound;
 
 use crate::backend::{Backend, Connection, HttpError, HttpStore, LocalStore, StoreError};
 use crate::browser;
@@ -311,39 +311,19 @@ impl Desk {
         Ok(count)
     }
 
+    /// The inbox's page for `ask`, kept current as reviews change. A screen
+    /// asks for it while shown: on a server, a change of `ask` fetches its page.
+    pub fn listing(&self, ask: Memo<Ask>) -> Memo<Listing> {
+        let desk = *self;
+        if self.origin.served() {
+            Effect::new(move |_| desk.fetch_page(ask.get()));
+            return Memo::new(move |_| desk.reviews.served_listing());
+        }
+        Memo::new(move |_| ask.with(|ask| desk.reviews.listing(ask)))
+    }
+
     /// A short description of the storage in use.
     pub fn storage_description(&self) -> String {
         self.origin.describe(self.reviews.local().as_ref())
     }
-}
-
-/// The inbox's entries for `reviews`, oldest request first.
-fn sorted_entries(reviews: Vec<Review>) -> Vec<Arc<Entry>> {
-    let mut entries: Vec<Arc<Entry>> = reviews
-        .into_iter()
-        .map(|r| Arc::new(Entry::new(r)))
-        .collect();
-    sort(&mut entries);
-    entries
-}
-
-/// Puts `new` entries in place of those with their ids (or adds them), then
-/// sorts.
-fn put(entries: &mut Vec<Arc<Entry>>, new: impl IntoIterator<Item = Arc<Entry>>) {
-    for entry in new {
-        match entries.iter_mut().find(|e| e.id() == entry.id()) {
-            Some(slot) => *slot = entry,
-            None => entries.push(entry),
-        }
-    }
-    sort(entries);
-}
-
-/// Oldest request first (the id breaks ties, so the order is stable).
-fn sort(entries: &mut [Arc<Entry>]) {
-    entries.sort_by(|a, b| {
-        a.requested_at()
-            .cmp(b.requested_at())
-            .then(a.id().cmp(&b.id()))
-    });
 }

@@ -8,9 +8,10 @@
 //! comes with the first slice. The index is written again after every change,
 //! a moment after it is shown, when it differs.
 
+use super::entry::sorted;
 use super::entry::Entry;
 use super::listing::{in_memory, Ask, HeadFacts, Listing};
-use super::{sort, Desk};
+use super::Desk;
 use crate::backend::{LoadOutcome, LocalStore};
 use crate::browser;
 use crate::split::{on_demand, LoadFailed};
@@ -102,12 +103,7 @@ pub(super) fn listed_entries(index: &str) -> Option<Vec<Arc<Entry>>> {
 
 /// Entries standing for reviews not read yet, in the inbox's order.
 pub(super) fn listed(summaries: Vec<ReviewSummary>) -> Vec<Arc<Entry>> {
-    let mut entries: Vec<Arc<Entry>> = summaries
-        .into_iter()
-        .map(|s| Arc::new(Entry::listed(s)))
-        .collect();
-    sort(&mut entries);
-    entries
+    sorted(summaries.into_iter().map(Entry::listed))
 }
 
 impl Desk {
@@ -254,7 +250,7 @@ mod tests {
             .map(|r| Arc::new(Entry::new(r)))
             .collect();
         let mut sorted = read.clone();
-        sort(&mut sorted);
+        crate::desk::entry::sort(&mut sorted);
         assert!(same_summaries(&listed, &sorted));
         assert!(!same_summaries(&listed, &sorted[1..]));
     }

@@ -5,24 +5,13 @@
 //! (a text search) asks for the page again. This module does the asking.
 
 use super::listing::{Ask, PAGE_SIZE};
-use super::{Desk, Entry, Link};
+use super::{Desk, Entry, Link, Unfound};
 use crate::backend::{HttpError, HttpStore};
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::wire::{Change, ChangeKind, ReviewQuery, ReviewSummary, SummaryPage};
 use countersign_domain::{MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
-
-/// Why a review could not be opened.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum Unfound {
-    /// The server has no review with this id.
-    #[error("the server has no review with this id")]
-    Missing,
-    /// The server could not be asked, or refused.
-    #[error("{0}")]
-    Failed(HttpError),
-}
 
 /// Asks the server for one page (in the first load: on a server, the first
 /// rows wait for nothing else).
@@ -183,7 +172,7 @@ impl Desk {
     /// The review from the server, held from now on (the few opened last are kept).
     pub(super) async fn fetch_review(&self, id: MplpId) -> Result<Arc<Entry>, Unfound> {
         let server = self.origin.server().ok_or(Unfound::Missing)?;
-        let review = server.review(&id.to_string()).await.map_err(|e| match e {
+        let review = server.review(id).await.map_err(|e| match e {
             HttpError::Refused { status: 404, .. } => Unfound::Missing,
             other => Unfound::Failed(other),
         })?;

@@ -20,16 +20,13 @@ impl Desk {
         input: &DecisionInput,
         idempotency_key: &str,
     ) -> Result<Arc<Entry>, DecisionFailure> {
-        match server.decide(&id.to_string(), input, idempotency_key).await {
+        match server.decide(id, input, idempotency_key).await {
             Ok(stored) => {
                 self.apply_change(ChangeKind::Decided, stored);
                 self.reviews.entry(id).ok_or(DecisionFailure::Missing)
             }
             Err(refused) if decided_first(&refused) => {
-                let latest = server
-                    .review(&id.to_string())
-                    .await
-                    .map_err(DecisionFailure::Server)?;
+                let latest = server.review(id).await.map_err(DecisionFailure::Server)?;
                 let conflict = describe_conflict(&latest);
                 self.apply_change(ChangeKind::Decided, latest);
                 Err(DecisionFailure::Conflict(conflict))
@@ -37,7 +34,7 @@ impl Desk {
             Err(HttpError::Unreachable(_)) => {
                 self.decisions
                     .queue(outbox::Queued {
-                        confirm_id: id.to_string(),
+                        confirm_id: id,
                         server: server.url().to_owned(),
                         input: input.clone(),
                         idempotency_key: idempotency_key.to_owned(),
@@ -64,7 +61,7 @@ impl Desk {
         };
         for queued in self.decisions.waiting() {
             let result = server
-                .decide(&queued.confirm_id, &queued.input, &queued.idempotency_key)
+                .decide(queued.confirm_id, &queued.input, &queued.idempotency_key)
                 .await;
             let notice = match result {
                 Err(HttpError::Unreachable(_)) => return,
@@ -73,7 +70,7 @@ impl Desk {
                     None
                 }
                 Err(refused) if decided_first(&refused) => {
-                    match server.review(&queued.confirm_id).await {
+                    match server.review(queued.confirm_id).await {
                         Ok(latest) => {
                             let text = describe_conflict(&latest);
                             self.apply_change(ChangeKind::Decided, latest);
@@ -84,7 +81,7 @@ impl Desk {
                 }
                 Err(e) => Some(format!("The server refused your queued decision: {e}")),
             };
-            self.decisions.delivered(&queued.confirm_id);
+            self.decisions.delivered(queued.confirm_id);
             if let Some(text) = notice {
                 self.notices.tell(text);
             }

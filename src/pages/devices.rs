@@ -2,6 +2,7 @@
 //! and QR code made by the server for this key), and the paired devices with
 //! their last use, each revocable.
 
+use crate::backend::HttpError;
 use crate::browser;
 use crate::components::loaded::Loaded;
 use crate::desk::Access;
@@ -92,7 +93,7 @@ fn qr_svg(text: &str) -> Option<String> {
 }
 
 /// Revoking a paired device on the server: its key id, and the server's answer.
-type Revoke = Action<String, (String, Result<Device, String>)>;
+type Revoke = Action<String, (String, Result<Device, HttpError>)>;
 
 /// One paired device: its name, when it was paired and last used, and its revocation.
 #[component]

@@ -2,6 +2,7 @@
 //! server holds (what each covers, who granted it, until when, how many calls
 //! it let through), each revocable; revoked ones below, with who and when.
 
+use crate::backend::HttpError;
 use crate::browser;
 use crate::components::loaded::Loaded;
 use crate::desk::{Access, Origin};
@@ -144,7 +145,7 @@ fn GrantItem(record: GrantRecord, revoke: Revoke) -> impl IntoView {
 }
 
 /// Revoking a grant on the server: its id, and the server's answer.
-type Revoke = Action<String, (String, Result<GrantRecord, String>)>;
+type Revoke = Action<String, (String, Result<GrantRecord, HttpError>)>;
 
 /// Who granted it: the key's owner (or the key), as its role; the role alone
 /// when the decision named no key.

@@ -299,9 +299,8 @@ fn Deciding(review: Review, problems: usize, answers: Option<Vec<Answer>>) -> im
     let decisions = Decisions::from_context();
     let id = review.confirm.confirm_id;
     let call = review.tool_call().cloned();
-    let key = id.to_string();
     move || {
-        match decisions.queued(&key) {
+        match decisions.queued(id) {
         Some(queued) => view! {
             <section class="card queued" role="status">
                 <h2>"Queued on this device"</h2>

@@ -6,7 +6,7 @@
 
 use crate::feed::Feed;
 use crate::store::reviews::Insert;
-use crate::store::{ChangeError, IdempotentResult, Stored};
+use crate::store::{ChangeError, IdempotencyRecord, Stored};
 use crate::store::{Db, DbError};
 use countersign_domain::policy::Policy;
 use countersign_domain::toolcall::expire_if_due;
@@ -132,23 +132,17 @@ impl Changes {
 
     /// Stores a decision: `next` (already serialized as `doc`) in place of
     /// the review read at `version`, with its first result under the caller's
-    /// idempotency key (`key_id`, `idem_key`), all or nothing.
+    /// idempotency key (`record`), all or nothing.
     pub async fn decide(
         &self,
         version: i64,
         next: &Review,
         doc: String,
-        (key_id, idem_key, first): (&str, &str, &IdempotentResult),
+        record: IdempotencyRecord,
     ) -> Result<Written, DbError> {
         let written = self
             .db
-            .replace_serialized_review(
-                version,
-                next,
-                doc,
-                ChangeKind::Decided,
-                Some((key_id, idem_key, first)),
-            )
+            .replace_serialized_review(version, next, doc, ChangeKind::Decided, Some(record))
             .await;
         match written {
             Ok(_) => {
@@ -185,7 +179,7 @@ impl Changes {
     pub async fn expire_due(&self, now: chrono::DateTime<chrono::Utc>) -> Result<usize, DbError> {
         let mut closed = 0;
         for id in self.db.expired_pending(now).await? {
-            if let Some(stored) = self.db.review(&id).await? {
+            if let Some(stored) = self.db.review(id).await? {
                 closed += usize::from(self.close_if_expired(&stored, now).await?);
             }
         }
@@ -197,7 +191,7 @@ impl Changes {
     pub async fn escalate_due(&self, now: chrono::DateTime<chrono::Utc>) -> Result<usize, DbError> {
         let mut escalated = 0;
         for id in self.db.escalations_due(now).await? {
-            let Some(stored) = self.db.review(&id).await? else {
+            let Some(stored) = self.db.review(id).await? else {
                 continue;
             };
             if let Some(next) = escalate_if_due(&stored.review, now, &mut new_id) {

@@ -8,7 +8,7 @@
 //! what stands now (pending reviews, the oldest one's age, webhook
 //! deliveries, the database pool) is read when Prometheus scrapes.
 
-use crate::http::AppState;
+use crate::store::{Db, DbError};
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -66,11 +66,11 @@ impl Metrics {
         Ok(Metrics { handle })
     }
 
-    /// `GET /metrics` over `state`.
-    pub fn router(self, state: AppState) -> Router {
+    /// `GET /metrics`, with the standing figures read from `db`.
+    pub fn router(self, db: Db) -> Router {
         Router::new()
             .route("/metrics", get(scrape))
-            .with_state((state, self))
+            .with_state((db, self))
     }
 }
 
@@ -88,8 +88,8 @@ pub fn off() -> Router {
     )
 }
 
-async fn scrape(State((state, metrics)): State<(AppState, Metrics)>) -> Response {
-    if let Err(e) = read_standing(&state).await {
+async fn scrape(State((db, metrics)): State<(Db, Metrics)>) -> Response {
+    if let Err(e) = read_standing(&db).await {
         tracing::warn!("reading the figures for /metrics failed: {e}");
         return (StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n")).into_response();
     }
@@ -104,18 +104,18 @@ async fn scrape(State((state, metrics)): State<(AppState, Metrics)>) -> Response
 }
 
 /// The gauges of what stands now, read from the database and the pool.
-async fn read_standing(state: &AppState) -> Result<(), crate::store::DbError> {
-    let counts = state.db.status_counts().await?;
+async fn read_standing(db: &Db) -> Result<(), DbError> {
+    let counts = db.status_counts().await?;
     metrics::gauge!("countersign_reviews_pending").set(counts.pending as f64);
-    let oldest = state.db.oldest_pending().await?;
+    let oldest = db.oldest_pending().await?;
     let age = oldest.map_or(0.0, |at| {
         (chrono::Utc::now() - at).num_milliseconds().max(0) as f64 / 1000.0
     });
     metrics::gauge!("countersign_oldest_pending_review_age_seconds").set(age);
-    for (state_name, n) in state.db.deliveries_by_state().await? {
+    for (state_name, n) in db.deliveries_by_state().await? {
         metrics::gauge!("countersign_webhook_deliveries", "state" => state_name).set(n as f64);
     }
-    let (size, idle) = state.db.pool_use();
+    let (size, idle) = db.pool_use();
     metrics::gauge!("countersign_db_pool_connections", "state" => "idle").set(idle as f64);
     metrics::gauge!("countersign_db_pool_connections", "state" => "in_use")
         .set((size as usize).saturating_sub(idle) as f64);

@@ -111,7 +111,7 @@ async fn serve_metrics(
         .await
         .map_err(|e| format!("cannot listen for metrics on {at}: {e}"))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
-    let router = metrics.router(state.clone());
+    let router = metrics.router(state.db.clone());
     let closed = state.feed.clone();
     tokio::spawn(async move {
         let served = axum::serve(listener, router)
@@ -207,7 +207,7 @@ pub fn app(
 ) -> Result<(axum::Router, Option<String>), String> {
     let mut app = http::router(state.clone(), options.max_body);
     app = match metrics {
-        Some(metrics) => app.merge(metrics.router(state)),
+        Some(metrics) => app.merge(metrics.router(state.db)),
         None => app.merge(crate::metrics::off()),
     };
     let mut policy = None;

@@ -4,9 +4,9 @@
 //! twice, a required role crowded out, one's own agent's request) is refused
 //! here before it is sent. The server checks every decision again.
 
-use super::super::Notices;
 use super::Decisions;
 use crate::backend::HttpStore;
+use crate::desk::notices::Notices;
 use countersign_domain::policy::{Policy, Rule, Standing};
 use countersign_domain::wire::Me;
 use countersign_domain::{

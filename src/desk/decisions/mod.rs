@@ -37,7 +37,7 @@ impl Decisions {
     }
 
     /// The queued decision of a review, if any (reactive).
-    pub fn queued(&self, id: &str) -> Option<outbox::Queued> {
+    pub fn queued(&self, id: MplpId) -> Option<outbox::Queued> {
         self.outbox
             .with(|q| q.iter().find(|o| o.confirm_id == id).cloned())
     }
@@ -63,7 +63,7 @@ impl Decisions {
     }
 
     /// Forgets a queued decision the server answered.
-    pub(super) fn delivered(&self, confirm_id: &str) {
+    pub(super) fn delivered(&self, confirm_id: MplpId) {
         outbox::remove(confirm_id);
         self.outbox
             .update(|q| q.retain(|o| o.confirm_id != confirm_id));

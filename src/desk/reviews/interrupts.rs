@@ -2,7 +2,7 @@
 //! seconds, their threads' states, and the history decided here kept.
 
 use super::Reviews;
-use crate::desk::Entry;
+use crate::desk::entry::Entry;
 use countersign_domain::langgraph::ThreadStatus;
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::{MplpId, Review};
@@ -54,7 +54,7 @@ impl Reviews {
                     _ => entries.push(Arc::new(Entry::new(review))),
                 }
             }
-            crate::desk::sort(entries);
+            crate::desk::entry::sort(entries);
         });
     }
 }

@@ -10,9 +10,10 @@ mod opened;
 mod page;
 mod stored;
 
+pub use opened::Unfound;
+
+use super::entry::{put, sorted_entries, Entry};
 use super::listing::{from_head, in_memory, Ask, HeadFacts, Listing};
-use super::served::Unfound;
-use super::{put, sorted_entries, Entry};
 use crate::backend::{LocalStore, StoreError};
 use crate::browser;
 use countersign_domain::langgraph::ThreadStatus;

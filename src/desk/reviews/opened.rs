@@ -3,11 +3,22 @@
 //! could not give are listed with why.
 
 use super::{Reviews, OPENED_KEPT};
-use crate::desk::served::Unfound;
-use crate::desk::Entry;
+use crate::backend::HttpError;
+use crate::desk::entry::Entry;
 use countersign_domain::{MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
+
+/// Why a review could not be opened.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Unfound {
+    /// The server has no review with this id.
+    #[error("the server has no review with this id")]
+    Missing,
+    /// The server could not be asked, or refused.
+    #[error("{0}")]
+    Failed(HttpError),
+}
 
 impl Reviews {
     /// Replaces the held copy of a review with `review` unless the held one

@@ -4,8 +4,8 @@
 //! (`served.rs`); what it answered is kept here.
 
 use super::Reviews;
+use crate::desk::entry::Entry;
 use crate::desk::listing::{Ask, Listing, PageLink, PAGE_SIZE};
-use crate::desk::Entry;
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::wire::{ChangeKind, ReviewSummary, StatusCounts, SummaryPage};
 use countersign_domain::MplpId;

@@ -3,7 +3,7 @@
 //! index's rows; the index is written again when it no longer lists them.
 
 use super::{same_summaries, Reviews};
-use crate::desk::{put, Entry};
+use crate::desk::entry::{put, Entry};
 use countersign_domain::Review;
 use leptos::prelude::*;
 use std::sync::Arc;

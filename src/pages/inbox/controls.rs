@@ -183,7 +183,7 @@ fn row_html(visible: Memo<Vec<std::sync::Arc<crate::desk::Entry>>>) -> Memo<Stri
                 let problems = counted.iter().find(|(row, _)| *row == id).map(|(_, n)| *n);
                 let marks = RowMarks {
                     problems: problems.filter(|n| *n > 0),
-                    queued: decisions.queued(&id.to_string()).is_some(),
+                    queued: decisions.queued(id).is_some(),
                     thread: reviews.thread_state(id),
                 };
                 (e.summary(), marks)

@@ -8,10 +8,11 @@ use super::error::{ApiError, ErrorCode};
 use super::AppState;
 use crate::store::keys::{ApiKey, KeyKind};
 use crate::store::Stored;
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use countersign_domain::wire::Refusal;
+use countersign_domain::MplpId;
 
 /// The authenticated key of a request.
 pub struct Caller(pub ApiKey);
@@ -64,7 +65,7 @@ impl Caller {
 impl Caller {
     /// The stored review this key may see (a reviewer key: any; an agent
     /// key: the ones it created), else 404, whether or not it exists.
-    pub async fn review(&self, state: &AppState, id: &str) -> Result<Stored, ApiError> {
+    pub async fn review(&self, state: &AppState, id: MplpId) -> Result<Stored, ApiError> {
         state
             .service()
             .visible(&self.0, id)
@@ -151,5 +152,22 @@ impl FromRequestParts<AppState> for Caller {
             },
             None => Err(unauthorized("this API key is unknown or revoked")),
         }
+    }
+}
+
+/// A review's id from the request's path, parsed: a malformed one names no
+/// review, so it is answered as an unknown one is (404).
+pub struct ReviewId(pub MplpId);
+
+impl FromRequestParts<AppState> for ReviewId {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let Path(raw) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ApiError::not_found(&format!("review ({e})")))?;
+        MplpId::parse(&raw)
+            .map(ReviewId)
+            .map_err(|_| ApiError::not_found(&format!("review {raw}")))
     }
 }

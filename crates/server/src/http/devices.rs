@@ -26,8 +26,8 @@ pub async fn create(
     caller: Caller,
 ) -> Result<(StatusCode, Json<Pairing>), ApiError> {
     caller.require(KeyKind::Reviewer)?;
-    let (code, expires_at) = usecases::issue_pairing_code(state.service(), &caller.0).await?;
-    Ok((StatusCode::CREATED, Json(Pairing { code, expires_at })))
+    let pairing = usecases::issue_pairing_code(state.service(), &caller.0).await?;
+    Ok((StatusCode::CREATED, Json(pairing)))
 }
 
 /// `POST /api/v1/pairings/redeem` (no key): the device's own reviewer key.

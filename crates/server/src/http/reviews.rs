@@ -2,7 +2,7 @@
 //! resubmit after a rejection; reviewers list, read and decide. Every rule is
 //! the domain crate's (`validate`, `decide`, `resubmit`), as in the browser.
 
-use super::auth::Caller;
+use super::auth::{Caller, ReviewId};
 use super::body::JsonBody;
 use super::error::{ApiError, Detail, ErrorCode};
 use super::input;
@@ -14,7 +14,7 @@ use crate::store::Cursor;
 use crate::usecases::{
     self, Asked, Decided, DecisionRequest, NotAsked, NotDecided, NotResubmitted,
 };
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -146,9 +146,9 @@ pub async fn requesters(
 pub async fn get(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    ReviewId(id): ReviewId,
 ) -> Result<Json<Value>, ApiError> {
-    let stored = caller.review(&state, &id).await?;
+    let stored = caller.review(&state, id).await?;
     let problems: Vec<Detail> = stored.review.validate().iter().map(Detail::from).collect();
     Ok(Json(json!({
         "review": stored.review,
@@ -162,7 +162,7 @@ pub async fn get(
 pub async fn outcome(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    ReviewId(id): ReviewId,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Outcome>, ApiError> {
     let params = Params::parse(raw.as_deref(), &["wait"])?;
@@ -180,8 +180,9 @@ pub async fn outcome(
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
     // Opened before the review is read: a change stored after the read is fanned out after it.
     let mut live = state.feed.subscribe().live;
+    let watched = id.to_string();
     loop {
-        let stored = caller.review(&state, &id).await?;
+        let stored = caller.review(&state, id).await?;
         if state
             .changes
             .close_if_expired(&stored, chrono::Utc::now())
@@ -194,7 +195,7 @@ pub async fn outcome(
             return Ok(Json(outcome));
         }
         tokio::select! {
-            () = changed(&mut live, &id, deadline) => {}
+            () = changed(&mut live, &watched, deadline) => {}
             // Shutting down: answer now with the outcome as it stands.
             () = state.feed.closed() => return Ok(Json(outcome)),
         }
@@ -222,7 +223,7 @@ async fn changed(
 pub async fn post_decision(
     State(state): State<AppState>,
     caller: Caller,
-    Path(review): Path<String>,
+    ReviewId(review): ReviewId,
     headers: HeaderMap,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
@@ -347,7 +348,7 @@ fn report_refusal(e: DecideError) -> ApiError {
 pub async fn resubmit_review(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    ReviewId(id): ReviewId,
     JsonBody(body): JsonBody,
 ) -> Result<Json<Answer>, ApiError> {
     caller.require(KeyKind::Agent)?;
@@ -357,7 +358,7 @@ pub async fn resubmit_review(
         revised_plan: input.plan,
         reason: input.reason,
     };
-    let answer = usecases::resubmit_review(state.service(), &caller.0, &id, resubmission).await?;
+    let answer = usecases::resubmit_review(state.service(), &caller.0, id, resubmission).await?;
     Ok(Json(answer))
 }
 

@@ -3,13 +3,13 @@
 //! it, or withdraw the request when the call will not run after all.
 //! Reviewers decide through the ordinary decisions endpoint.
 
-use super::auth::Caller;
+use super::auth::{Caller, ReviewId};
 use super::body::{check_fields, object, JsonBody};
 use super::error::{ApiError, Detail, ErrorCode};
 use super::AppState;
 use crate::store::keys::KeyKind;
 use crate::usecases::{self, NotSpent};
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use countersign_domain::toolcall::{
@@ -78,12 +78,12 @@ pub async fn submit(
 pub async fn redeem_token(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    ReviewId(id): ReviewId,
     JsonBody(body): JsonBody,
 ) -> Result<Json<Redeemed>, ApiError> {
     caller.require(KeyKind::Agent)?;
     let presented = redemption(&body)?;
-    let redeemed = usecases::redeem(state.service(), &caller.0, &id, &presented).await?;
+    let redeemed = usecases::redeem(state.service(), &caller.0, id, &presented).await?;
     Ok(Json(redeemed))
 }
 
@@ -94,7 +94,7 @@ pub async fn redeem_token(
 pub async fn withdraw_request(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    ReviewId(id): ReviewId,
     JsonBody(body): JsonBody,
 ) -> Result<Json<Answer>, ApiError> {
     caller.require(KeyKind::Agent)?;
@@ -112,7 +112,7 @@ pub async fn withdraw_request(
     if !details.is_empty() {
         return Err(refuse(details));
     }
-    let answer = usecases::withdraw(state.service(), &caller.0, &id, reason.as_deref()).await?;
+    let answer = usecases::withdraw(state.service(), &caller.0, id, reason.as_deref()).await?;
     Ok(Json(answer))
 }
 

@@ -125,6 +125,18 @@ pub struct IdempotentResult {
     pub response: String,
 }
 
+/// A decision's first result under its caller's idempotency key: stored with
+/// the decision, so a retry under the key is answered with it.
+#[derive(Debug, Clone)]
+pub struct IdempotencyRecord {
+    /// The key (API key id) that decided.
+    pub key_id: String,
+    /// The caller's `Idempotency-Key`.
+    pub key: String,
+    /// What was asked and answered first.
+    pub first: IdempotentResult,
+}
+
 /// Why a change was not stored.
 #[derive(Debug, thiserror::Error)]
 pub enum ChangeError {
@@ -150,18 +162,18 @@ pub struct Replacement {
     version: i64,
     row: Columns,
     kind: ChangeKind,
-    idempotency: Option<(String, String, IdempotentResult)>,
+    idempotency: Option<IdempotencyRecord>,
     grant: Option<NewGrant>,
 }
 
 impl Replacement {
     /// The change of a review read at `version` to the state in `row`, with
-    /// the decision's idempotency record (key id, idempotency key, result).
+    /// the decision's idempotency record.
     pub(super) fn new(
         version: i64,
         row: Columns,
         kind: ChangeKind,
-        idempotency: Option<(String, String, IdempotentResult)>,
+        idempotency: Option<IdempotencyRecord>,
     ) -> Replacement {
         Replacement {
             version,
@@ -217,7 +229,7 @@ pub async fn apply_batch(
     let stale_keys = recorded
         .into_iter()
         .filter(|&i| results[i].is_err())
-        .filter_map(|i| batch[i].idempotency.as_ref().map(|(k, i, _)| (k, i)));
+        .filter_map(|i| batch[i].idempotency.as_ref().map(|r| (&r.key_id, &r.key)));
     for (key_id, idem_key) in stale_keys {
         sqlx::query("DELETE FROM decision_requests WHERE key_id = $1 AND idem_key = $2")
             .bind(key_id)
@@ -333,7 +345,8 @@ async fn record_idempotency(
     let mut keyed = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (i, change) in batch.iter().enumerate() {
-        if let Some((key_id, idem_key, result)) = &change.idempotency {
+        if let Some(record) = &change.idempotency {
+            let (key_id, idem_key, result) = (&record.key_id, &record.key, &record.first);
             if seen.insert((key_id, idem_key)) {
                 keyed.push((i, key_id, idem_key, result));
             } else {

@@ -16,7 +16,7 @@ mod rounds;
 mod row;
 pub mod webhooks;
 
-pub use commit::{ChangeError, IdempotentResult};
+pub use commit::{ChangeError, IdempotencyRecord, IdempotentResult};
 pub use feed::Change;
 pub use listing::{Cursor, Page};
 pub use reviews::Stored;

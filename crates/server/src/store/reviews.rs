@@ -4,14 +4,14 @@
 //! change-feed row and idempotency record commit with it or not at all
 //! (`commit`, the group commit).
 
-use super::commit::{ChangeError, IdempotentResult, Replacement};
+use super::commit::{ChangeError, IdempotencyRecord, Replacement};
 use super::feed::record_change;
 use super::grants::NewGrant;
 use super::rounds::{rows_in, ReadFuture};
 use super::row::{parse_doc, Columns};
 use super::{audit, stored_time, Db, DbError};
 use countersign_domain::wire::ChangeKind;
-use countersign_domain::Review;
+use countersign_domain::{MplpId, Review};
 use sqlx::FromRow;
 
 /// A review as stored, with its version for compare-and-swap.
@@ -82,7 +82,7 @@ impl Db {
             None => return Ok(Insert::GrantGone),
             Some(None) => {}
         }
-        let existing = match self.review(&row.id).await? {
+        let existing = match self.review_stored_as(&row.id).await? {
             Some(stored) => Some(stored),
             None => match &row.approval_id {
                 Some(approval) => self.review_by_approval(approval).await?,
@@ -151,7 +151,7 @@ impl Db {
     pub async fn expired_pending(
         &self,
         now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<Vec<String>, DbError> {
+    ) -> Result<Vec<MplpId>, DbError> {
         self.due(
             "status = 'pending' AND expires_at IS NOT NULL AND expires_at",
             now,
@@ -163,7 +163,7 @@ impl Db {
     pub async fn escalations_due(
         &self,
         now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<Vec<String>, DbError> {
+    ) -> Result<Vec<MplpId>, DbError> {
         self.due("escalate_at IS NOT NULL AND escalate_at", now)
             .await
     }
@@ -174,13 +174,19 @@ impl Db {
         &self,
         condition: &str,
         now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<Vec<String>, DbError> {
-        Ok(sqlx::query_scalar(&format!(
+    ) -> Result<Vec<MplpId>, DbError> {
+        let ids: Vec<String> = sqlx::query_scalar(&format!(
             "SELECT id FROM reviews WHERE {condition} <= $1 LIMIT 500"
         ))
         .bind(stored_time(now))
         .fetch_all(self.pool())
-        .await?)
+        .await?;
+        ids.iter()
+            .map(|id| {
+                MplpId::parse(id)
+                    .map_err(|e| DbError::Damaged(format!("stored review id {id:?} {e}")))
+            })
+            .collect()
     }
 
     /// The tool-call review for an `approvalId`.
@@ -191,14 +197,19 @@ impl Db {
                 .fetch_optional(self.pool())
                 .await?;
         match id {
-            Some(id) => self.review(&id).await,
+            Some(id) => self.review_stored_as(&id).await,
             None => Ok(None),
         }
     }
 
     /// One review by confirm_id, read by a query that started after this
     /// call (with the reads of other requests waiting meanwhile: see [`Rounds`](super::rounds::Rounds)).
-    pub async fn review(&self, id: &str) -> Result<Option<Stored>, DbError> {
+    pub async fn review(&self, id: MplpId) -> Result<Option<Stored>, DbError> {
+        self.review_stored_as(&id.to_string()).await
+    }
+
+    /// One review by its id as stored.
+    async fn review_stored_as(&self, id: &str) -> Result<Option<Stored>, DbError> {
         let Some(row) = self.review_reader().get(id).await? else {
             return Ok(None);
         };
@@ -219,7 +230,7 @@ impl Db {
         version: i64,
         next: &Review,
         kind: ChangeKind,
-        idempotency: Option<(&str, &str, &IdempotentResult)>,
+        idempotency: Option<IdempotencyRecord>,
     ) -> Result<(), ChangeError> {
         self.replace_serialized_review(
             version,
@@ -239,10 +250,8 @@ impl Db {
         next: &Review,
         doc: String,
         kind: ChangeKind,
-        idempotency: Option<(&str, &str, &IdempotentResult)>,
+        idempotency: Option<IdempotencyRecord>,
     ) -> Result<(), ChangeError> {
-        let idempotency = idempotency
-            .map(|(key, idem, result)| (key.to_owned(), idem.to_owned(), result.clone()));
         let grant = match kind {
             ChangeKind::Decided => NewGrant::of(next)?,
             _ => None,

@@ -7,6 +7,7 @@ use crate::store::devices::PairingRefused;
 use crate::store::grants::{GrantRecord, Revoked};
 use crate::store::keys::{ApiKey, MintedKey};
 use crate::store::{stored_time, DbError};
+use countersign_domain::wire::Pairing;
 
 /// How long a pairing code works.
 const PAIRING_MINUTES: i64 = 10;
@@ -39,14 +40,15 @@ pub async fn revoke_grant(
 }
 
 /// A one-time code that pairs one device with `reviewer`'s owner and roles,
-/// and when it stops working.
+/// with when it stops working.
 pub async fn issue_pairing_code(
     service: Service<'_>,
     reviewer: &ApiKey,
-) -> Result<(String, String), DbError> {
+) -> Result<Pairing, DbError> {
     let ttl = chrono::Duration::minutes(PAIRING_MINUTES);
     let (code, expires_at) = service.db.add_pairing_code(reviewer, ttl).await?;
-    Ok((code, stored_time(expires_at)))
+    let expires_at = stored_time(expires_at);
+    Ok(Pairing { code, expires_at })
 }
 
 /// Trades pairing `code` once for device `device`'s own reviewer key.

@@ -8,7 +8,7 @@ use crate::store::keys::ApiKey;
 use countersign_domain::review::{Resubmission, ResubmitError};
 use countersign_domain::toolcall::{approve_by_grant, new_tool_call_review, ToolCallSubmission};
 use countersign_domain::wire::{Answer, ChangeKind};
-use countersign_domain::{resubmit, Issue, Review, Target, Timestamp};
+use countersign_domain::{resubmit, Issue, MplpId, Review, Target, Timestamp};
 
 /// A review asked for, as stored.
 #[derive(Debug)]
@@ -34,12 +34,6 @@ pub enum NotAsked {
     /// The server failed.
     #[error(transparent)]
     Broken(#[from] Broken),
-}
-
-impl From<crate::store::DbError> for NotAsked {
-    fn from(e: crate::store::DbError) -> Self {
-        NotAsked::Broken(e.into())
-    }
 }
 
 /// Stores `review` as asked by `agent`, its escalation scheduled by policy.
@@ -144,7 +138,7 @@ async fn store_approved_by_grant(
 pub enum NotResubmitted {
     /// No review with this id that `agent` asked for.
     #[error("review {0}")]
-    NotFound(String),
+    NotFound(MplpId),
     /// The domain refused it (not rejected; a plan that cannot be hashed).
     #[error(transparent)]
     Refused(ResubmitError),
@@ -159,23 +153,17 @@ pub enum NotResubmitted {
     Broken(#[from] Broken),
 }
 
-impl From<crate::store::DbError> for NotResubmitted {
-    fn from(e: crate::store::DbError) -> Self {
-        NotResubmitted::Broken(e.into())
-    }
-}
-
 /// Opens review `id`, rejected, for review again as `agent` resubmits it.
 pub async fn resubmit_review(
     service: Service<'_>,
     agent: &ApiKey,
-    id: &str,
+    id: MplpId,
     resubmission: Resubmission,
 ) -> Result<Answer, NotResubmitted> {
     let stored = service
         .visible(agent, id)
         .await?
-        .ok_or_else(|| NotResubmitted::NotFound(id.to_owned()))?;
+        .ok_or(NotResubmitted::NotFound(id))?;
     let now = chrono::Utc::now();
     let mut next = resubmit(&stored.review, resubmission, now, &mut new_id)
         .map_err(NotResubmitted::Refused)?;

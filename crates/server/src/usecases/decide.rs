@@ -7,9 +7,9 @@
 use super::{Broken, Service};
 use crate::changes::{new_id, Written};
 use crate::store::keys::ApiKey;
-use crate::store::IdempotentResult;
+use crate::store::{IdempotencyRecord, IdempotentResult};
 use countersign_domain::policy::PolicyRefusal;
-use countersign_domain::{decide_under, DecideError, DecisionInput, Judge};
+use countersign_domain::{decide_under, DecideError, DecisionInput, Judge, MplpId};
 
 /// How many times a decision reads the review again when another decision
 /// lands between its read and its write.
@@ -18,8 +18,8 @@ const ATTEMPTS: usize = 5;
 /// A decision as asked: on which review, what, under which idempotency key.
 #[derive(Debug)]
 pub struct DecisionRequest {
-    /// The review's id, as the caller named it.
-    pub review: String,
+    /// The review's id.
+    pub review: MplpId,
     /// The decision.
     pub input: DecisionInput,
     /// The caller's key for this decision: a retry under it is answered
@@ -37,7 +37,7 @@ pub struct Decided(pub String);
 pub enum NotDecided {
     /// No review has this id.
     #[error("review {0}")]
-    NotFound(String),
+    NotFound(MplpId),
     /// The domain or the policy refused it.
     #[error(transparent)]
     Refused(DecideError),
@@ -50,12 +50,6 @@ pub enum NotDecided {
     /// The server failed.
     #[error(transparent)]
     Broken(#[from] Broken),
-}
-
-impl From<crate::store::DbError> for NotDecided {
-    fn from(e: crate::store::DbError) -> Self {
-        NotDecided::Broken(Broken::Db(e))
-    }
 }
 
 /// Decides `request.review` as `reviewer` (a reviewer key allowed to sign
@@ -88,9 +82,9 @@ pub async fn decide(
     for _ in 0..ATTEMPTS {
         let mut stored = service
             .db
-            .review(&id)
+            .review(id)
             .await?
-            .ok_or_else(|| NotDecided::NotFound(id.clone()))?;
+            .ok_or(NotDecided::NotFound(id))?;
         if stored.review.requester.is_none() {
             // Stored before reviews recorded their agent key: the table still
             // says which key created it, so its owner is kept from approving.
@@ -122,7 +116,11 @@ pub async fn decide(
             request: asked.clone(),
             response: answer.clone(),
         };
-        let record = (reviewer.id.as_str(), idempotency_key.as_str(), &first);
+        let record = IdempotencyRecord {
+            key_id: reviewer.id.clone(),
+            key: idempotency_key.clone(),
+            first,
+        };
         match service
             .changes
             .decide(stored.version, &next, doc, record)

@@ -19,7 +19,7 @@ use crate::signing::Signer;
 use crate::store::keys::{ApiKey, KeyKind};
 use crate::store::{Db, DbError, Stored};
 use countersign_domain::wire::{Answer, Outcome};
-use countersign_domain::Review;
+use countersign_domain::{MplpId, Review};
 
 /// What the use cases work with: the database to read, the one door for
 /// writes, and the key that signs receipts.
@@ -44,6 +44,20 @@ pub enum Broken {
     Internal(String),
 }
 
+/// `From<DbError>` for the use cases' errors: the database failing is the
+/// server's failure.
+macro_rules! broken_by_db {
+    ($($error:ty),*) => {$(
+        impl From<DbError> for $error {
+            fn from(e: DbError) -> Self {
+                Self::Broken(Broken::Db(e))
+            }
+        }
+    )*};
+}
+
+broken_by_db!(NotDecided, NotAsked, NotResubmitted);
+
 impl Service<'_> {
     /// A stored review's outcome as an agent reads it, its receipt signed.
     pub fn outcome(&self, review: &Review) -> Result<Outcome, Broken> {
@@ -54,7 +68,7 @@ impl Service<'_> {
 
     /// Stored review `id` if `key` may see it (a reviewer key: any; an agent
     /// key: the ones it asked for), else `None`, whether or not it exists.
-    pub async fn visible(&self, key: &ApiKey, id: &str) -> Result<Option<Stored>, DbError> {
+    pub async fn visible(&self, key: &ApiKey, id: MplpId) -> Result<Option<Stored>, DbError> {
         Ok(self
             .db
             .review(id)

@@ -8,6 +8,7 @@ use crate::store::keys::ApiKey;
 use countersign_domain::toolcall::{redeem as spend, withdraw as close, RedeemError};
 use countersign_domain::toolcall::{Redemption, WithdrawError};
 use countersign_domain::wire::{Answer, ChangeKind, Redeemed};
+use countersign_domain::{MplpId, Review};
 
 /// How many times a redemption or withdrawal reads the review again when
 /// another change lands between its read and its write.
@@ -18,7 +19,7 @@ const ATTEMPTS: usize = 8;
 pub enum NotSpent<E> {
     /// No review with this id that `agent` asked for.
     #[error("review {0}")]
-    NotFound(String),
+    NotFound(MplpId),
     /// The domain refused it, naming the check that failed.
     #[error(transparent)]
     Refused(E),
@@ -40,58 +41,53 @@ impl<E> From<crate::store::DbError> for NotSpent<E> {
 pub async fn redeem(
     service: Service<'_>,
     agent: &ApiKey,
-    id: &str,
+    id: MplpId,
     presented: &Redemption,
 ) -> Result<Redeemed, NotSpent<RedeemError>> {
-    for _ in 0..ATTEMPTS {
-        let stored = service
-            .visible(agent, id)
-            .await?
-            .ok_or_else(|| NotSpent::NotFound(id.to_owned()))?;
-        let next =
-            spend(&stored.review, presented, chrono::Utc::now(), &mut new_id).map_err(|e| {
-                crate::metrics::redemption(Some(e.code()));
-                NotSpent::Refused(e)
-            })?;
-        let changes = service.changes;
-        if changes
-            .replace(stored.version, &next, ChangeKind::Redeemed)
-            .await?
-        {
-            let token = next
-                .tool_call()
-                .and_then(|c| c.outcome.as_ref())
-                .and_then(|o| o.token.clone());
-            crate::metrics::redemption(None);
-            return Ok(Redeemed {
-                redeemed: true,
-                token,
-            });
-        }
-    }
-    Err(NotSpent::Busy)
+    let spent = change_agents_own(service, agent, id, ChangeKind::Redeemed, |review| {
+        spend(review, presented, chrono::Utc::now(), &mut new_id)
+            .inspect_err(|e| crate::metrics::redemption(Some(e.code())))
+    })
+    .await?;
+    crate::metrics::redemption(None);
+    let outcome = spent.tool_call().and_then(|c| c.outcome.as_ref());
+    Ok(Redeemed {
+        redeemed: true,
+        token: outcome.and_then(|o| o.token.clone()),
+    })
 }
 
 /// Closes pending tool call `id` as cancelled: its agent will not run it.
 pub async fn withdraw(
     service: Service<'_>,
     agent: &ApiKey,
-    id: &str,
+    id: MplpId,
     reason: Option<&str>,
 ) -> Result<Answer, NotSpent<WithdrawError>> {
+    let closed = change_agents_own(service, agent, id, ChangeKind::Decided, |review| {
+        close(review, reason, chrono::Utc::now(), &mut new_id)
+    })
+    .await?;
+    Ok(service.answer(closed)?)
+}
+
+/// Applies `change` to review `id` of `agent`'s and stores the result by
+/// compare-and-swap, reading it again when another change landed meanwhile.
+async fn change_agents_own<E>(
+    service: Service<'_>,
+    agent: &ApiKey,
+    id: MplpId,
+    kind: ChangeKind,
+    change: impl Fn(&Review) -> Result<Review, E>,
+) -> Result<Review, NotSpent<E>> {
     for _ in 0..ATTEMPTS {
         let stored = service
             .visible(agent, id)
             .await?
-            .ok_or_else(|| NotSpent::NotFound(id.to_owned()))?;
-        let next = close(&stored.review, reason, chrono::Utc::now(), &mut new_id)
-            .map_err(NotSpent::Refused)?;
-        let changes = service.changes;
-        if changes
-            .replace(stored.version, &next, ChangeKind::Decided)
-            .await?
-        {
-            return Ok(service.answer(next)?);
+            .ok_or(NotSpent::NotFound(id))?;
+        let next = change(&stored.review).map_err(NotSpent::Refused)?;
+        if service.changes.replace(stored.version, &next, kind).await? {
+            return Ok(next);
         }
     }
     Err(NotSpent::Busy)

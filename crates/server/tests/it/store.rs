@@ -9,7 +9,7 @@ use countersign_domain::demo::{numbered, numbered_id};
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::wire::{ChangeKind, Order, ReviewQuery, ReviewSummary};
 use countersign_domain::Review;
-use countersign_server::store::{ChangeError, Cursor, Db, IdempotentResult};
+use countersign_server::store::{ChangeError, Cursor, Db, IdempotencyRecord, IdempotentResult};
 
 /// Reviews 1..=COUNT: plans asked by `agent-0` … `agent-6`.
 const COUNT: usize = 30;
@@ -147,7 +147,11 @@ fn counts_oldest_pending_and_the_feed_follow_each_stored_change() {
                 .unwrap();
             assert_eq!(db.oldest_pending().await.unwrap(), Some(oldest));
             assert_eq!(db.last_change().await.unwrap(), COUNT as i64);
-            let stored = db.review(&numbered_id(4)).await.unwrap().unwrap();
+            let stored = db
+                .review(numbered_id(4).parse().unwrap())
+                .await
+                .unwrap()
+                .unwrap();
             db.replace_review(
                 stored.version,
                 &approved(&stored.review),
@@ -182,17 +186,26 @@ fn a_stale_change_is_refused_and_an_idempotency_record_is_kept_once() {
     on_both("store_cas", |db| {
         Box::pin(async move {
             seeded(&db).await;
-            let stored = db.review(&numbered_id(9)).await.unwrap().unwrap();
+            let stored = db
+                .review(numbered_id(9).parse().unwrap())
+                .await
+                .unwrap()
+                .unwrap();
             let next = approved(&stored.review);
             let result = IdempotentResult {
                 request: "{\"status\":\"approved\"}".into(),
                 response: "{\"ok\":true}".into(),
             };
+            let record = IdempotencyRecord {
+                key_id: "key_r".into(),
+                key: "idem-1".into(),
+                first: result.clone(),
+            };
             db.replace_review(
                 stored.version,
                 &next,
                 ChangeKind::Decided,
-                Some(("key_r", "idem-1", &result)),
+                Some(record.clone()),
             )
             .await
             .unwrap();
@@ -216,20 +229,28 @@ fn a_stale_change_is_refused_and_an_idempotency_record_is_kept_once() {
                 .await;
             assert!(matches!(again, Err(ChangeError::Stale)), "{again:?}");
             // The same key again: a duplicate request, and nothing changes.
-            let fresh = db.review(&numbered_id(10)).await.unwrap().unwrap();
+            let fresh = db
+                .review(numbered_id(10).parse().unwrap())
+                .await
+                .unwrap()
+                .unwrap();
             let duplicate = db
                 .replace_review(
                     fresh.version,
                     &approved(&fresh.review),
                     ChangeKind::Decided,
-                    Some(("key_r", "idem-1", &result)),
+                    Some(record),
                 )
                 .await;
             assert!(
                 matches!(duplicate, Err(ChangeError::DuplicateRequest)),
                 "{duplicate:?}"
             );
-            let unchanged = db.review(&numbered_id(10)).await.unwrap().unwrap();
+            let unchanged = db
+                .review(numbered_id(10).parse().unwrap())
+                .await
+                .unwrap()
+                .unwrap();
             assert_eq!(unchanged.version, fresh.version);
         })
     });
