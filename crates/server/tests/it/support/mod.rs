@@ -311,6 +311,7 @@ impl InProcess {
             base: "/api/v1".into(),
             key: Some(key.to_owned()),
             routed: Some(self.routed.clone()),
+            contract: None,
         }
     }
 }
@@ -321,6 +322,8 @@ pub struct Client {
     pub base: String,
     pub key: Option<String>,
     routed: Option<Arc<Routed>>,
+    /// Every answer is checked against it, when set.
+    contract: Option<Arc<Contract>>,
 }
 
 fn agent() -> ureq::Agent {
@@ -338,6 +341,15 @@ impl Client {
             base,
             key: key.map(str::to_owned),
             routed: None,
+            contract: None,
+        }
+    }
+
+    /// The same client, checking every answer against `contract`.
+    pub fn checked(self, contract: &Arc<Contract>) -> Client {
+        Client {
+            contract: Some(contract.clone()),
+            ..self
         }
     }
 
@@ -350,8 +362,13 @@ impl Client {
         body: Option<(&str, &[u8])>,
         headers: &[(&str, &str)],
     ) -> Reply {
-        self.try_send(method, path, body, headers)
-            .unwrap_or_else(|e| panic!("{method} {}{path}: {e}", self.base))
+        let reply = self
+            .try_send(method, path, body, headers)
+            .unwrap_or_else(|e| panic!("{method} {}{path}: {e}", self.base));
+        if let Some(contract) = &self.contract {
+            contract.check(method, path, &reply);
+        }
+        reply
     }
 
     /// Sends a request; Err when no response comes (e.g. the server died).
