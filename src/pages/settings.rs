@@ -3,6 +3,7 @@
 //! whose interrupts are reviewed here), demo data.
 
 use crate::backend::{Connection, HttpStore, LangGraphStore, ServerKind};
+use crate::components::loaded::Loaded;
 use crate::desk::{Desk, Link, Origin, Preferences, Source};
 use crate::router::{after_connect, href, Location};
 use crate::settings::{Settings, Theme};
@@ -295,21 +296,21 @@ fn ServerWelcome() -> impl IntoView {
 /// The graphs of the connected LangGraph server, asked for when shown.
 #[component]
 fn LangGraphGraphs(source: crate::backend::Interrupts) -> impl IntoView {
-    let found = RwSignal::new(None::<Result<Vec<String>, String>>);
     let store = LangGraphStore::new(source.connection());
-    leptos::task::spawn_local(async move {
-        found.set(Some(store.check().await.map_err(|e| e.to_string())));
+    let found = LocalResource::new(move || {
+        let store = store.clone();
+        async move { store.check().await }
     });
-    move || {
-        found.get().map(|graphs| match graphs {
-            Ok(graphs) if graphs.is_empty() => view! { <p>"This server has no graphs."</p> }.into_any(),
-            Ok(graphs) => view! {
-                <p>"Graphs on this server: "
-                    {graphs.into_iter().map(|g| view! { <code class="graph-id">{g}</code>" " }).collect_view()}
-                </p>
-            }
-            .into_any(),
-            Err(e) => view! { <p class="field-error">{format!("Its graphs cannot be listed: {e}")}</p> }.into_any(),
-        })
-    }
+    let listed = |graphs: Vec<String>| {
+        if graphs.is_empty() {
+            return view! { <p>"This server has no graphs."</p> }.into_any();
+        }
+        view! {
+            <p>"Graphs on this server: "
+                {graphs.into_iter().map(|g| view! { <code class="graph-id">{g}</code>" " }).collect_view()}
+            </p>
+        }
+        .into_any()
+    };
+    view! { <Loaded resource=found what="Its graphs" shown=listed /> }
 }

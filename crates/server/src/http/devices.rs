@@ -50,19 +50,7 @@ pub async fn redeem(
             format!("a name of 1 to {DEVICE_NAME_CHARS} characters, e.g. \"Sam's phone\""),
         )]));
     }
-    let minted = match usecases::pair_device(state.service(), request.code.trim(), device).await? {
-        Ok(minted) => minted,
-        Err(refused) => {
-            let status = match refused {
-                PairingRefused::Unknown => StatusCode::NOT_FOUND,
-                _ => StatusCode::GONE,
-            };
-            return Err(
-                ApiError::new(status, ErrorCode::PairingRefused, refused.to_string())
-                    .with_details(vec![Detail::new("/code", refused.to_string())]),
-            );
-        }
-    };
+    let minted = usecases::pair_device(state.service(), request.code.trim(), device).await??;
     let key = minted.key;
     Ok((
         StatusCode::CREATED,
@@ -73,6 +61,17 @@ pub async fn redeem(
             owner: key.owner,
         }),
     ))
+}
+
+impl From<PairingRefused> for ApiError {
+    fn from(refused: PairingRefused) -> Self {
+        let status = match refused {
+            PairingRefused::Unknown => StatusCode::NOT_FOUND,
+            _ => StatusCode::GONE,
+        };
+        ApiError::new(status, ErrorCode::PairingRefused, refused.to_string())
+            .with_details(vec![Detail::new("/code", refused.to_string())])
+    }
 }
 
 /// `GET /api/v1/devices` (reviewer): the devices paired from this key (or
