@@ -7,6 +7,7 @@ use crate::router::href;
 use crate::split::{on_demand, LoadFailed};
 use countersign_domain::model::{ConfirmStatus, DecisionStatus};
 use countersign_domain::toolcall::{ToolChoice, ToolMode};
+use countersign_domain::wire::CallKey;
 use countersign_domain::{DecisionInput, MplpId};
 use leptos::prelude::*;
 use std::future::Future;
@@ -18,7 +19,11 @@ use std::sync::Arc;
 pub fn similar_calls(entries: &[Arc<Entry>]) -> Vec<(String, String, Vec<Arc<Entry>>)> {
     let mut groups: Vec<(String, String, Vec<Arc<Entry>>)> = Vec::new();
     for entry in entries {
-        let Some((name, session)) = entry.call() else {
+        let Some(CallKey {
+            tool: name,
+            session,
+        }) = entry.call()
+        else {
             continue;
         };
         if entry.status() != ConfirmStatus::Pending {

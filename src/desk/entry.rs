@@ -3,7 +3,7 @@
 
 use crate::browser;
 use countersign_domain::model::ConfirmStatus;
-use countersign_domain::wire::ReviewSummary;
+use countersign_domain::wire::{CallKey, ReviewSummary, RowKind};
 use countersign_domain::{MplpId, Review, Timestamp};
 use std::sync::{Arc, OnceLock};
 
@@ -105,9 +105,9 @@ impl Entry {
         &self.summary().title
     }
 
-    /// What kind of request, for its tag: `tool call R3`, or the target type.
-    pub fn kind_label(&self) -> &str {
-        &self.summary().kind
+    /// What kind of request, for its tag: a tool call and its risk, or the target type.
+    pub fn kind(&self) -> RowKind {
+        self.summary().kind
     }
 
     /// The confirm's id.
@@ -135,7 +135,7 @@ impl Entry {
     }
 
     /// A tool call's exact name and session.
-    pub fn call(&self) -> Option<(String, String)> {
+    pub fn call(&self) -> Option<CallKey> {
         match self.review() {
             Some(review) => ReviewSummary::call_of(review),
             None => self.summary().call.clone(),

@@ -234,7 +234,7 @@ fn ReviewHead(
             <h1 id="review-title">{reveal::prose(entry.title())}</h1>
             <p class="review-meta">
                 <StatusBadge status=confirm.status />
-                <span class="tag">{entry.kind_label().to_owned()}</span>
+                <span class="tag">{entry.kind().to_string()}</span>
                 <span>"asked by " <strong>{reveal::label(&confirm.requested_by_role)}</strong></span>
                 <time datetime=confirm.requested_at.to_string() title=confirm.requested_at.exact()>
                     {confirm.requested_at.ago(now)}

@@ -13,7 +13,9 @@ use chrono::{DateTime, Utc};
 use countersign_domain::langgraph::ThreadStatus;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::text::reveal;
-use countersign_domain::wire::{Order, ReviewSummary, StatusCounts, SummaryPage, PAGE_SIZE};
+use countersign_domain::wire::{
+    CallKey, Order, ReviewSummary, StatusCounts, SummaryPage, PAGE_SIZE,
+};
 
 /// HTML being written: text and attribute values are escaped as they go in.
 struct Html(String);
@@ -203,7 +205,11 @@ impl<'a> Inbox<'a> {
 fn call_groups(html: &mut Html, page: &[&ReviewSummary], base: &str) {
     let mut groups: Vec<(&str, &str, Vec<&ReviewSummary>)> = Vec::new();
     for summary in page {
-        let Some((name, session)) = &summary.call else {
+        let Some(CallKey {
+            tool: name,
+            session,
+        }) = &summary.call
+        else {
             continue;
         };
         match groups
@@ -272,7 +278,7 @@ pub fn review_rows<'a>(
 /// status, requester, time, steps and decisions.
 fn row(html: &mut Html, summary: &ReviewSummary, marks: RowMarks, now: DateTime<Utc>, base: &str) {
     html.tag(&format!("<li class=\"review-row\"><a class=\"review-link\" href=\"{base}reviews/{}\"><span class=\"review-main\"><span class=\"tag\">", summary.id))
-        .text(&summary.kind)
+        .text(&summary.kind.to_string())
         .tag("</span><span class=\"review-title\">")
         .text(&reveal::prose(&summary.title))
         .tag("</span>");
@@ -347,7 +353,9 @@ mod tests {
             at: Timestamp::parse(at).unwrap(),
             decisions: 0,
             title: format!("Plan {id}"),
-            kind: "plan".to_owned(),
+            kind: countersign_domain::wire::RowKind::Target(
+                countersign_domain::model::TargetType::Plan,
+            ),
             steps: Some(1),
             call: None,
             escalated: false,
@@ -408,7 +416,7 @@ mod tests {
     #[test]
     fn similar_pending_calls_are_grouped_only_two_or_more() {
         let call = |id, name: &str| ReviewSummary {
-            call: Some((name.to_owned(), "s1".to_owned())),
+            call: Some((name.to_owned(), "s1".to_owned()).into()),
             ..summary(id, ConfirmStatus::Pending, "2026-11-26T11:00:00Z")
         };
         let calls = [call(1, "send"), call(2, "send"), call(3, "delete")];
@@ -420,7 +428,7 @@ mod tests {
     #[test]
     fn every_link_stays_under_the_base() {
         let call = |id| ReviewSummary {
-            call: Some(("send".to_owned(), "s1".to_owned())),
+            call: Some(("send".to_owned(), "s1".to_owned()).into()),
             ..summary(id, ConfirmStatus::Pending, "2026-11-26T11:00:00Z")
         };
         let calls = [call(1), call(2)];

@@ -407,7 +407,7 @@ fn body(format: WebhookFormat, id: &str, change: &Change, desk: &str) -> String 
             let title = slack_text(&summary.title);
             let context = format!(
                 "{} · asked by {} · waited {}",
-                slack_text(&summary.kind),
+                slack_text(&summary.kind.to_string()),
                 slack_text(&summary.by),
                 waited_text(waited)
             );

@@ -25,5 +25,5 @@ pub use receipt::{
     Receipt, ReceiptBody, ReceiptDecision, ReceiptTarget, ReceiptToken, DEFAULT_RULE,
     RECEIPT_VERSION,
 };
-pub use summary::ReviewSummary;
+pub use summary::{CallKey, ReviewSummary, RowKind};
 pub use webhook::{Delivery, DeliveryState, WebhookFormat, WebhookList, WebhookStatus};

@@ -2,6 +2,7 @@
 //! client: what a list row shows of a review.
 
 use crate::model::{ConfirmStatus, TargetType};
+use crate::toolcall::RiskTier;
 use crate::{MplpId, Review, Timestamp};
 use serde::{Deserialize, Serialize};
 use std::hash::{Hash, Hasher};
@@ -26,14 +27,14 @@ pub struct ReviewSummary {
     pub decisions: usize,
     /// What is asked, in a few words.
     pub title: String,
-    /// Its tag: `tool call R3`, or the target type.
-    pub kind: String,
+    /// Its tag: a tool call and its risk, or the target type.
+    pub kind: RowKind,
     /// A plan's step count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps: Option<usize>,
     /// A tool call's exact name and session (similar calls are grouped by them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call: Option<(String, String)>,
+    pub call: Option<CallKey>,
     /// Nobody decided it within its policy's escalation delay.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub escalated: bool,
@@ -55,8 +56,8 @@ impl ReviewSummary {
             decisions: confirm.decisions().len(),
             title: title(review),
             kind: match review.tool_call() {
-                Some(call) => format!("tool call {}", call.request.risk_tier),
-                None => confirm.target_type.to_string(),
+                Some(call) => RowKind::ToolCall(call.request.risk_tier),
+                None => RowKind::Target(confirm.target_type),
             },
             steps: review.plan().map(|p| p.steps.len()),
             call: ReviewSummary::call_of(review),
@@ -79,11 +80,86 @@ impl ReviewSummary {
     }
 
     /// A tool call's exact name and session.
-    pub fn call_of(review: &Review) -> Option<(String, String)> {
-        review.tool_call().map(|call| {
-            let name = call.request.tool_call().map(|c| c.name).unwrap_or_default();
-            (name, call.request.session_id.clone())
+    pub fn call_of(review: &Review) -> Option<CallKey> {
+        review.tool_call().map(|call| CallKey {
+            tool: call.request.tool_call().map(|c| c.name).unwrap_or_default(),
+            session: call.request.session_id.clone(),
         })
+    }
+}
+
+/// A list row's tag: a tool call with its risk tier, or what else the confirm
+/// is about. Written as the row shows it (`tool call R3`, `plan`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RowKind {
+    /// A tool call, at this risk.
+    ToolCall(RiskTier),
+    /// Any other confirm, by what it is about.
+    Target(TargetType),
+}
+
+impl std::fmt::Display for RowKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RowKind::ToolCall(risk) => write!(f, "tool call {risk}"),
+            RowKind::Target(target) => write!(f, "{target}"),
+        }
+    }
+}
+
+impl std::str::FromStr for RowKind {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        if let Some(risk) = text.strip_prefix("tool call ") {
+            const TIERS: [RiskTier; 5] = [
+                RiskTier::R0,
+                RiskTier::R1,
+                RiskTier::R2,
+                RiskTier::R3,
+                RiskTier::R4,
+            ];
+            return TIERS
+                .into_iter()
+                .find(|tier| tier.to_string() == risk)
+                .map(RowKind::ToolCall)
+                .ok_or_else(|| format!("`{risk}` is not a risk tier (R0 to R4)"));
+        }
+        text.parse().map(RowKind::Target).map_err(|e| e.to_string())
+    }
+}
+
+impl Serialize for RowKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for RowKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        crate::parsed_text::deserialize_parsed(deserializer, "a row's tag", str::parse)
+    }
+}
+
+/// A tool call's exact name and session: similar calls are grouped by them.
+/// Written as the pair `[tool, session]`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "(String, String)", into = "(String, String)")]
+pub struct CallKey {
+    /// The tool's exact name.
+    pub tool: String,
+    /// The agent's session.
+    pub session: String,
+}
+
+impl From<(String, String)> for CallKey {
+    fn from((tool, session): (String, String)) -> Self {
+        CallKey { tool, session }
+    }
+}
+
+impl From<CallKey> for (String, String) {
+    fn from(key: CallKey) -> Self {
+        (key.tool, key.session)
     }
 }
 
@@ -167,7 +243,7 @@ mod tests {
             .unwrap();
         let summary = ReviewSummary::of(plan);
         assert_eq!(summary.title, "Database Migration Plan");
-        assert_eq!(summary.kind, "plan");
+        assert_eq!(summary.kind.to_string(), "plan");
         assert_eq!(summary.steps, Some(3));
         assert_eq!(summary.call, None);
         assert_eq!(summary.decisions, plan.confirm.decisions().len());
@@ -181,8 +257,32 @@ mod tests {
             "{}",
             summary.title
         );
-        assert_eq!(summary.kind, format!("tool call {}", request.risk_tier));
-        assert_eq!(summary.call, Some((name, request.session_id.clone())));
+        assert_eq!(summary.kind, RowKind::ToolCall(request.risk_tier));
+        assert_eq!(
+            summary.kind.to_string(),
+            format!("tool call {}", request.risk_tier)
+        );
+        let key = CallKey {
+            tool: name,
+            session: request.session_id.clone(),
+        };
+        assert_eq!(summary.call, Some(key));
+    }
+
+    #[test]
+    fn a_summary_is_written_as_rows_stored_before_were() {
+        for review in demo() {
+            let summary = ReviewSummary::of(&review);
+            let written = serde_json::to_value(&summary).unwrap();
+            assert_eq!(written["kind"], summary.kind.to_string());
+            if let Some(key) = &summary.call {
+                assert_eq!(written["call"], serde_json::json!([key.tool, key.session]));
+            }
+            let read: ReviewSummary = serde_json::from_value(written).unwrap();
+            assert_eq!(read, summary);
+        }
+        let unknown = serde_json::from_value::<RowKind>(serde_json::json!("tool call R9"));
+        assert!(unknown.unwrap_err().to_string().contains("R9"));
     }
 
     #[test]

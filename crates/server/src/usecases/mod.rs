@@ -1,8 +1,15 @@
 //! What the server does for a request, whatever brought it: each use case
 //! takes the acting key and typed input and returns a typed outcome, which
 //! an entry point (the HTTP API; a chat button or an e-mail link next) maps
-//! to its own answer. Writes go through [`Changes`], which stores, announces
-//! and audits each one.
+//! to its own answer. A review's changes go through [`Changes`], which stores
+//! each with its feed and audit entries and announces it; a grant, key or
+//! device is written by the store in one audited transaction.
+//!
+//! - [`ask`]: a review, a tool call (approved at once by a standing grant),
+//!   a resubmission;
+//! - [`decide`]: a reviewer's decision, idempotent under its key;
+//! - [`redeem`]: spending an approval's token, or withdrawing the request;
+//! - [`access`]: revoking a grant, pairing and revoking devices.
 
 pub mod access;
 pub mod ask;
