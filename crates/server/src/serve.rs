@@ -6,7 +6,7 @@ use crate::metrics::Metrics;
 use crate::options::{MetricsAt, ServeOptions};
 use crate::signing::Signer;
 use crate::store::keys::KeyKind;
-use crate::store::Db;
+use crate::store::{Db, DbError};
 use crate::webhooks::Webhooks;
 use axum::body::Body;
 use axum::extract::Request;
@@ -20,19 +20,53 @@ use std::path::Path;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
+/// Why the server did not start, or stopped on an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A setting cannot work: the data folder, the policy file, a CORS
+    /// origin, the app's folder, the metrics recorder, the webhooks, the demo.
+    #[error("{0}")]
+    Setting(String),
+    /// The signing key could not be read or made.
+    #[error(transparent)]
+    SigningKey(#[from] crate::signing::KeyFileError),
+    /// The database could not be opened or read.
+    #[error(transparent)]
+    Db(#[from] DbError),
+    /// An address could not be listened on.
+    #[error("cannot listen {what}on {at}: {source}")]
+    Listen {
+        /// What for ("" for the API, "for metrics ").
+        what: &'static str,
+        /// The address.
+        at: SocketAddr,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// The listening socket failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+impl From<String> for ServeError {
+    fn from(setting: String) -> Self {
+        ServeError::Setting(setting)
+    }
+}
+
 /// Runs the server until Ctrl-C or SIGTERM.
-pub async fn run(options: ServeOptions) -> Result<(), String> {
+pub async fn run(options: ServeOptions) -> Result<(), ServeError> {
     // First: it makes the data folder owner-only before anything is written there.
     let database = options.database.address()?;
     let policy = options.policy.as_deref().map(crate::policy::load);
     let policy = policy.transpose()?.unwrap_or_default();
     let signing_key = options.database.signing_key();
-    let signer = Signer::load_or_create(&signing_key).map_err(|e| e.to_string())?;
+    let signer = Signer::load_or_create(&signing_key)?;
     let metrics = match options.metrics_at() {
         MetricsAt::Off => None,
         MetricsAt::Listen | MetricsAt::Own(_) => Some(Metrics::install()?),
     };
-    let db = Db::open(&database).await.map_err(|e| e.to_string())?;
+    let db = Db::open(&database).await?;
     let demo_keys = if options.demo {
         Some(seed_demo(&db).await?)
     } else {
@@ -41,17 +75,13 @@ pub async fn run(options: ServeOptions) -> Result<(), String> {
     if let Some(path) = &options.policy {
         announce_policy(&db, path, &policy).await?;
     }
-    let listener = tokio::net::TcpListener::bind(options.listen)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
-    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let listener = bind(options.listen, "").await?;
+    let address = listener.local_addr()?;
     let desk = options.public_url.clone();
     let desk = desk.unwrap_or_else(|| format!("http://{address}"));
     let webhooks = Webhooks::open(db.clone(), options.webhooks(), &desk).await?;
     let limits = crate::limits::Limits::new(options.rates());
-    let state = AppState::new(db.clone(), limits, signer, policy, webhooks.clone())
-        .await
-        .map_err(|e| e.to_string())?;
+    let state = AppState::new(db.clone(), limits, signer, policy, webhooks.clone()).await?;
     tokio::spawn(crate::changes::sweep(state.changes.clone()));
     if !webhooks.is_empty() {
         tokio::spawn(webhooks.run());
@@ -90,7 +120,7 @@ async fn place_metrics(
     at: MetricsAt,
     address: SocketAddr,
     state: &AppState,
-) -> Result<(Option<Metrics>, Option<SocketAddr>), String> {
+) -> Result<(Option<Metrics>, Option<SocketAddr>), ServeError> {
     Ok(match (metrics, at) {
         (Some(metrics), MetricsAt::Own(at)) => {
             (None, Some(serve_metrics(metrics, at, state).await?))
@@ -100,17 +130,21 @@ async fn place_metrics(
     })
 }
 
+/// Listens on `at` (`what` for: "" for the API, "for metrics ").
+async fn bind(at: SocketAddr, what: &'static str) -> Result<tokio::net::TcpListener, ServeError> {
+    let bound = tokio::net::TcpListener::bind(at).await;
+    bound.map_err(|source| ServeError::Listen { what, at, source })
+}
+
 /// Serves `/metrics` on an address of its own until the server stops;
 /// returns the address it listens on.
 async fn serve_metrics(
     metrics: Metrics,
     at: SocketAddr,
     state: &AppState,
-) -> Result<SocketAddr, String> {
-    let listener = tokio::net::TcpListener::bind(at)
-        .await
-        .map_err(|e| format!("cannot listen for metrics on {at}: {e}"))?;
-    let address = listener.local_addr().map_err(|e| e.to_string())?;
+) -> Result<SocketAddr, ServeError> {
+    let listener = bind(at, "for metrics ").await?;
+    let address = listener.local_addr()?;
     let router = metrics.router(state.db.clone());
     let closed = state.feed.clone();
     tokio::spawn(async move {
@@ -156,7 +190,7 @@ async fn serve_until_stopped(
     listener: tokio::net::TcpListener,
     app: axum::Router,
     feed: crate::feed::Feed,
-) -> Result<(), String> {
+) -> Result<(), ServeError> {
     // Answers are small: without TCP_NODELAY a client that writes a request's
     // head and body apart (Node's fetch) waits out a delayed ACK per request.
     let listener = listener.tap_io(|stream| {
@@ -177,7 +211,7 @@ async fn serve_until_stopped(
     };
     let server = axum::serve(listener, app).with_graceful_shutdown(closing);
     tokio::select! {
-        served = server => served.map_err(|e| e.to_string())?,
+        served = server => served?,
         () = async { feed.closed().await; tokio::time::sleep(DRAIN).await } => {
             tracing::warn!("requests still running {} s after the signal: stopping without them", DRAIN.as_secs());
         }
@@ -256,7 +290,7 @@ const DRAIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Says which rules are enforced, and warns when separation of duties cannot
 /// tell people apart (agent keys without an owner stand only for themselves).
-async fn announce_policy(db: &Db, path: &Path, policy: &Policy) -> Result<(), String> {
+async fn announce_policy(db: &Db, path: &Path, policy: &Policy) -> Result<(), DbError> {
     let names: Vec<&str> = policy.rules.iter().map(|r| r.name.as_str()).collect();
     tracing::info!(
         "enforcing policy {} ({} rule(s): {})",
@@ -264,7 +298,7 @@ async fn announce_policy(db: &Db, path: &Path, policy: &Policy) -> Result<(), St
         names.len(),
         names.join(", ")
     );
-    let keys = db.keys().await.map_err(|e| e.to_string())?;
+    let keys = db.keys().await?;
     let unowned = keys
         .iter()
         .filter(|k| k.kind == KeyKind::Agent && k.revoked_at.is_none() && k.owner.is_none())
@@ -279,25 +313,17 @@ async fn announce_policy(db: &Db, path: &Path, policy: &Policy) -> Result<(), St
 
 /// Inserts the demo reviews that are not there yet; revokes the keys of the
 /// previous demo start and mints new ones (secrets are never stored).
-async fn seed_demo(db: &Db) -> Result<(String, String), String> {
+async fn seed_demo(db: &Db) -> Result<(String, String), ServeError> {
     let reviews = countersign_domain::demo::reviews(chrono::Utc::now())?;
-    db.insert_reviews(&reviews, "demo")
-        .await
-        .map_err(|e| e.to_string())?;
-    db.revoke_keys_labelled("demo")
-        .await
-        .map_err(|e| e.to_string())?;
+    db.insert_reviews(&reviews, "demo").await?;
+    db.revoke_keys_labelled("demo").await?;
     let roles: Vec<String> = ["reviewer", "security_officer", "release_manager"]
         .map(String::from)
         .to_vec();
     let reviewer = db
         .add_key(KeyKind::Reviewer, &roles, "demo", None, None)
-        .await
-        .map_err(|e| e.to_string())?;
-    let agent = db
-        .add_key(KeyKind::Agent, &[], "demo", None, None)
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
+    let agent = db.add_key(KeyKind::Agent, &[], "demo", None, None).await?;
     Ok((reviewer.secret, agent.secret))
 }
 

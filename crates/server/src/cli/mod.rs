@@ -198,7 +198,9 @@ pub fn main() -> ExitCode {
         }
         Command::Serve(options) => finish((|| {
             logs::init(options.log_format, &options.log_filter)?;
-            runtime()?.block_on(serve::run(options))
+            runtime()?
+                .block_on(serve::run(options))
+                .map_err(|e| e.to_string())
         })()),
         Command::Verify { file, public_key } => receipt::verify_file(&file, &public_key),
         Command::Audit { database, command } => run_audit(&database, command),
