@@ -184,14 +184,15 @@ fn zeroes() {
     }
     metrics::counter!("countersign_tokens_redeemed_total").increment(0);
     for reason in [
-        "token_unknown",
-        "token_expired",
-        "token_used",
-        "token_hash_mismatch",
-        "token_device_mismatch",
-        "token_other_approval",
+        ErrorCode::TokenUnknown,
+        ErrorCode::TokenExpired,
+        ErrorCode::TokenUsed,
+        ErrorCode::TokenHashMismatch,
+        ErrorCode::TokenDeviceMismatch,
+        ErrorCode::TokenOtherApproval,
     ] {
-        metrics::counter!("countersign_tokens_refused_total", "reason" => reason).increment(0);
+        metrics::counter!("countersign_tokens_refused_total", "reason" => reason.as_str())
+            .increment(0);
     }
     metrics::counter!("countersign_rate_limited_total").increment(0);
     metrics::gauge!("countersign_event_stream_subscribers").set(0.0);
