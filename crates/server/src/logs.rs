@@ -30,9 +30,11 @@ pub enum LogFormat {
 /// Sends every `tracing` event (and the `log` records of libraries) to
 /// standard error. `filter` is a `RUST_LOG`-style filter such as `info` or
 /// `warn,countersign_server=debug`.
-pub fn init(format: LogFormat, filter: &str) -> Result<(), String> {
-    let filter =
-        EnvFilter::try_new(filter).map_err(|e| format!("invalid log filter `{filter}`: {e}"))?;
+pub fn init(format: LogFormat, filter: &str) -> Result<(), LogError> {
+    let filter = EnvFilter::try_new(filter).map_err(|source| LogError::Filter {
+        filter: filter.to_owned(),
+        source,
+    })?;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -47,7 +49,23 @@ pub fn init(format: LogFormat, filter: &str) -> Result<(), String> {
             .with_span_list(false)
             .try_init(),
     };
-    installed.map_err(|e| format!("cannot set up the log: {e}"))
+    installed.map_err(LogError::Install)
+}
+
+/// Why the log could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    /// The filter (`--log-filter`, `RUST_LOG`) does not parse.
+    #[error("invalid log filter `{filter}`: {source}")]
+    Filter {
+        /// The filter given.
+        filter: String,
+        /// Why it does not parse.
+        source: tracing_subscriber::filter::ParseError,
+    },
+    /// A log was set up already, or could not be.
+    #[error("cannot set up the log: {0}")]
+    Install(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Middleware: gives the request an id (the caller's `X-Request-Id` when it

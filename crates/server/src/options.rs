@@ -132,6 +132,22 @@ pub enum WebhookFormatArg {
     Slack,
 }
 
+/// A one-shot command found no database where it looked: only `serve`
+/// creates one.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "no Countersign database at {} (from {from}); only `countersign serve` creates one. \
+     Run this command against the service's data: --data (or COUNTERSIGN_DATA) as the service has it \
+     (the systemd unit: /var/lib/countersign), or --database for PostgreSQL",
+    file.display()
+)]
+pub struct NoDatabase {
+    /// The database file looked for.
+    file: PathBuf,
+    /// The setting that named it.
+    from: String,
+}
+
 /// Where the database and the signing key are: every command's.
 #[derive(Args)]
 pub struct DatabaseArgs {
@@ -157,7 +173,7 @@ impl DatabaseArgs {
 
     /// The database of a one-shot command: one that exists already. Only
     /// `serve` creates a database; finding none, this says where it looked.
-    pub fn existing(&self) -> Result<String, String> {
+    pub fn existing(&self) -> Result<String, NoDatabase> {
         let file = match &self.database {
             Some(url) => match url.strip_prefix("sqlite://") {
                 Some(file) => PathBuf::from(file.split('?').next().unwrap_or(file)),
@@ -176,12 +192,7 @@ impl DatabaseArgs {
         } else {
             format!("--data {}", self.data.display())
         };
-        Err(format!(
-            "no Countersign database at {} (from {from}); only `countersign serve` creates one. \
-             Run this command against the service's data: --data (or COUNTERSIGN_DATA) as the service has it \
-             (the systemd unit: /var/lib/countersign), or --database for PostgreSQL",
-            file.display()
-        ))
+        Err(NoDatabase { file, from })
     }
 
     pub fn address(&self) -> Result<String, String> {

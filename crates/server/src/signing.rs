@@ -4,6 +4,7 @@
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
+use countersign_domain::toolcall::CanonicalError;
 use countersign_domain::wire::{Receipt, ReceiptBody};
 use countersign_domain::Review;
 use ed25519_dalek::pkcs8::{DecodePrivateKey, EncodePrivateKey};
@@ -92,17 +93,17 @@ impl Signer {
     }
 
     /// Standard base64 of the signature over a JSON value's canonical form.
-    pub fn sign_json(&self, value: &serde_json::Value) -> Result<String, String> {
-        let bytes = countersign_domain::toolcall::canonicalize(value).map_err(|e| e.to_string())?;
+    pub fn sign_json(&self, value: &serde_json::Value) -> Result<String, CanonicalError> {
+        let bytes = countersign_domain::toolcall::canonicalize(value)?;
         Ok(STANDARD.encode(self.key.sign(bytes.as_bytes()).to_bytes()))
     }
 
     /// The signed receipt of a decided review; `None` while pending.
-    pub fn receipt(&self, review: &Review) -> Result<Option<Receipt>, String> {
-        let Some(body) = ReceiptBody::of(review).map_err(|e| e.to_string())? else {
+    pub fn receipt(&self, review: &Review) -> Result<Option<Receipt>, CanonicalError> {
+        let Some(body) = ReceiptBody::of(review)? else {
             return Ok(None);
         };
-        let bytes = body.signed_bytes().map_err(|e| e.to_string())?;
+        let bytes = body.signed_bytes()?;
         Ok(Some(Receipt {
             signature: STANDARD.encode(self.key.sign(&bytes).to_bytes()),
             public_key: self.public_key(),

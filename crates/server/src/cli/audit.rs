@@ -2,6 +2,7 @@
 //! name the first entry that does not follow; write the chain as NDJSON
 //! ending with a checkpoint of its head signed with the server's key.
 
+use super::CommandError;
 use crate::signing::Signer;
 use crate::store::audit::Verdict;
 use crate::store::Db;
@@ -28,58 +29,37 @@ pub async fn verify(database: &str, out: &mut impl Write) -> ExitCode {
     }
 }
 
-async fn walk(database: &str) -> Result<Verdict, String> {
-    let db = Db::open_existing(database)
-        .await
-        .map_err(|e| e.to_string())?;
-    db.verify_audit().await.map_err(|e| e.to_string())
+async fn walk(database: &str) -> Result<Verdict, CommandError> {
+    let db = Db::open_existing(database).await?;
+    Ok(db.verify_audit().await?)
 }
 
 /// `audit export`: every entry as one JSON line (`seq`, `body`, `hash`),
 /// then `{"checkpoint": {seq, hash, at}, "signature", "public_key"}`. A
 /// broken chain is not exported (a signed checkpoint would vouch for it).
-pub async fn export(database: &str, signer: &Signer, out: &mut impl Write) -> ExitCode {
-    match write_export(database, signer, out).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err((code, e)) => {
-            eprintln!("countersign: {e}");
-            ExitCode::from(code)
-        }
-    }
-}
-
-async fn write_export(
+pub async fn export(
     database: &str,
     signer: &Signer,
     out: &mut impl Write,
-) -> Result<(), (u8, String)> {
-    let failed = |e: String| (2, e);
-    let db = Db::open_existing(database)
-        .await
-        .map_err(|e| failed(e.to_string()))?;
-    let (entries, head) = match db.verify_audit().await.map_err(|e| failed(e.to_string()))? {
+) -> Result<(), CommandError> {
+    let db = Db::open_existing(database).await?;
+    let (entries, head) = match db.verify_audit().await? {
         Verdict::Intact { entries, head } => (entries, head),
-        Verdict::Broken { why, .. } => {
-            return Err((1, format!("not exported: the audit chain is broken: {why}")))
-        }
+        Verdict::Broken { why, .. } => return Err(CommandError::ChainBroken(why)),
     };
     let mut after = 0;
     loop {
-        let page = db
-            .audit_entries(after)
-            .await
-            .map_err(|e| failed(e.to_string()))?;
+        let page = db.audit_entries(after).await?;
         let Some(last) = page.last() else { break };
         after = last.seq;
         for entry in page.iter().filter(|e| e.seq <= entries) {
-            let body: serde_json::Value =
-                serde_json::from_str(&entry.body).map_err(|e| failed(e.to_string()))?;
+            let body: serde_json::Value = serde_json::from_str(&entry.body)
+                .map_err(|e| CommandError::Unreadable(format!("audit entry {}: {e}", entry.seq)))?;
             writeln!(
                 out,
                 "{}",
                 json!({"seq": entry.seq, "body": body, "hash": entry.hash})
-            )
-            .map_err(|e| failed(e.to_string()))?;
+            )?;
         }
         if after >= entries {
             break;
@@ -90,12 +70,11 @@ async fn write_export(
         "hash": head,
         "at": crate::store::stored_time(chrono::Utc::now()),
     });
-    let signature = signer.sign_json(&checkpoint).map_err(failed)?;
+    let signature = signer.sign_json(&checkpoint)?;
     writeln!(
         out,
         "{}",
         json!({"checkpoint": checkpoint, "signature": signature, "public_key": signer.public_key()})
-    )
-    .and_then(|()| out.flush())
-    .map_err(|e| failed(e.to_string()))
+    )?;
+    Ok(out.flush()?)
 }

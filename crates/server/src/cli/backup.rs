@@ -5,6 +5,7 @@
 //! checked against a restored server. PostgreSQL is backed up with its own
 //! tools (`pg_dump`), which this command names.
 
+use super::CommandError;
 use crate::store::{Backend, Db};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -23,50 +24,48 @@ pub async fn run(
     signing_key: &Path,
     file: &Path,
     out: &mut impl Write,
-) -> Result<(), String> {
+) -> Result<(), CommandError> {
     if file.exists() {
-        return Err(format!(
+        return Err(CommandError::Refused(format!(
             "{} exists already: a backup never overwrites a file; name a new one",
             file.display()
-        ));
+        )));
     }
     let key_copy = key_copy_of(file);
     if key_copy.exists() {
-        return Err(format!(
+        return Err(CommandError::Refused(format!(
             "{} exists already: a backup never overwrites a file; name a new one",
             key_copy.display()
-        ));
+        )));
     }
-    let db = Db::open_existing(database)
-        .await
-        .map_err(|e| e.to_string())?;
+    let db = Db::open_existing(database).await?;
     if db.backend() == Backend::Postgres {
-        return Err("this database is PostgreSQL: back it up with its own tools, e.g. `pg_dump --format=custom --file=countersign.dump \"$DATABASE_URL\"`, and keep the signing key (--signing-key, COUNTERSIGN_SIGNING_KEY) with it (docs/operating.md)".to_owned());
+        return Err(CommandError::Refused("this database is PostgreSQL: back it up with its own tools, e.g. `pg_dump --format=custom --file=countersign.dump \"$DATABASE_URL\"`, and keep the signing key (--signing-key, COUNTERSIGN_SIGNING_KEY) with it (docs/operating.md)".to_owned()));
     }
     let text = file
         .to_str()
-        .ok_or_else(|| format!("{} is not a UTF-8 path", file.display()))?;
-    db.copy_into(text).await.map_err(|e| e.to_string())?;
+        .ok_or_else(|| CommandError::Refused(format!("{} is not a UTF-8 path", file.display())))?;
+    db.copy_into(text).await?;
     let key = std::fs::read(signing_key).map_err(|e| {
-        format!(
+        CommandError::Incomplete(format!(
             "the database was copied to {}, but the signing key {} could not be read ({e}): copy it yourself, no receipt can be checked without it",
             file.display(),
             signing_key.display()
-        )
+        ))
     })?;
     crate::signing::write_private(&key_copy, &key).map_err(|e| {
-        format!(
+        CommandError::Incomplete(format!(
             "the database was copied to {}, but the signing key could not be written to {} ({e}): copy {} yourself",
             file.display(),
             key_copy.display(),
             signing_key.display()
-        )
+        ))
     })?;
     writeln!(
         out,
         "backed up the database to {}\nand its signing key to {}\nKeep both, and keep the key secret: whoever holds it can sign receipts.",
         file.display(),
         key_copy.display()
-    )
-    .map_err(|e| e.to_string())
+    )?;
+    Ok(())
 }

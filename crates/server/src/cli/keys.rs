@@ -1,6 +1,7 @@
 //! `countersign keys add|list|revoke|signing-key`: manage the API keys in the
 //! database, and show the public key receipts are signed with.
 
+use super::CommandError;
 use crate::rate::Rate;
 use crate::signing::Signer;
 use crate::store::keys::KeyKind;
@@ -50,13 +51,12 @@ pub async fn run(
     signing_key: &Path,
     command: KeysCommand,
     out: &mut impl Write,
-) -> Result<(), String> {
-    let io = |e: std::io::Error| e.to_string();
-    let open = || async { Db::open_existing(database).await.map_err(|e| e.to_string()) };
+) -> Result<(), CommandError> {
+    let open = || Db::open_existing(database);
     match command {
         KeysCommand::SigningKey => {
-            let signer = Signer::load(signing_key).map_err(|e| e.to_string())?;
-            writeln!(out, "{}", signer.public_key()).map_err(io)?;
+            let signer = Signer::load(signing_key)?;
+            writeln!(out, "{}", signer.public_key())?;
             eprintln!("(the public half of {})", signing_key.display());
         }
         KeysCommand::Add {
@@ -67,31 +67,35 @@ pub async fn run(
             owner,
         } => {
             if kind == KeyKind::Reviewer && roles.is_empty() {
-                return Err("a reviewer key needs at least one --role it may sign as".into());
+                return Err(CommandError::Refused(
+                    "a reviewer key needs at least one --role it may sign as".into(),
+                ));
             }
             if kind == KeyKind::Agent && !roles.is_empty() {
-                return Err("agent keys do not sign decisions: leave out --role".into());
+                return Err(CommandError::Refused(
+                    "agent keys do not sign decisions: leave out --role".into(),
+                ));
             }
             if owner.as_deref().is_some_and(|o| o.trim().is_empty()) {
-                return Err("--owner is empty: name the person or team the key belongs to".into());
+                return Err(CommandError::Refused(
+                    "--owner is empty: name the person or team the key belongs to".into(),
+                ));
             }
             let minted = open()
                 .await?
                 .add_key(kind, &roles, &label, rate, owner.as_deref().map(str::trim))
-                .await
-                .map_err(|e| e.to_string())?;
-            writeln!(out, "{}", minted.secret).map_err(io)?;
+                .await?;
+            writeln!(out, "{}", minted.secret)?;
             writeln!(
                 out,
                 "(key {} — the secret above is shown only now; store it safely)",
                 minted.key.id
-            )
-            .map_err(io)?;
+            )?;
         }
         KeysCommand::List => {
-            let keys = open().await?.keys().await.map_err(|e| e.to_string())?;
+            let keys = open().await?.keys().await?;
             if keys.is_empty() {
-                writeln!(out, "no keys yet: add one with `countersign keys add`").map_err(io)?;
+                writeln!(out, "no keys yet: add one with `countersign keys add`")?;
             }
             for key in keys {
                 writeln!(
@@ -112,16 +116,17 @@ pub async fn run(
                         .map(|at| format!("revoked {at}"))
                         .unwrap_or_else(|| "active".into()),
                     key.owner.as_deref().unwrap_or("-")
-                )
-                .map_err(io)?;
+                )?;
             }
         }
         KeysCommand::Revoke { id } => {
             let revoked = open().await?.revoke_key(&id).await;
-            if revoked.map_err(|e| e.to_string())? {
-                writeln!(out, "revoked {id}").map_err(io)?;
+            if revoked? {
+                writeln!(out, "revoked {id}")?;
             } else {
-                return Err(format!("no active key {id} (see `countersign keys list`)"));
+                return Err(CommandError::Refused(format!(
+                    "no active key {id} (see `countersign keys list`)"
+                )));
             }
         }
     }

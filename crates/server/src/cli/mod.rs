@@ -14,10 +14,13 @@ pub mod keys;
 pub mod validate;
 pub mod webhooks;
 
-use crate::options::{DatabaseArgs, ServeOptions};
+use crate::options::{DatabaseArgs, NoDatabase, ServeOptions};
+use crate::serve::ServeError;
+use crate::store::DbError;
 use crate::{logs, serve, signing};
 use clap::{Parser, Subcommand};
 use countersign_agent::{commands, hook, mcp_gate, receipt, Connection};
+use countersign_domain::toolcall::CanonicalError;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use validate::Format;
@@ -123,48 +126,103 @@ enum AuditCli {
     },
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
+/// Why a command stopped; said as `countersign: …` on stderr.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// What was asked cannot be done; the message says why and what to do.
+    #[error("{0}")]
+    Refused(String),
+    /// The command did part of its work; the message says what is left to
+    /// do by hand.
+    #[error("{0}")]
+    Incomplete(String),
+    /// Only `serve` creates a database, and there is none where the command looked.
+    #[error(transparent)]
+    NoDatabase(#[from] NoDatabase),
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] DbError),
+    /// The signing key could not be read.
+    #[error(transparent)]
+    SigningKey(#[from] signing::KeyFileError),
+    /// Something to sign has no canonical form.
+    #[error("cannot sign: {0}")]
+    Sign(#[from] CanonicalError),
+    /// A stored value does not read (where, and why).
+    #[error("cannot read {0}")]
+    Unreadable(String),
+    /// The audit chain is broken, so it is not exported.
+    #[error("not exported: the audit chain is broken: {0}")]
+    ChainBroken(String),
+    /// The output could not be written.
+    #[error("cannot write the output: {0}")]
+    Output(#[from] std::io::Error),
+    /// The output file could not be created.
+    #[error("cannot write {path}: {source}")]
+    Create {
+        /// The file.
+        path: PathBuf,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The log could not be set up.
+    #[error(transparent)]
+    Log(#[from] logs::LogError),
+    /// The server did not start, or stopped on an error.
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+}
+
+impl CommandError {
+    /// The exit code: 1 for a broken audit chain (what was checked failed),
+    /// 2 for everything that stopped the command itself.
+    fn exit_code(&self) -> u8 {
+        match self {
+            CommandError::ChainBroken(_) => 1,
+            _ => 2,
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, CommandError> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))
+        .map_err(CommandError::Runtime)
 }
 
 fn run_audit(database: &DatabaseArgs, command: AuditCli) -> ExitCode {
-    let prepared = database
-        .existing()
-        .and_then(|address| Ok((address, runtime()?)));
+    let prepared = (|| Ok::<_, CommandError>((database.existing()?, runtime()?)))();
     let (address, runtime) = match prepared {
         Ok(ready) => ready,
         Err(e) => return finish(Err(e)),
     };
     match command {
         AuditCli::Verify => runtime.block_on(audit::verify(&address, &mut std::io::stdout())),
-        AuditCli::Export { output } => {
-            let signer = match signing::Signer::load(&database.signing_key()) {
-                Ok(signer) => signer,
-                Err(e) => return finish(Err(e.to_string())),
-            };
+        AuditCli::Export { output } => finish((|| {
+            let signer = signing::Signer::load(&database.signing_key())?;
             match output {
                 None => runtime.block_on(audit::export(&address, &signer, &mut std::io::stdout())),
-                Some(path) => match std::fs::File::create(&path) {
-                    Ok(file) => {
-                        let mut out = std::io::BufWriter::new(file);
-                        runtime.block_on(audit::export(&address, &signer, &mut out))
-                    }
-                    Err(e) => finish(Err(format!("cannot write {}: {e}", path.display()))),
-                },
+                Some(path) => {
+                    let file = std::fs::File::create(&path)
+                        .map_err(|source| CommandError::Create { path, source })?;
+                    let mut out = std::io::BufWriter::new(file);
+                    runtime.block_on(audit::export(&address, &signer, &mut out))
+                }
             }
-        }
+        })()),
     }
 }
 
-fn finish(result: Result<(), String>) -> ExitCode {
+fn finish(result: Result<(), CommandError>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("countersign: {e}");
-            ExitCode::from(2)
+            ExitCode::from(e.exit_code())
         }
     }
 }
@@ -188,7 +246,7 @@ pub fn main() -> ExitCode {
         // only adds what goes wrong underneath (RUST_LOG asks for more).
         let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned());
         if let Err(e) = logs::init(logs::LogFormat::Text, &filter) {
-            return finish(Err(e));
+            return finish(Err(e.into()));
         }
     }
     match cli.command {
@@ -198,9 +256,7 @@ pub fn main() -> ExitCode {
         }
         Command::Serve(options) => finish((|| {
             logs::init(options.log_format, &options.log_filter)?;
-            runtime()?
-                .block_on(serve::run(options))
-                .map_err(|e| e.to_string())
+            Ok(runtime()?.block_on(serve::run(options))?)
         })()),
         Command::Verify { file, public_key } => receipt::verify_file(&file, &public_key),
         Command::Audit { database, command } => run_audit(&database, command),

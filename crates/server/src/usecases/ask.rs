@@ -107,17 +107,13 @@ async fn store_approved_by_grant(
     let Some(call) = review.tool_call() else {
         return Ok(None);
     };
-    let name = call
-        .request
-        .tool_call()
-        .map_err(|e| Broken::Internal(e.to_string()))?
-        .name;
+    let name = call.request.tool_call().map_err(Broken::StoredCall)?.name;
     let now = chrono::Utc::now();
     for grant in service.db.grants_for_tool(&name).await? {
         let Some(decided) = approve_by_grant(review, &grant, now, &mut new_id) else {
             continue;
         };
-        let approved = decided.map_err(|e| Broken::Internal(e.to_string()))?;
+        let approved = decided.map_err(Broken::Grant)?;
         let grant_id = grant.grant_id.to_string();
         // A grant revoked meanwhile approves nothing: the next one may.
         match service

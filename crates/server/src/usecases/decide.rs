@@ -108,9 +108,8 @@ pub async fn decide(
             Err(refused) => return Err(NotDecided::Refused(refused)),
         };
         // Serialized once: stored as the review, as the first result, and sent as it is.
-        let doc = serde_json::to_string(&next).map_err(|e| Broken::Internal(e.to_string()))?;
-        let outcome = serde_json::to_string(&service.outcome(&next)?)
-            .map_err(|e| Broken::Internal(e.to_string()))?;
+        let doc = serde_json::to_string(&next).map_err(Broken::from)?;
+        let outcome = serde_json::to_string(&service.outcome(&next)?).map_err(Broken::from)?;
         let answer = format!(r#"{{"review":{doc},"outcome":{outcome}}}"#);
         let first = IdempotentResult {
             request: asked.clone(),
@@ -129,9 +128,9 @@ pub async fn decide(
             Written::Stored => return Ok(Decided(answer)),
             Written::Stale => continue,
             Written::KeyTaken => {
-                return first_answer().await?.ok_or_else(|| {
-                    Broken::Internal("the idempotency record vanished".into()).into()
-                })
+                return first_answer()
+                    .await?
+                    .ok_or(NotDecided::Broken(Broken::RecordVanished))
             }
         }
     }

@@ -25,8 +25,9 @@ use crate::changes::Changes;
 use crate::signing::Signer;
 use crate::store::keys::{ApiKey, KeyKind};
 use crate::store::{Db, DbError, Stored};
+use countersign_domain::toolcall::CanonicalError;
 use countersign_domain::wire::{Answer, Outcome};
-use countersign_domain::{MplpId, Review};
+use countersign_domain::{DecideError, MplpId, Review};
 
 /// What the use cases work with: the database to read, the one door for
 /// writes, and the key that signs receipts.
@@ -46,9 +47,21 @@ pub enum Broken {
     /// The database failed.
     #[error(transparent)]
     Db(#[from] DbError),
-    /// A receipt or an answer could not be made.
-    #[error("{0}")]
-    Internal(String),
+    /// A receipt could not be made: what it signs has no canonical form.
+    #[error("a receipt could not be made: {0}")]
+    Receipt(#[from] CanonicalError),
+    /// A review or an answer could not be written as JSON.
+    #[error("a review could not be written as JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A stored tool call no longer reads as one (it was checked when asked).
+    #[error("a stored tool call does not read: {0}")]
+    StoredCall(String),
+    /// A standing grant matched a call but the domain refused its approval.
+    #[error("a standing grant could not approve the call: {0}")]
+    Grant(DecideError),
+    /// The idempotency record that refused a retry was gone when read.
+    #[error("the idempotency record of a stored decision vanished")]
+    RecordVanished,
 }
 
 /// `From<DbError>` for the use cases' errors: the database failing is the
@@ -69,7 +82,7 @@ impl Service<'_> {
     /// A stored review's outcome as an agent reads it, its receipt signed.
     pub fn outcome(&self, review: &Review) -> Result<Outcome, Broken> {
         let mut outcome = Outcome::of(review);
-        outcome.receipt = self.signer.receipt(review).map_err(Broken::Internal)?;
+        outcome.receipt = self.signer.receipt(review)?;
         Ok(outcome)
     }
 
