@@ -52,11 +52,6 @@ impl LangGraphStore {
         self.connection.base()
     }
 
-    /// The connection it uses.
-    pub fn connection(&self) -> &Connection {
-        &self.connection
-    }
-
     /// The graphs (or assistants) whose threads are reviewed; empty: all.
     pub fn graphs(&self) -> Vec<String> {
         self.connection
@@ -340,11 +335,6 @@ impl Interrupts {
     /// The server's address.
     pub fn url(&self) -> &str {
         self.store.url()
-    }
-
-    /// The connection to the server.
-    pub fn connection(&self) -> Connection {
-        self.store.connection().clone()
     }
 
     /// The graphs (or assistants) reviewed; empty: every graph of the server.

@@ -2,7 +2,7 @@
 //! action: each call still gets its own decision and, when approved, its own
 //! single-use token.
 
-use crate::desk::{Desk, Entry, Origin, Preferences, Source};
+use crate::desk::{Desk, Entry, Preferences};
 use crate::router::href;
 use crate::split::{on_demand, LoadFailed};
 use countersign_domain::model::{ConfirmStatus, DecisionStatus};
@@ -49,7 +49,7 @@ on_demand! {
     /// Decides each call of a group in turn, each with its own decision (and
     /// token); says how many were decided and the first refusal. The decision
     /// code is shared with the review page and loads on demand.
-    in review fn decide_each(desk: Desk, langgraph: bool, ids: Vec<MplpId>, input: DecisionInput) -> Pin<Box<dyn Future<Output = String>>> {
+    in review fn decide_each(desk: Desk, ids: Vec<MplpId>, input: DecisionInput) -> Pin<Box<dyn Future<Output = String>>> {
         Box::pin(async move {
             let status = input.status;
             let all_done = |done: usize| format!(
@@ -58,15 +58,11 @@ on_demand! {
             );
             // LangGraph: one run takes every answer of the thread, or none
             // (its code is LangGraph's chunk: not fetched for other backends).
-            if langgraph {
-                match crate::desk::group_decision(desk, ids.clone(), input.clone()).await {
-                    Ok(together) => match together.await {
-                        Some(Ok(done)) => return all_done(done),
-                        Some(Err(e)) => return format!("Nothing decided: {e}"),
-                        None => {}
-                    },
-                    Err(LoadFailed) => return NOT_LOADED.to_owned(),
-                }
+            match desk.decide_group(ids.clone(), input.clone()).await {
+                Ok(Some(Ok(done))) => return all_done(done),
+                Ok(Some(Err(e))) => return format!("Nothing decided: {e}"),
+                Ok(None) => {}
+                Err(LoadFailed) => return NOT_LOADED.to_owned(),
             }
             let (mut done, mut failed) = (0, Vec::new());
             for id in ids {
@@ -94,17 +90,26 @@ pub fn CallGroup(
     result: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let desk = Desk::from_context();
-    let langgraph = Origin::from_context().source() == Source::Graph;
     let preferences = Preferences::from_context();
     let reason = RwSignal::new(String::new());
-    let busy = RwSignal::new(false);
+    // The summary goes to the inbox's `result`: a decided group is gone.
+    let deciding = Action::new_unsync(move |(ids, input): &(Vec<MplpId>, DecisionInput)| {
+        let (ids, input) = (ids.clone(), input.clone());
+        async move {
+            let summary = match decide_each(desk, ids, input).await {
+                Ok(deciding) => deciding.await,
+                Err(LoadFailed) => NOT_LOADED.to_owned(),
+            };
+            result.set(Some(summary));
+        }
+    });
+    let busy = move || deciding.pending().get();
     let ids: Vec<_> = members.iter().map(|e| e.id()).collect();
     let count = ids.len();
     let decide_all = move |status: DecisionStatus| {
-        if busy.get_untracked() {
+        if deciding.pending().get_untracked() {
             return;
         }
-        let ids = ids.clone();
         let input = DecisionInput {
             status,
             decided_by_role: preferences.get().get_untracked().reviewer_role,
@@ -114,16 +119,8 @@ pub fn CallGroup(
                 ..ToolChoice::default()
             }),
         };
-        busy.set(true);
         result.set(None);
-        leptos::task::spawn_local(async move {
-            let summary = match decide_each(desk, langgraph, ids, input).await {
-                Ok(deciding) => deciding.await,
-                Err(LoadFailed) => NOT_LOADED.to_owned(),
-            };
-            busy.set(false);
-            result.set(Some(summary));
-        });
+        deciding.dispatch((ids.clone(), input));
     };
     let label = format!("{count} similar calls: {name} in session {session}");
     view! {
@@ -133,12 +130,12 @@ pub fn CallGroup(
                 {members.iter().map(|e| view! { <li><a href=href(&format!("/reviews/{}", e.id()))>{e.title().to_owned()}</a></li> }).collect_view()}
             </ul>
             <div class="actions">
-                <button type="button" class="button-approve" disabled=move || busy.get()
+                <button type="button" class="button-approve" disabled=busy
                     on:click={let d = decide_all.clone(); move |_| d(DecisionStatus::Approved)}>{format!("Approve each once ({count})")}</button>
                 <label class="visually-hidden" for=format!("group-reason-{name}-{session}")>"Reason to deny the group"</label>
                 <input id=format!("group-reason-{name}-{session}") type="text" placeholder="Reason to deny"
                     prop:value=move || reason.get() on:input=move |ev| reason.set(event_target_value(&ev)) />
-                <button type="button" class="button-reject" disabled=move || busy.get()
+                <button type="button" class="button-reject" disabled=busy
                     on:click=move |_| decide_all(DecisionStatus::Rejected)>{format!("Deny each ({count})")}</button>
             </div>
         </li>

@@ -1,6 +1,6 @@
 //! What only a Countersign server keeps for its reviewers: standing
 //! approvals, webhooks and paired devices. A screen asks
-//! [`Origin::access`](super::Origin::access) once; with no `Access` the
+//! [`Desk::access`](super::Desk::access) once; with no `Access` the
 //! backend keeps none of them. Each answer is the server's, recorded there
 //! before it is returned.
 

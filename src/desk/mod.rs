@@ -1,38 +1,40 @@
 //! The reviewer's desk: the app's state as small stores, each with one job;
 //! a screen takes the one it needs with its `from_context` (the desk is the
 //! one context value that holds them):
-//! - `Reviews` (`reviews.rs`): the reviews held and the page a server answered,
-//!   filled by `reading` (local storage), `served` (a Countersign server),
-//!   `langgraph`, `seed` (the demo) and `tools` (expiry, redemption, grants);
-//! - `Origin` (`origin.rs`): where reviews come from and how fresh they are,
-//!   followed by `remote` and `live`;
+//! - `Reviews` (`reviews/`): the reviews held and the page a server answered;
+//! - `Origin` (`origin.rs`): where reviews come from and how fresh they are;
 //! - `Decisions` (`decisions/`): drafts, the outbox, the server's policy;
 //! - `Preferences` (`preferences.rs`) and `Notices` (`notices.rs`).
 //!
-//! `Desk` holds the five and does what spans them: loading, deciding
-//! (`server_decisions`, `langgraph`), following a server, importing.
+//! The backend is chosen once, when the app loads, as one of three values
+//! that fill those stores and carry what differs between backends: `Local`
+//! (`local/`: this browser's storage, the demo, redeeming), `Served`
+//! (`served/`: a Countersign server's pages, decisions and live stream) and
+//! `Graph` (`langgraph/`: a LangGraph server's interrupts). `Desk` holds the
+//! stores and that value, and is the one place that matches on it: one match
+//! per intent (deciding, opening, listing, importing, exporting). `follow`
+//! is the split point that follows a server; `failure` says why a decision
+//! was not recorded, whichever backend it went to.
 
 mod access;
 mod decisions;
 mod entry;
+mod failure;
+mod follow;
 mod langgraph;
 mod listing;
-mod live;
+mod local;
 mod notices;
 mod origin;
 mod preferences;
-mod reading;
-mod remote;
 mod reviews;
-mod seed;
 mod served;
-mod server_decisions;
-mod tools;
 
 pub use access::Access;
 pub use decisions::Decisions;
 pub use entry::Entry;
-pub use langgraph::{group_decision, InterruptFacts};
+pub use failure::DecisionFailure;
+pub use langgraph::InterruptFacts;
 pub use listing::{Ask, Listing, PageLink};
 pub use notices::Notices;
 pub use origin::{Link, Origin, Source};
@@ -40,10 +42,15 @@ pub use preferences::Preferences;
 pub use reviews::Reviews;
 pub use reviews::Unfound;
 
-use crate::backend::{Backend, Connection, HttpError, HttpStore, LocalStore, StoreError};
+use crate::backend::{Backend, Connection, HttpError, LocalStore, StoreError};
 use crate::browser;
-use countersign_domain::{DecideError, DecisionInput, MplpId, Review};
+use crate::split::LoadFailed;
+use countersign_domain::toolcall::Redemption;
+use countersign_domain::{DecisionInput, MplpId, Review};
+use langgraph::Graph;
 use leptos::prelude::*;
+use local::Local;
+use served::Served;
 use std::sync::Arc;
 
 /// Each store's `from_context`: its handle, from the desk's context.
@@ -66,64 +73,8 @@ from_desk!(
     Notices: notices
 );
 
-/// Why a decision was not recorded.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum DecisionFailure {
-    /// The domain refused it.
-    #[error("{0}")]
-    Refused(DecideError),
-    /// It is valid but could not be saved.
-    #[error("{0}")]
-    NotSaved(StoreError),
-    /// The server refused it or could not be reached.
-    #[error("{0}")]
-    Server(HttpError),
-    /// The server's key may not sign as this role.
-    #[error("`{role}` is not a role this key may sign as (it may sign as: {})", if allowed.is_empty() { "no role".to_owned() } else { allowed.join(", ") })]
-    RoleNotAllowed {
-        /// The role asked for.
-        role: String,
-        /// The roles the key may sign as.
-        allowed: Vec<String>,
-    },
-    /// Someone else decided first; the review now shows their decision.
-    #[error("{0}")]
-    Conflict(String),
-    /// The server is unreachable: the decision is kept on this device and
-    /// sent when the server is back.
-    #[error("the server cannot be reached: your decision is kept on this device and will be sent when it is back")]
-    Queued,
-    /// The review is not on this desk.
-    #[error("this review is no longer here")]
-    Missing,
-    /// LangGraph: the interrupt does not take this answer (nothing was sent).
-    #[error("LangGraph cannot take this decision: {0}")]
-    NotAllowed(countersign_domain::langgraph::AnswerRefused),
-    /// LangGraph: the run resuming the thread failed or did not take the
-    /// answer; nothing was recorded.
-    #[error("LangGraph did not take your decision: {0}. Nothing was recorded; your decision is still here to retry or change")]
-    RunFailed(String),
-    /// LangGraph: the run was started, but whether it took the answer could
-    /// not be learned (the server stopped answering); nothing was recorded.
-    #[error("LangGraph was sent your decision, but whether it ran it could not be confirmed ({0}). Nothing was recorded here; look at the thread before deciding again")]
-    Unconfirmed(String),
-    /// LangGraph: the interrupt no longer waits (answered elsewhere).
-    #[error("this interrupt no longer waits for an answer (it was answered elsewhere, or its thread moved on); nothing was sent")]
-    Gone,
-    /// The code that sends this decision could not be fetched.
-    #[error(
-        "the app's code for sending this decision could not be loaded; nothing was sent, try again"
-    )]
-    Unloaded,
-    /// LangGraph: the decision waits for the other actions of its interrupt
-    /// (how many), which LangGraph takes together; nothing was sent yet.
-    #[error("held: this interrupt asks about {0} more action(s), and LangGraph takes the answers together; nothing is sent until you decide them")]
-    Held(usize),
-}
-
 /// The app's state: five small stores, each provided to the screens as
-/// context on its own, and what spans them (loading, deciding, following a
-/// server). Cheap to copy.
+/// context on its own, and the backend they come from. Cheap to copy.
 #[derive(Clone, Copy)]
 pub struct Desk {
     reviews: Reviews,
@@ -131,13 +82,25 @@ pub struct Desk {
     decisions: Decisions,
     preferences: Preferences,
     notices: Notices,
+    sourced: Sourced,
+}
+
+/// The backend, chosen once, with what it does.
+#[derive(Clone, Copy)]
+enum Sourced {
+    /// This browser's local storage.
+    Local(Local),
+    /// A Countersign server.
+    Served(Served),
+    /// A LangGraph server.
+    Graph(Graph),
 }
 
 impl Desk {
-    /// Opens local storage, seeds the demo data on first start (listing its
-    /// rows meanwhile), lists the reviews from the inbox index if there is
-    /// one, and reads the stored reviews right after the first frame; or,
-    /// when a server connection is saved, starts loading from the server.
+    /// Opens local storage and the saved connection, and starts the backend:
+    /// a local desk lists its rows from the inbox index (or the demo's
+    /// summaries on a first start) and reads the stored reviews right after
+    /// the first frame; a server's desk asks for its first page, then follows it.
     pub fn load() -> Self {
         let mut notices = Vec::new();
         let connection = Connection::load();
@@ -150,72 +113,50 @@ impl Desk {
                 None
             }
         };
-        let backend = Backend::connect(connection, store.as_ref());
-        let remote = backend.remote();
+        let remote = connection.is_some();
         let preferences = Preferences::load(store.clone(), !remote, &mut notices);
-        // Local storage: the inbox is drawn from the index's head (or the
-        // index itself, written before heads were), then the index is parsed
-        // and every review read.
-        let local = store.clone().filter(|_| !remote);
-        // Served by a Countersign server and not connected to it yet: the app
-        // asks for the reviewer key (Settings), and never shows the demo there.
-        let awaiting = !remote && browser::served_by_server();
-        let needs_demo = local.as_ref().is_none_or(|s| !s.seeded()) && !remote && !awaiting;
-        let reading = local.is_some() && !needs_demo && !awaiting;
-        let head = local
-            .as_ref()
-            .filter(|_| reading)
-            .and_then(reading::stored_head);
-        let listed = local
-            .as_ref()
-            .filter(|_| reading && head.is_none())
-            .and_then(LocalStore::index_text)
-            .and_then(|index| reading::listed_entries(&index));
-        let indexed = head.is_some() || listed.is_some();
-        // A first visit lists the demo's rows at once, from their summaries
-        // (in the first load), while the demo's own code is fetched to store them.
-        let (first_page, head) = if needs_demo {
-            let demo = countersign_domain::demo::summaries(browser::now()).ok();
-            (demo.map(reading::listed), None)
-        } else if let Some(head) = head {
-            let (facts, page) = head.split();
-            (Some(page), Some(facts))
-        } else {
-            (listed, None)
+        let mut start = match remote {
+            true => local::Start::default(),
+            false => local::Start::plan(store.as_ref()),
         };
         browser::mark("countersign:loaded");
-        let server = backend.server().cloned();
-        let desk = Desk {
-            // Until the demo reviews are stored, what storage holds is not known either.
-            reviews: Reviews::new(
-                first_page.unwrap_or_default(),
-                head,
-                reading || needs_demo,
-                store,
-                server.is_some(),
-            ),
-            decisions: Decisions::load(server.as_ref().map(HttpStore::url)),
-            origin: Origin::new(backend),
-            preferences,
-            notices: Notices::new(notices),
+        let backend = Backend::connect(connection.clone(), store.as_ref());
+        let served = matches!(backend, Backend::Countersign(_));
+        let reviews = Reviews::new(
+            start.first_page.take().unwrap_or_default(),
+            start.head.take(),
+            start.waits(),
+            store,
+            served,
+        );
+        let origin = Origin::new(connection);
+        let decisions = Decisions::load(served.then(|| origin.remote_url()).flatten().as_deref());
+        let notices = Notices::new(notices);
+        let sourced = match backend {
+            Backend::Local => Sourced::Local(Local::new(reviews, notices)),
+            Backend::Countersign(server) => Sourced::Served(Served::new(
+                (reviews, origin, decisions, preferences, notices),
+                server,
+            )),
+            Backend::LangGraph(interrupts) => Sourced::Graph(Graph::new(
+                (reviews, origin, decisions, notices),
+                interrupts,
+            )),
         };
-        match server {
+        match sourced {
+            Sourced::Local(local) => local.start(start),
             // The first page comes first; the stream follows from its position.
-            Some(server) => desk.follow_after_first_answer(server),
-            None if remote => desk.follow_remote(None),
-            None => {}
+            Sourced::Served(served) => follow::server_once_answered(served, origin),
+            Sourced::Graph(graph) => follow::threads(graph, origin),
         }
-        if let Some(store) = local {
-            if reading {
-                desk.read_stored_reviews(store.clone(), indexed);
-            }
-            desk.follow_other_tabs(store.clone());
-            desk.keep_index(store);
+        Desk {
+            reviews,
+            origin,
+            decisions,
+            preferences,
+            notices,
+            sourced,
         }
-        if needs_demo {
-            desk.seed_demo();
-        }
-        desk
     }
 
     /// Gives the screens the desk as context; each store's `from_context`
@@ -232,10 +173,11 @@ impl Desk {
     }
 
     /// Checks a decision with the domain's `decide`, then saves it (in local
-    /// storage, or on the server under `idempotency_key`, so a retry of the same
-    /// attempt is never recorded twice), then shows it. Nothing changes on
-    /// screen or in storage when a step fails. When someone else decided first,
-    /// their decision is shown and the failure says who and what.
+    /// storage, on the server under `idempotency_key` so a retry of the same
+    /// attempt is never recorded twice, or by resuming LangGraph's thread),
+    /// then shows it. Nothing changes on screen or in storage when a step
+    /// fails. When someone else decided first, their decision is shown and
+    /// the failure says who and what.
     pub async fn decide(
         &self,
         id: MplpId,
@@ -244,50 +186,73 @@ impl Desk {
     ) -> Result<Arc<Entry>, DecisionFailure> {
         self.reviews.read_all().await;
         let held = self.reviews.entry_now(id).filter(|e| e.review().is_some());
-        let current = match held {
-            Some(entry) => entry,
+        let current = match (held, self.sourced) {
+            (Some(entry), _) => entry,
             // A row of a server's page: its review is fetched to be checked.
-            None if self.origin.served() => self.fetch_review(id).await.map_err(|e| match e {
-                Unfound::Missing => DecisionFailure::Missing,
-                Unfound::Failed(e) => DecisionFailure::Server(e),
-            })?,
-            None => return Err(DecisionFailure::Missing),
+            (None, Sourced::Served(served)) => {
+                served.fetch_review(id).await.map_err(|e| match e {
+                    Unfound::Missing => DecisionFailure::Missing,
+                    Unfound::Failed(e) => DecisionFailure::Server(e),
+                })?
+            }
+            (None, _) => return Err(DecisionFailure::Missing),
         };
         let review = current.review().ok_or(DecisionFailure::Missing)?;
-        let mut ids = browser::new_id;
         let next = self
             .decisions
-            .judge(review, input, &mut ids)
+            .judge(review, input, &mut browser::new_id)
             .map_err(DecisionFailure::Refused)?;
-        match self.origin.source() {
-            Source::Server => {
-                let server = self.origin.server().ok_or(DecisionFailure::Missing)?;
-                self.decide_on_server(server, id, input, idempotency_key)
-                    .await
-            }
-            Source::Graph => match langgraph::interrupt_decision(*self, id, next).await {
+        match self.sourced {
+            Sourced::Local(local) => local.decide(next),
+            Sourced::Served(served) => served.decide(id, input, idempotency_key).await,
+            Sourced::Graph(graph) => match langgraph::interrupt_decision(graph, id, next).await {
                 Ok(sending) => sending.await,
-                Err(crate::split::LoadFailed) => Err(DecisionFailure::Unloaded),
+                Err(LoadFailed) => Err(DecisionFailure::Unloaded),
             },
-            Source::Local => self.decide_locally(next),
         }
     }
 
-    /// Saves a decided review in this browser's storage, then shows it.
-    fn decide_locally(&self, next: Review) -> Result<Arc<Entry>, DecisionFailure> {
-        self.reviews
-            .persist(&next)
-            .map_err(DecisionFailure::NotSaved)?;
-        Ok(self.reviews.replace(next))
+    /// Decides similar calls of one LangGraph thread with one input and
+    /// resumes the thread once with every answer (see
+    /// [`langgraph::group_decision`]); `Ok(None)` when they are to be decided
+    /// one by one (another backend, or not one action each of one thread).
+    pub async fn decide_group(
+        &self,
+        ids: Vec<MplpId>,
+        input: DecisionInput,
+    ) -> Result<Option<Result<usize, DecisionFailure>>, LoadFailed> {
+        match self.sourced {
+            Sourced::Graph(graph) => Ok(langgraph::group_decision(graph, ids, input).await?.await),
+            Sourced::Local(_) | Sourced::Served(_) => Ok(None),
+        }
+    }
+
+    /// Fetches a review to open it, unless the desk holds it (a local or
+    /// LangGraph desk holds every review); one the server cannot give is
+    /// listed in `unfound` with why.
+    pub fn open(&self, id: MplpId) {
+        if let Sourced::Served(served) = self.sourced {
+            served.open(id);
+        }
+    }
+
+    /// The inbox's page for `ask`, kept current as reviews change. A screen
+    /// asks for it while shown: on a server, a change of `ask` fetches its page.
+    pub fn listing(&self, ask: Memo<Ask>) -> Memo<Listing> {
+        if let Sourced::Served(served) = self.sourced {
+            return served.listing(ask);
+        }
+        let reviews = self.reviews;
+        Memo::new(move |_| ask.with(|ask| reviews.listing(ask)))
     }
 
     /// Every review, for an export: those in storage, or a server's fetched
     /// page by page (LangGraph: the interrupts listed and those decided here).
     pub async fn every_review(&self) -> Result<Vec<Review>, HttpError> {
-        self.reviews.read_all().await;
-        if let Some(server) = self.origin.server() {
-            return server.list_all().await;
+        if let Sourced::Served(served) = self.sourced {
+            return served.every_review().await;
         }
+        self.reviews.read_all().await;
         Ok(self
             .reviews
             .with_entries(|e| e.iter().filter_map(|e| e.review().cloned()).collect()))
@@ -296,34 +261,79 @@ impl Desk {
     /// Adds or replaces reviews (import), saving them first. Only into local
     /// storage: on a server, agents create reviews through the API.
     pub fn add(&self, reviews: Vec<Review>) -> Result<usize, StoreError> {
-        if self.origin.remote() {
-            return Err(StoreError::WriteFailed(
+        match self.sourced {
+            Sourced::Local(local) => local.add(reviews),
+            Sourced::Served(_) | Sourced::Graph(_) => Err(StoreError::WriteFailed(
                 "imports go to this browser's storage; on a server, agents submit reviews through its API. Disconnect in Settings to import here".into(),
-            ));
+            )),
         }
-        let reviews = self.apply_grants(reviews);
-        for review in &reviews {
-            self.reviews.persist(review)?;
-        }
-        let count = reviews.len();
-        self.reviews
-            .put(reviews.into_iter().map(|r| Arc::new(Entry::new(r))));
-        Ok(count)
     }
 
-    /// The inbox's page for `ask`, kept current as reviews change. A screen
-    /// asks for it while shown: on a server, a change of `ask` fetches its page.
-    pub fn listing(&self, ask: Memo<Ask>) -> Memo<Listing> {
-        let desk = *self;
-        if self.origin.served() {
-            Effect::new(move |_| desk.fetch_page(ask.get()));
-            return Memo::new(move |_| desk.reviews.served_listing());
+    /// Redeems the token of a tool-call review for the call about to run, with
+    /// the domain's checks, in local storage (on a server only the agent that
+    /// asked may redeem, with its agent key). Returns the failed check; nothing
+    /// changes then.
+    pub fn redeem(&self, id: MplpId, presented: &Redemption) -> Result<(), String> {
+        match self.sourced {
+            Sourced::Local(local) => local.redeem(id, presented),
+            Sourced::Served(_) | Sourced::Graph(_) => {
+                Err("on a server, only the agent that asked redeems its token".into())
+            }
         }
-        Memo::new(move |_| ask.with(|ask| desk.reviews.listing(ask)))
+    }
+
+    /// Closes pending tool calls past their expiry as denied by default
+    /// (local storage only: a server closes its own).
+    pub fn close_expired(&self) {
+        if let Sourced::Local(local) = self.sourced {
+            local.close_expired();
+        }
+    }
+
+    /// Replaces every review with fresh demo data (local storage only).
+    pub async fn reset_demo(&self) -> Result<(), StoreError> {
+        match self.sourced {
+            Sourced::Local(local) => local.reset_demo().await,
+            Sourced::Served(_) | Sourced::Graph(_) => Err(StoreError::WriteFailed(
+                "the demo data is for this browser's storage; disconnect in Settings to reset it"
+                    .into(),
+            )),
+        }
     }
 
     /// A short description of the storage in use.
     pub fn storage_description(&self) -> String {
-        self.origin.describe(self.reviews.local().as_ref())
+        match self.sourced {
+            Sourced::Local(local) => local.describe(),
+            Sourced::Served(served) => served.describe(),
+            Sourced::Graph(graph) => graph.describe(),
+        }
+    }
+
+    /// What the Countersign server reviews come from keeps for reviewers;
+    /// `None` when the backend keeps none of it (this browser, LangGraph).
+    pub fn access(&self) -> Option<Access> {
+        match self.sourced {
+            Sourced::Served(served) => Some(served.access()),
+            Sourced::Local(_) | Sourced::Graph(_) => None,
+        }
+    }
+
+    /// What the review page shows of the LangGraph interrupt behind a review
+    /// (`None`: not a pending interrupt).
+    pub fn interrupt_facts(&self, id: MplpId) -> Option<InterruptFacts> {
+        match self.sourced {
+            Sourced::Graph(graph) => graph.interrupt_facts(id),
+            Sourced::Local(_) | Sourced::Served(_) => None,
+        }
+    }
+
+    /// How many other actions of the same LangGraph interrupt still wait,
+    /// when this review's decision is held until they are decided too.
+    pub fn held(&self, id: MplpId) -> Option<usize> {
+        match self.sourced {
+            Sourced::Graph(graph) => graph.held(id),
+            Sourced::Local(_) | Sourced::Served(_) => None,
+        }
     }
 }

@@ -1,11 +1,9 @@
 //! Where reviews come from (this browser, a Countersign server, a LangGraph
-//! server) and how fresh they are (the header's link state), with what only a
-//! Countersign server keeps: standing approvals, webhooks, paired devices
-//! ([`Access`]). The backend is chosen once, when the app loads (connecting
-//! reloads the app).
+//! server) and how fresh they are (the header's link state). The backend is
+//! chosen once, when the app loads (connecting reloads the app); what it
+//! does is the desk's (`Desk`'s one match per intent).
 
-use super::Access;
-use crate::backend::{Backend, HttpStore, Interrupts, LocalStore};
+use crate::backend::{Connection, ServerKind};
 use crate::browser;
 use leptos::prelude::*;
 
@@ -83,13 +81,10 @@ impl Source {
 /// The origin store (cheap to copy; provided as context).
 #[derive(Clone, Copy)]
 pub struct Origin {
-    /// Where reviews come from.
-    backend: StoredValue<Backend>,
+    /// The server reviews come from, if any.
+    connection: StoredValue<Option<Connection>>,
     /// How fresh they are.
     link: RwSignal<Link>,
-    /// A Countersign server not followed yet: its live stream opens once it
-    /// answered first (its code would otherwise hold up the first rows).
-    unfollowed: StoredValue<Option<HttpStore>>,
     /// A Countersign server's live stream, which decides the link state.
     stream: StoredValue<Stream>,
 }
@@ -107,83 +102,43 @@ struct Stream {
 }
 
 impl Origin {
-    pub(super) fn new(backend: Backend) -> Self {
-        let link = if backend.remote() {
-            Link::Connecting
-        } else {
-            Link::Local
+    pub(super) fn new(connection: Option<Connection>) -> Self {
+        let link = match connection {
+            Some(_) => Link::Connecting,
+            None => Link::Local,
         };
         Origin {
-            backend: StoredValue::new(backend),
+            connection: StoredValue::new(connection),
             link: RwSignal::new(link),
-            unfollowed: StoredValue::new(None),
             stream: StoredValue::new(Stream::default()),
         }
     }
 
     /// Which backend reviews come from.
     pub fn source(&self) -> Source {
-        self.backend.with_value(|b| match b {
-            Backend::Local => Source::Local,
-            Backend::Countersign(_) => Source::Server,
-            Backend::LangGraph(_) => Source::Graph,
-        })
-    }
-
-    /// Whether reviews come from a server (Countersign or LangGraph) rather
-    /// than this browser's storage.
-    pub fn remote(&self) -> bool {
-        self.source().remote()
+        self.connection
+            .with_value(|c| match c.as_ref().map(|c| c.backend) {
+                None => Source::Local,
+                Some(ServerKind::Countersign) => Source::Server,
+                Some(ServerKind::LangGraph) => Source::Graph,
+            })
     }
 
     /// Whether a Countersign server serves this app and it is not connected
     /// to it yet: the reviewer is asked for a key before anything else.
     pub fn awaiting_server(&self) -> bool {
-        !self.remote() && browser::served_by_server()
+        !self.source().remote() && browser::served_by_server()
     }
 
-    /// Whether reviews come from a Countersign server (it pages, searches and
-    /// counts the inbox itself).
-    pub fn served(&self) -> bool {
-        self.source() == Source::Server
+    /// The connection to the server reviews come from, if any.
+    pub fn connection(&self) -> Option<Connection> {
+        self.connection.get_value()
     }
 
     /// The address of the server reviews come from, if any.
     pub fn remote_url(&self) -> Option<String> {
-        self.backend.with_value(|b| b.url().map(str::to_owned))
-    }
-
-    /// The Countersign server reviews come from, if that is the backend.
-    pub(super) fn server(&self) -> Option<HttpStore> {
-        self.backend.with_value(|b| b.server().cloned())
-    }
-
-    /// The LangGraph server this desk reviews, if any.
-    pub fn langgraph(&self) -> Option<Interrupts> {
-        self.backend.with_value(|b| b.interrupts().cloned())
-    }
-
-    /// Reads what is known of LangGraph's interrupts, if that is the backend.
-    pub(super) fn with_interrupts<R>(
-        &self,
-        read: impl FnOnce(&Interrupts) -> Option<R>,
-    ) -> Option<R> {
-        self.backend.with_value(|b| read(b.interrupts()?))
-    }
-
-    /// Changes what is known of LangGraph's interrupts, if that is the backend.
-    pub(super) fn update_interrupts<R>(
-        &self,
-        change: impl FnOnce(&mut Interrupts) -> R,
-    ) -> Option<R> {
-        self.backend
-            .try_update_value(|b| b.interrupts_mut().map(change))
-            .flatten()
-    }
-
-    /// A short description of the storage in use (`local`: this browser's).
-    pub fn describe(&self, local: Option<&LocalStore>) -> String {
-        self.backend.with_value(|b| b.describe(local))
+        self.connection
+            .with_value(|c| c.as_ref().map(|c| c.base().to_owned()))
     }
 
     /// Where reviews live and how fresh they are (reactive).
@@ -245,21 +200,5 @@ impl Origin {
     /// The feed position of the last change received, if any.
     pub(super) fn last_seen(&self) -> Option<i64> {
         self.stream.with_value(|s| s.last_seen)
-    }
-
-    /// Holds a server until it is followed.
-    pub(super) fn hold_unfollowed(&self, server: HttpStore) {
-        self.unfollowed.set_value(Some(server));
-    }
-
-    /// The server held until followed, once: `None` when it is followed already.
-    pub(super) fn take_unfollowed(&self) -> Option<HttpStore> {
-        self.unfollowed.try_update_value(Option::take).flatten()
-    }
-
-    /// What the Countersign server reviews come from keeps for reviewers;
-    /// `None` when the backend keeps none of it (this browser, LangGraph).
-    pub fn access(&self) -> Option<Access> {
-        self.server().map(Access)
     }
 }

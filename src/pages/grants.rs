@@ -5,7 +5,7 @@
 use crate::backend::HttpError;
 use crate::browser;
 use crate::components::loaded::Loaded;
-use crate::desk::{Access, Origin};
+use crate::desk::{Access, Desk};
 use crate::router::href;
 use countersign_domain::toolcall::{Scope, ScopeGrant};
 use countersign_domain::wire::GrantRecord;
@@ -15,7 +15,7 @@ use leptos::prelude::*;
 /// The grants page: the ledger when a Countersign server keeps one.
 #[component]
 pub fn GrantsPage() -> impl IntoView {
-    let ledger = match Origin::from_context().access() {
+    let ledger = match Desk::from_context().access() {
         Some(access) => view! { <ServerLedger access /> }.into_any(),
         None => view! {
             <p class="card">"Standing approvals are kept by a Countersign server. Connect to one in " <a href=href("/settings")>"Settings"</a> " to see and revoke them."</p>

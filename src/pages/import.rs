@@ -35,8 +35,15 @@ impl Outcome {
     }
 }
 
+/// What an import reads: pasted text, or a file dropped or chosen.
+#[derive(Clone)]
+enum Given {
+    Pasted(String),
+    File(web_sys::File),
+}
+
 /// The imports of this visit: what each source came to, newest first. Its
-/// intents: [`Imports::run`] a text, [`Imports::read_files`] dropped or chosen.
+/// intent: [`Imports::import`] what was given.
 #[derive(Clone, Copy)]
 struct Imports {
     desk: Desk,
@@ -58,18 +65,21 @@ impl Imports {
         self.outcomes.update(|o| o.insert(0, outcome));
     }
 
-    /// Says that `source` gave nothing, and why.
-    fn refuse(self, source: String, error: String) {
-        self.show(Outcome::failed(self.next_number(), source, vec![], error));
-    }
-
-    /// Imports `text` from `source` once every stored review is read (an
-    /// import is checked against all of them).
-    fn run(self, source: String, text: String) {
-        leptos::task::spawn_local(async move {
-            self.reviews.read_all().await;
-            self.import_now(source, text);
-        });
+    /// Reads what was given and imports it from `source` once every stored
+    /// review is read (an import is checked against all of them).
+    async fn import(self, source: String, given: Given) {
+        let text = match given {
+            Given::Pasted(text) => text,
+            Given::File(file) => match JsFuture::from(file.text()).await {
+                Ok(text) => text.as_string().unwrap_or_default(),
+                Err(_) => {
+                    let error = "the file could not be read".to_owned();
+                    return self.show(Outcome::failed(self.next_number(), source, vec![], error));
+                }
+            },
+        };
+        self.reviews.read_all().await;
+        self.import_now(source, text);
     }
 
     fn import_now(self, source: String, text: String) {
@@ -98,19 +108,14 @@ impl Imports {
         };
         self.show(outcome);
     }
+}
 
-    /// Reads each file and imports it under its name.
-    fn read_files(self, files: Option<web_sys::FileList>) {
-        let Some(files) = files else { return };
-        for i in 0..files.length() {
-            let Some(file) = files.item(i) else { continue };
-            let name = file.name();
-            leptos::task::spawn_local(async move {
-                match JsFuture::from(file.text()).await {
-                    Ok(text) => self.run(name, text.as_string().unwrap_or_default()),
-                    Err(_) => self.refuse(name, "the file could not be read".into()),
-                }
-            });
+/// Imports each file under its name.
+fn import_files(importing: Action<(String, Given), ()>, files: Option<web_sys::FileList>) {
+    let Some(files) = files else { return };
+    for i in 0..files.length() {
+        if let Some(file) = files.item(i) {
+            importing.dispatch((file.name(), Given::File(file)));
         }
     }
 }
@@ -123,6 +128,9 @@ pub fn ImportPage() -> impl IntoView {
         reviews: Reviews::from_context(),
         outcomes: RwSignal::new(Vec::new()),
     };
+    let importing = Action::new_unsync(move |(source, given): &(String, Given)| {
+        imports.import(source.clone(), given.clone())
+    });
     let pasted = RwSignal::new(String::new());
     view! {
         <section class="import" aria-labelledby="import-title">
@@ -130,13 +138,14 @@ pub fn ImportPage() -> impl IntoView {
                 <h1 id="import-title">"Import and export"</h1>
                 <p class="subtle">"MPLP v1.0 JSON: a Confirm with its Plan, an array of documents, or files exported by Countersign."</p>
             </div>
-            <DropZone imports />
+            <DropZone importing />
             <div class="field">
                 <label for="import-text">"Or paste JSON"</label>
                 <textarea id="import-text" rows="8" spellcheck="false" prop:value=move || pasted.get() on:input=move |ev| pasted.set(event_target_value(&ev))></textarea>
             </div>
             <div class="actions">
-                <button type="button" class="button-primary" on:click=move |_| imports.run("Pasted JSON".into(), pasted.get_untracked())>"Check and import"</button>
+                <button type="button" class="button-primary" disabled=move || importing.pending().get()
+                    on:click=move |_| { importing.dispatch(("Pasted JSON".into(), Given::Pasted(pasted.get_untracked()))); }>"Check and import"</button>
             </div>
             <div aria-live="polite">
                 <For each=move || imports.outcomes.get() key=|o| o.number let:outcome>
@@ -150,7 +159,7 @@ pub fn ImportPage() -> impl IntoView {
 
 /// Files dropped here, or chosen, are imported.
 #[component]
-fn DropZone(imports: Imports) -> impl IntoView {
+fn DropZone(importing: Action<(String, Given), ()>) -> impl IntoView {
     let dragging = RwSignal::new(false);
     view! {
         <div
@@ -161,7 +170,7 @@ fn DropZone(imports: Imports) -> impl IntoView {
             on:drop=move |ev| {
                 ev.prevent_default();
                 dragging.set(false);
-                imports.read_files(ev.data_transfer().and_then(|d| d.files()));
+                import_files(importing, ev.data_transfer().and_then(|d| d.files()));
             }
         >
             <label for="import-files">"Drop JSON files here, or choose them"</label>
@@ -173,7 +182,7 @@ fn DropZone(imports: Imports) -> impl IntoView {
                 on:change=move |ev| {
                     use wasm_bindgen::JsCast;
                     let input = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
-                    imports.read_files(input.and_then(|i| i.files()));
+                    import_files(importing, input.and_then(|i| i.files()));
                 }
             />
         </div>
@@ -185,10 +194,10 @@ fn DropZone(imports: Imports) -> impl IntoView {
 #[component]
 fn Export() -> impl IntoView {
     let desk = Desk::from_context();
-    let message = RwSignal::new(None::<String>);
-    let export = move |samples: bool| {
-        leptos::task::spawn_local(async move {
-            let said = match desk.every_review().await {
+    let export = Action::new_unsync(move |samples: &bool| {
+        let samples = *samples;
+        async move {
+            match desk.every_review().await {
                 Ok(reviews) => {
                     let reviews: Vec<_> = reviews.iter().collect();
                     if !samples {
@@ -210,17 +219,17 @@ fn Export() -> impl IntoView {
                     }
                 }
                 Err(e) => Some(format!("The reviews could not be read: {e}")),
-            };
-            message.set(said);
-        });
-    };
+            }
+        }
+    });
+    let busy = move || export.pending().get();
     view! {
         <h2>"Export"</h2>
         <p class="subtle">"Every review as MPLP JSON (readable by any MPLP tool), or the learning samples of decided reviews as NDJSON."</p>
         <div class="actions">
-            <button type="button" on:click=move |_| export(false)>"Export all reviews"</button>
-            <button type="button" on:click=move |_| export(true)>"Export learning samples"</button>
-            <span role="status" class="subtle">{move || message.get()}</span>
+            <button type="button" disabled=busy on:click=move |_| { export.dispatch(false); }>"Export all reviews"</button>
+            <button type="button" disabled=busy on:click=move |_| { export.dispatch(true); }>"Export learning samples"</button>
+            <span role="status" class="subtle">{move || export.value().get().flatten()}</span>
         </div>
     }
 }

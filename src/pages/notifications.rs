@@ -25,15 +25,13 @@ pub fn NotificationChoice() -> impl IntoView {
             (Ok(()), false) => "Off.".to_owned(),
         }));
     };
-    let turn_on = move |_| {
-        leptos::task::spawn_local(async move {
-            if crate::notify::ask().await {
-                save(true);
-            } else {
-                message.set(Some("The browser did not allow notifications: allow them for this site in the browser's settings, then try again.".to_owned()));
-            }
-        });
-    };
+    let asking = Action::new_unsync(move |(): &()| async move {
+        if crate::notify::ask().await {
+            save(true);
+        } else {
+            message.set(Some("The browser did not allow notifications: allow them for this site in the browser's settings, then try again.".to_owned()));
+        }
+    });
     view! {
         <section class="card" aria-labelledby="notifications-title">
             <h2 id="notifications-title">"Notifications"</h2>
@@ -43,7 +41,7 @@ pub fn NotificationChoice() -> impl IntoView {
             } else if on() {
                 view! { <button type="button" class="button-quiet" on:click=move |_| save(false)>"Turn off notifications"</button> }.into_any()
             } else {
-                view! { <button type="button" class="button-primary" on:click=turn_on>"Turn on notifications"</button> }.into_any()
+                view! { <button type="button" class="button-primary" disabled=move || asking.pending().get() on:click=move |_| { asking.dispatch(()); }>"Turn on notifications"</button> }.into_any()
             }}
             <p role="status" class="subtle">{move || message.get()}</p>
         </section>

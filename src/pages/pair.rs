@@ -37,61 +37,59 @@ pub fn PairPage() -> impl IntoView {
         .into_any();
     };
     let device = RwSignal::new("Phone".to_owned());
-    let message = RwSignal::new(None::<String>);
-    let busy = RwSignal::new(false);
     let shown_server = server.clone();
-    let pair = move || {
-        let request = PairingRequest {
-            code: code.clone(),
-            device: device.get_untracked().trim().to_owned(),
-        };
-        let server = server.clone();
-        busy.set(true);
-        message.set(Some("Pairing…".to_owned()));
-        leptos::task::spawn_local(async move {
-            let unpaired = Connection {
-                url: server.clone(),
-                key: String::new(),
-                backend: ServerKind::Countersign,
-                graphs: String::new(),
-            };
-            let paired = HttpStore::new(unpaired).redeem_pairing(&request).await;
-            let saved = paired.map_err(|e| e.to_string()).and_then(|paired| {
-                let connection = Connection {
-                    url: server,
-                    key: paired.key,
-                    backend: ServerKind::Countersign,
-                    graphs: String::new(),
-                };
-                connection.save(true)
-            });
-            match saved {
-                // A fresh start on the inbox, with the code gone from the address and history.
-                Ok(()) => {
-                    if let Some(window) = web_sys::window() {
-                        let _ = window.location().replace("/");
-                    }
-                }
-                Err(e) => {
-                    message.set(Some(format!("Not paired: {e}")));
-                    busy.set(false);
-                }
-            }
-        });
+    let pairing = Action::new_unsync(move |device: &String| {
+        pair(server.clone(), code.clone(), device.trim().to_owned())
+    });
+    // Paired: the page is being replaced, so the button stays off.
+    let busy =
+        move || pairing.pending().get() || pairing.value().with(|v| matches!(v, Some(Ok(()))));
+    let message = move || match pairing.value().get() {
+        _ if pairing.pending().get() => Some("Pairing…".to_owned()),
+        Some(Err(e)) => Some(format!("Not paired: {e}")),
+        _ => None,
     };
     view! {
         <section class="card pair" aria-labelledby="pair-title">
             <h1 id="pair-title">"Pair this device"</h1>
             <p>"Review the requests of "<strong>{shown_server}</strong>" on this device. It gets its own key, with the roles of the device that made the link, kept in this browser until it is revoked."</p>
-            <form on:submit=move |ev| { ev.prevent_default(); pair(); }>
+            <form on:submit=move |ev| { ev.prevent_default(); pairing.dispatch(device.get_untracked()); }>
                 <div class="field">
                     <label for="device-name">"Name this device"</label>
                     <input id="device-name" type="text" autocomplete="off" maxlength="60" prop:value=move || device.get() on:input=move |ev| device.set(event_target_value(&ev)) />
                 </div>
-                <div class="actions"><button type="submit" class="button-primary" disabled=move || busy.get()>"Pair"</button></div>
+                <div class="actions"><button type="submit" class="button-primary" disabled=busy>"Pair"</button></div>
             </form>
-            <p role="status" class="subtle">{move || message.get()}</p>
+            <p role="status" class="subtle">{message}</p>
         </section>
     }
     .into_any()
+}
+
+/// Redeems the pairing code for this device's own key and keeps the
+/// connection on this device, then starts again on the inbox, with the code
+/// gone from the address and the history.
+async fn pair(server: String, code: String, device: String) -> Result<(), String> {
+    let unpaired = Connection {
+        url: server.clone(),
+        key: String::new(),
+        backend: ServerKind::Countersign,
+        graphs: String::new(),
+    };
+    let request = PairingRequest { code, device };
+    let paired = HttpStore::new(unpaired)
+        .redeem_pairing(&request)
+        .await
+        .map_err(|e| e.to_string())?;
+    let connection = Connection {
+        url: server,
+        key: paired.key,
+        backend: ServerKind::Countersign,
+        graphs: String::new(),
+    };
+    connection.save(true)?;
+    if let Some(window) = web_sys::window() {
+        let _ = window.location().replace("/");
+    }
+    Ok(())
 }

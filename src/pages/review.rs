@@ -184,7 +184,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
     );
     events.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
     let origin = Origin::from_context();
-    let facts = origin.interrupt_facts(confirm.confirm_id);
+    let facts = Desk::from_context().interrupt_facts(confirm.confirm_id);
     let answers = facts.as_ref().map(|f| f.allowed.clone());
     let pending = confirm.status == ConfirmStatus::Pending;
     let interrupt = origin.source() == Source::Graph;

@@ -4,7 +4,7 @@
 
 use crate::backend::{Connection, HttpStore, LangGraphStore, ServerKind};
 use crate::components::loaded::Loaded;
-use crate::desk::{Desk, Link, Origin, Preferences, Source};
+use crate::desk::{Desk, Link, Origin, Preferences};
 use crate::router::{after_connect, href, Location};
 use crate::settings::{Settings, Theme};
 use leptos::prelude::*;
@@ -39,7 +39,7 @@ pub fn SettingsPage() -> impl IntoView {
             <ThemeCard message />
             {(!awaiting).then(|| view! { <StorageCard message /> })}
             <super::notifications::NotificationChoice />
-            {origin.access().map(|access| view! { <super::devices::Devices access=access.clone() /> <super::deliveries::WebhookDeliveries access /> })}
+            {Desk::from_context().access().map(|access| view! { <super::devices::Devices access=access.clone() /> <super::deliveries::WebhookDeliveries access /> })}
             {(!awaiting).then(connection)}
             <p role="status" class="subtle">{move || message.get()}</p>
         </section>
@@ -120,6 +120,12 @@ fn ThemeCard(message: RwSignal<Option<String>>) -> impl IntoView {
 fn StorageCard(message: RwSignal<Option<String>>) -> impl IntoView {
     let (desk, origin) = (Desk::from_context(), Origin::from_context());
     let connected = origin.source().remote();
+    let resetting = Action::new_unsync(move |(): &()| async move {
+        message.set(Some(match desk.reset_demo().await {
+            Ok(()) => "The demo reviews are back.".to_owned(),
+            Err(e) => e.to_string(),
+        }));
+    });
     let reset = move |_| {
         let confirmed = web_sys::window()
             .and_then(|w| {
@@ -128,12 +134,7 @@ fn StorageCard(message: RwSignal<Option<String>>) -> impl IntoView {
             })
             .unwrap_or(false);
         if confirmed {
-            leptos::task::spawn_local(async move {
-                message.set(Some(match desk.reset_demo().await {
-                    Ok(()) => "The demo reviews are back.".to_owned(),
-                    Err(e) => e.to_string(),
-                }));
-            });
+            resetting.dispatch(());
         }
     };
     let disconnect = move |_| {
@@ -149,11 +150,11 @@ fn StorageCard(message: RwSignal<Option<String>>) -> impl IntoView {
             <h2>"Storage"</h2>
             <p>{desk.storage_description()}</p>
             {connected.then(|| view! { <p>"Connection: " <strong role="status">{link_detail}</strong></p> })}
-            {origin.langgraph().map(|source| view! { <LangGraphGraphs source /> })}
+            {origin.connection().filter(|c| c.backend == ServerKind::LangGraph).map(|connection| view! { <LangGraphGraphs connection /> })}
             {if connected {
                 view! { <button type="button" class="button-quiet" on:click=disconnect>"Disconnect: use this browser's storage"</button> }.into_any()
             } else {
-                view! { <button type="button" class="button-quiet" on:click=reset>"Reset demo data"</button> }.into_any()
+                view! { <button type="button" class="button-quiet" on:click=reset disabled=move || resetting.pending().get()>"Reset demo data"</button> }.into_any()
             }}
         </div>
     }
@@ -167,21 +168,23 @@ fn ConnectionForm(awaiting: bool) -> impl IntoView {
     let origin = web_sys::window()
         .and_then(|w| w.location().origin().ok())
         .unwrap_or_default();
-    let backend = RwSignal::new(match current.source() {
-        Source::Graph => ServerKind::LangGraph,
-        Source::Local | Source::Server => ServerKind::Countersign,
-    });
+    let backend = RwSignal::new(current.connection().map(|c| c.backend).unwrap_or_default());
     let server_url = RwSignal::new(current.remote_url().unwrap_or(origin));
     let server_key = RwSignal::new(String::new());
     let graphs = RwSignal::new(
         current
-            .langgraph()
-            .map(|l| l.graphs().join(", "))
+            .connection()
+            .map(|c| LangGraphStore::new(c).graphs().join(", "))
             .unwrap_or_default(),
     );
     let remember = RwSignal::new(false);
-    let status = RwSignal::new(None::<String>);
+    let missing = RwSignal::new(None::<&'static str>);
     let location = use_context::<Location>();
+    let connecting = Action::new_unsync(
+        move |(connection, remember, next): &(Connection, bool, Option<String>)| {
+            connect(connection.clone(), *remember, next.clone())
+        },
+    );
     let on_connect = move || {
         let connection = Connection {
             url: server_url.get_untracked().trim().to_owned(),
@@ -189,8 +192,21 @@ fn ConnectionForm(awaiting: bool) -> impl IntoView {
             backend: backend.get_untracked(),
             graphs: graphs.get_untracked().trim().to_owned(),
         };
-        let next = location.and_then(|l| l.param("next"));
-        connect(connection, remember.get_untracked(), next, status);
+        missing.set(lacks(&connection));
+        if missing.get_untracked().is_none() {
+            let next = location.and_then(|l| l.param("next"));
+            connecting.dispatch((connection, remember.get_untracked(), next));
+        }
+    };
+    // Connected: the app is starting again, so the form stays busy.
+    let busy = move || {
+        connecting.pending().get() || connecting.value().with(|v| matches!(v, Some(Ok(()))))
+    };
+    let status = move || match (missing.get(), connecting.value().get()) {
+        (Some(missing), _) => Some(missing.to_owned()),
+        _ if busy() => Some("Checking the server…".to_owned()),
+        (None, Some(Err(e))) => Some(e),
+        (None, _) => None,
     };
     let title = if awaiting {
         "Connect to this desk's server"
@@ -232,23 +248,15 @@ fn ConnectionForm(awaiting: bool) -> impl IntoView {
                 <input id="remember" type="checkbox" prop:checked=move || remember.get() on:change=move |ev| remember.set(event_target_checked(&ev)) />
                 <label for="remember">"Remember on this device"</label>
             </div>
-            <div class="actions"><button type="submit" class="button-primary">"Connect"</button></div>
-            <p role="status" class="subtle">{move || status.get()}</p>
+            <div class="actions"><button type="submit" class="button-primary" disabled=busy>"Connect"</button></div>
+            <p role="status" class="subtle">{status}</p>
         </form>
     }
 }
 
-/// Checks the server, then keeps the connection (for this tab, or on this
-/// device with `remember`) and starts again on it, at the inbox or at `next`
-/// (the link that brought the reviewer); says in `status` what is missing or
-/// why it did not connect.
-fn connect(
-    connection: Connection,
-    remember: bool,
-    next: Option<String>,
-    status: RwSignal<Option<String>>,
-) {
-    let missing = match connection.backend {
+/// What a connection lacks before its server can be checked, if anything.
+fn lacks(connection: &Connection) -> Option<&'static str> {
+    match connection.backend {
         ServerKind::Countersign if connection.url.is_empty() || connection.key.is_empty() => {
             Some("Give the server's address and your reviewer key.")
         }
@@ -256,29 +264,29 @@ fn connect(
             Some("Give the LangGraph server's address.")
         }
         _ => None,
-    };
-    if let Some(missing) = missing {
-        status.set(Some(missing.into()));
-        return;
     }
-    status.set(Some("Checking the server…".into()));
-    leptos::task::spawn_local(async move {
-        let checked = match connection.backend {
-            ServerKind::Countersign => HttpStore::new(connection.clone()).check().await,
-            ServerKind::LangGraph => LangGraphStore::new(connection.clone())
-                .check()
-                .await
-                .map(drop),
-        };
-        match checked {
-            Ok(()) => match connection.save(remember) {
-                // Loaded again on the new connection, where the link pointed.
-                Ok(()) => go(&after_connect(next.as_deref())),
-                Err(e) => status.set(Some(e)),
-            },
-            Err(e) => status.set(Some(format!("Not connected: {e}"))),
-        }
-    });
+}
+
+/// Checks the server, then keeps the connection (for this tab, or on this
+/// device with `remember`) and starts again on it, at the inbox or at `next`
+/// (the link that brought the reviewer); the error says why it did not connect.
+async fn connect(
+    connection: Connection,
+    remember: bool,
+    next: Option<String>,
+) -> Result<(), String> {
+    let checked = match connection.backend {
+        ServerKind::Countersign => HttpStore::new(connection.clone()).check().await,
+        ServerKind::LangGraph => LangGraphStore::new(connection.clone())
+            .check()
+            .await
+            .map(drop),
+    };
+    checked.map_err(|e| format!("Not connected: {e}"))?;
+    connection.save(remember)?;
+    // Loaded again on the new connection, where the link pointed.
+    go(&after_connect(next.as_deref()));
+    Ok(())
 }
 
 /// What the connection form says on a first visit to a server's desk.
@@ -295,8 +303,8 @@ fn ServerWelcome() -> impl IntoView {
 
 /// The graphs of the connected LangGraph server, asked for when shown.
 #[component]
-fn LangGraphGraphs(source: crate::backend::Interrupts) -> impl IntoView {
-    let store = LangGraphStore::new(source.connection());
+fn LangGraphGraphs(connection: Connection) -> impl IntoView {
+    let store = LangGraphStore::new(connection);
     let found = LocalResource::new(move || {
         let store = store.clone();
         async move { store.check().await }

@@ -204,6 +204,34 @@ test("a server that goes down is shown, and the decision typed meanwhile is kept
   await expect(page.getByText(/Not connected: the server at .* could not be reached; nothing was sent or changed/)).toBeVisible();
 });
 
+test("while the server is being checked, Connect says so and cannot be clicked twice", async ({ page }) => {
+  await page.goto(`${server.url}/settings`);
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  let checks = 0;
+  await page.route("**/api/v1/**", async (route) => {
+    checks += 1;
+    await held;
+    await route.continue();
+  });
+  await page.getByLabel("Reviewer key").fill("cs_reviewer_wrong");
+  const button = page.getByRole("button", { name: "Connect", exact: true });
+  await button.click();
+  await expect(page.getByText("Checking the server…")).toBeVisible();
+  await expect(button).toBeDisabled();
+  const asked = checks;
+  await button.click({ force: true });
+  release();
+  await expect(page.getByText(/Not connected: this API key is unknown or revoked/)).toBeVisible();
+  await expect(button).toBeEnabled();
+  expect(checks, "the disabled button sent nothing more").toBe(asked);
+  // A form that lacks the key is stopped before anything is sent.
+  await page.getByLabel("Reviewer key").fill("");
+  await button.click();
+  await expect(page.getByText("Give the server's address and your reviewer key.")).toBeVisible();
+  expect(checks).toBe(asked);
+});
+
 test("an agent's plan appears live, the reviewer approves it in the browser, and the waiting agent prints approved", async ({ page }) => {
   await connect(page);
   await page.goto(`${server.url}/`);

@@ -16,10 +16,7 @@ pub(super) fn FormNotices(
     answers_given: bool,
 ) -> impl IntoView {
     let FormState {
-        form_error,
-        busy,
-        held,
-        ..
+        form_error, held, ..
     } = form;
     view! {
         {move || expired.get().then(|| view! {
@@ -34,7 +31,7 @@ pub(super) fn FormNotices(
             </p>
         })}
         <p class="field-error" role="alert">{move || form_error.get()}</p>
-        <p class="subtle" role="status">{move || busy.get().then_some(if answers_given {
+        <p class="subtle" role="status">{move || form.busy().then_some(if answers_given {
             "Resuming the thread, and waiting for LangGraph to run it…"
         } else {
             "Saving your decision…"
@@ -54,7 +51,7 @@ pub(super) fn DecisionButtons(
     blocked: bool,
     answers_given: bool,
 ) -> impl IntoView {
-    let busy = form.busy;
+    let busy = move || form.busy();
     let is_tool = form.tool.is_some();
     let effects = Effects::of(is_tool, answers_given);
     let confirming = RwSignal::new(false);
@@ -85,24 +82,24 @@ pub(super) fn DecisionButtons(
                     id="approve"
                     type="button"
                     class="button-approve"
-                    disabled=move || blocked || busy.get() || expired.get()
+                    disabled=move || blocked || busy() || expired.get()
                     aria-describedby=described("effect-approve")
                     aria-keyshortcuts="a"
                     on:click=move |_| form.submit(DecisionStatus::Approved, false)
                 >{approve_label}</button>
             })}
             {offer.deny.map(|label| view! {
-                <button id="reject" type="button" class="button-reject" aria-keyshortcuts="r" aria-describedby="effect-reject" disabled=move || busy.get() on:click=move |_| form.submit(DecisionStatus::Rejected, false)>{label}</button>
+                <button id="reject" type="button" class="button-reject" aria-keyshortcuts="r" aria-describedby="effect-reject" disabled=busy on:click=move |_| form.submit(DecisionStatus::Rejected, false)>{label}</button>
             })}
             {offer.feedback.filter(|_| is_tool).map(|label| view! {
-                <button id="feedback" type="button" class="button-quiet" aria-describedby="effect-feedback" disabled=move || busy.get() on:click=move |_| form.submit(DecisionStatus::Rejected, true)>{label}</button>
+                <button id="feedback" type="button" class="button-quiet" aria-describedby="effect-feedback" disabled=busy on:click=move |_| form.submit(DecisionStatus::Rejected, true)>{label}</button>
             })}
             {offer.cancel.map(|label| {
                 // An interrupt's Ignore is an answer the graph acts on; a
                 // Countersign cancel closes the request, so it asks first.
                 let asks = !answers_given;
                 view! {
-                    <button id="cancel" type="button" class="button-quiet" aria-describedby="effect-cancel" disabled=move || busy.get()
+                    <button id="cancel" type="button" class="button-quiet" aria-describedby="effect-cancel" disabled=busy
                         on:click=move |_| if asks { confirming.set(true) } else { form.submit(DecisionStatus::Cancelled, false) }
                     >{label}</button>
                 }
@@ -120,11 +117,11 @@ fn CancelConfirm(
     confirming: RwSignal<bool>,
     effect: &'static str,
 ) -> impl IntoView {
-    let busy = form.busy;
+    let busy = move || form.busy();
     view! {
         <div class="actions decision-actions cancel-confirm" role="group" aria-labelledby="cancel-question">
             <p id="cancel-question" class="cancel-question"><strong>"Cancel this request?"</strong>" "{effect}</p>
-            <button id="cancel-confirm" type="button" class="button-reject" disabled=move || busy.get()
+            <button id="cancel-confirm" type="button" class="button-reject" disabled=busy
                 on:click=move |_| form.submit(DecisionStatus::Cancelled, false)
             >"Yes, cancel request"</button>
             <button id="cancel-keep" type="button" class="button-quiet" autofocus

@@ -2,7 +2,7 @@
 
 use super::tool_options::ToolOptions;
 use crate::browser;
-use crate::desk::{DecisionFailure, Decisions, Desk, Notices, Origin, Preferences};
+use crate::desk::{DecisionFailure, Decisions, Desk, Notices, Preferences};
 use countersign_domain::model::DecisionStatus;
 use countersign_domain::policy::PolicyRefusal;
 use countersign_domain::toolcall::{ToolChoice, ToolMode};
@@ -25,7 +25,8 @@ pub(super) struct FormState {
     pub(super) reason_error: RwSignal<Option<String>>,
     pub(super) form_error: RwSignal<Option<String>>,
     pub(super) reason_ref: NodeRef<html::Textarea>,
-    pub(super) busy: RwSignal<bool>,
+    /// Sends a decision under its idempotency key (one at a time).
+    sending: Action<(FormState, DecisionInput, String), ()>,
     pub(super) held: RwSignal<Option<String>>,
     /// The last attempt and its idempotency key: the same decision sent again
     /// (after a network failure) keeps the key, so it is never recorded twice.
@@ -55,9 +56,13 @@ impl FormState {
             reason_error: RwSignal::new(None),
             form_error: RwSignal::new(None),
             reason_ref: NodeRef::new(),
-            busy: RwSignal::new(false),
+            sending: Action::new_unsync(
+                |(form, input, key): &(FormState, DecisionInput, String)| {
+                    form.send(input.clone(), key.clone())
+                },
+            ),
             held: RwSignal::new(
-                Origin::from_context()
+                Desk::from_context()
                     .held(id)
                     .map(|waiting| DecisionFailure::Held(waiting).to_string()),
             ),
@@ -65,10 +70,15 @@ impl FormState {
         }
     }
 
+    /// Whether a decision is being sent (reactive).
+    pub(super) fn busy(self) -> bool {
+        self.sending.pending().get()
+    }
+
     /// Sends the decision (once at a time), keeping the idempotency key of
     /// an identical earlier attempt.
     pub(super) fn submit(self, status: DecisionStatus, feedback: bool) {
-        if self.busy.get_untracked() {
+        if self.sending.pending().get_untracked() {
             return;
         }
         self.role_error.set(None);
@@ -96,15 +106,16 @@ impl FormState {
             .map(|(_, key)| key)
             .unwrap_or_else(|| browser::new_id().to_string());
         self.attempt.set_value(Some((input.clone(), key.clone())));
-        self.busy.set(true);
-        leptos::task::spawn_local(async move {
-            let outcome = self.desk.decide(self.id, &input, &key).await;
-            self.busy.set(false);
-            match outcome {
-                Ok(_) => self.decisions.drop_draft(self.id),
-                Err(failure) => self.show(failure),
-            }
-        });
+        self.sending.dispatch((self, input, key));
+    }
+
+    /// Decides, then forgets the draft, or shows why the decision was not
+    /// recorded (a conflict reaches the notices even when the form is gone).
+    async fn send(self, input: DecisionInput, key: String) {
+        match self.desk.decide(self.id, &input, &key).await {
+            Ok(_) => self.decisions.drop_draft(self.id),
+            Err(failure) => self.show(failure),
+        }
     }
 
     /// Shows why a decision was not recorded, next to what has to change.

@@ -3,15 +3,17 @@
 //! of one thread's calls is answered by one run. What LangGraph took is
 //! recorded in this browser's history.
 
+use super::Graph;
 use super::{answer_of, siblings};
 use crate::backend::Interrupts;
 use crate::browser;
-use crate::desk::{DecisionFailure, Desk, Entry};
+use crate::desk::{DecisionFailure, Entry};
 use countersign_domain::langgraph::{resume_run, resume_value, AnswerRefused, PendingInterrupt};
 use countersign_domain::{DecisionInput, MplpId, Review};
+use leptos::prelude::*;
 use std::sync::Arc;
 
-impl Desk {
+impl Graph {
     /// Resumes the thread of a decided review (`decided`, checked by the
     /// domain already), then records it. When its interrupt holds other
     /// actions still undecided, the decision is held (`Held`) and sent with theirs.
@@ -20,7 +22,7 @@ impl Desk {
         id: MplpId,
         decided: Review,
     ) -> Result<Arc<Entry>, DecisionFailure> {
-        let source = self.origin.langgraph().ok_or(DecisionFailure::Missing)?;
+        let source = self.interrupts.get_value();
         let interrupt = source.pending.get(&id).ok_or(DecisionFailure::Missing)?;
         let mut decided_here: Vec<(MplpId, Review)> = siblings(&source.pending, interrupt)
             .filter_map(|(sid, _)| Some((*sid, source.held.get(sid)?.clone())))
@@ -35,8 +37,9 @@ impl Desk {
                 .as_ref()
                 .map_or(Ok(()), |store| store.save(&decided));
             kept.map_err(DecisionFailure::NotSaved)?;
-            self.origin
-                .update_interrupts(|l| l.held.insert(id, decided));
+            self.interrupts.update_value(|l| {
+                l.held.insert(id, decided);
+            });
             return Err(DecisionFailure::Held(waiting));
         }
         // Every action of the interrupt is decided: their answers, in order.
@@ -82,7 +85,7 @@ impl Desk {
         ids: &[MplpId],
         input: &DecisionInput,
     ) -> Option<Result<usize, DecisionFailure>> {
-        let source = self.origin.langgraph()?;
+        let source = self.interrupts.get_value();
         let interrupts: Vec<&PendingInterrupt> = ids
             .iter()
             .map(|id| source.pending.get(id))
@@ -149,7 +152,7 @@ impl Desk {
             }
             recorded.push(self.reviews.replace(review));
         }
-        self.origin.update_interrupts(|l| {
+        self.interrupts.update_value(|l| {
             l.pending.retain(|_, p| {
                 !answered
                     .iter()

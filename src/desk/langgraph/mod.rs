@@ -9,7 +9,7 @@
 mod decide;
 mod resume;
 
-use super::{DecisionFailure, Desk, Entry, Link, Origin};
+use super::{DecisionFailure, Decisions, Entry, Link, Notices, Origin, Reviews};
 use crate::backend::Interrupts;
 use crate::browser;
 use crate::split::on_demand;
@@ -47,10 +47,10 @@ on_demand! {
     /// regular expressions: most of the chunk), is a chunk of its own, so
     /// following a Countersign server never fetches it; it is fetched ahead
     /// once LangGraph's threads are listed.
-    in decisions fn interrupt_decision / preload_decisions (desk: Desk, id: MplpId, decided: Review)
+    in decisions fn interrupt_decision / preload_decisions (graph: Graph, id: MplpId, decided: Review)
         -> Pin<Box<dyn Future<Output = Result<Arc<Entry>, DecisionFailure>>>>
     {
-        Box::pin(async move { desk.decide_interrupt(id, decided).await })
+        Box::pin(async move { graph.decide_interrupt(id, decided).await })
     }
 }
 
@@ -59,18 +59,56 @@ on_demand! {
     /// with its own decision, and resumes the thread once with every answer:
     /// `None` when they are not all interrupts of one action each in one
     /// thread (then each is decided on its own). Returns how many were decided.
-    in decisions fn group_decision(desk: Desk, ids: Vec<MplpId>, input: DecisionInput)
+    in decisions fn group_decision(graph: Graph, ids: Vec<MplpId>, input: DecisionInput)
         -> Pin<Box<dyn Future<Output = Option<Result<usize, DecisionFailure>>>>>
     {
-        Box::pin(async move { desk.decide_together(&ids, &input).await })
+        Box::pin(async move { graph.decide_together(&ids, &input).await })
     }
 }
 
-impl Origin {
+/// A desk on a LangGraph server (cheap to copy).
+#[derive(Clone, Copy)]
+pub(super) struct Graph {
+    reviews: Reviews,
+    origin: Origin,
+    decisions: Decisions,
+    notices: Notices,
+    /// What is known of the server's interrupts.
+    interrupts: StoredValue<Interrupts>,
+}
+
+impl Graph {
+    pub(super) fn new(
+        (reviews, origin, decisions, notices): (Reviews, Origin, Decisions, Notices),
+        interrupts: Interrupts,
+    ) -> Self {
+        Graph {
+            reviews,
+            origin,
+            decisions,
+            notices,
+            interrupts: StoredValue::new(interrupts),
+        }
+    }
+
+    /// What the settings say about where reviews are kept.
+    pub(super) fn describe(&self) -> String {
+        self.interrupts.with_value(|source| {
+            let graphs = match source.graphs() {
+                g if g.is_empty() => "every graph on it".to_owned(),
+                g => format!("its graphs {}", g.join(", ")),
+            };
+            format!(
+                "The LangGraph server at {}, reviewing {graphs}: every pending interrupt of their threads is a review here. A decision resumes its thread with the assistant that owns it, and is kept in this browser's history once LangGraph has run it.",
+                source.url()
+            )
+        })
+    }
+
     /// What the review page shows of the interrupt behind a review (`None`:
     /// not a pending interrupt).
-    pub fn interrupt_facts(&self, id: MplpId) -> Option<InterruptFacts> {
-        self.with_interrupts(|l| {
+    pub(super) fn interrupt_facts(&self, id: MplpId) -> Option<InterruptFacts> {
+        self.interrupts.with_value(|l| {
             let p = l.pending.get(&id)?;
             Some(InterruptFacts {
                 allowed: p.allowed.clone(),
@@ -83,8 +121,8 @@ impl Origin {
 
     /// How many other actions of the same interrupt still wait, when this
     /// review's decision is held until they are decided too.
-    pub fn held(&self, id: MplpId) -> Option<usize> {
-        self.with_interrupts(|l| {
+    pub(super) fn held(&self, id: MplpId) -> Option<usize> {
+        self.interrupts.with_value(|l| {
             l.held.get(&id)?;
             let p = l.pending.get(&id)?;
             Some(
@@ -94,12 +132,11 @@ impl Origin {
             )
         })
     }
-}
 
-impl Desk {
     /// Lists the waiting threads now and every few seconds after.
-    pub(super) fn follow_langgraph(self) {
-        if let Some((history, set_aside)) = self.origin.update_interrupts(Interrupts::read_kept) {
+    pub(super) fn follow(self) {
+        if let Some((history, set_aside)) = self.interrupts.try_update_value(Interrupts::read_kept)
+        {
             self.notices.set_aside(&set_aside);
             self.reviews.show(history);
         }
@@ -112,9 +149,7 @@ impl Desk {
     }
 
     async fn refresh_langgraph(self) {
-        let Some(mut source) = self.origin.langgraph() else {
-            return;
-        };
+        let mut source = self.interrupts.get_value();
         match source.store.waiting_threads(&mut source.states).await {
             Ok(threads) => {
                 if !matches!(self.origin.link_now(), Link::Polling(_)) {
@@ -124,7 +159,7 @@ impl Desk {
                     });
                 }
                 let pending = threads.iter().flat_map(pending_interrupts).collect();
-                self.origin.update_interrupts(|l| l.states = source.states);
+                self.interrupts.update_value(|l| l.states = source.states);
                 self.show_interrupts(pending);
                 self.origin.set_link(Link::Polling(POLL_SECONDS));
             }
@@ -158,7 +193,7 @@ impl Desk {
             .map(|(id, p)| (*id, p.thread_status))
             .collect();
         self.reviews.set_thread_states(states);
-        self.origin.update_interrupts(|l| {
+        self.interrupts.update_value(|l| {
             l.forget_held_unless(|id| pending.contains_key(id));
             l.pending = pending;
         });

@@ -3,13 +3,14 @@
 //! start the run, wait for it to end, and check the answered interrupts are
 //! gone. Anything less is not recorded.
 
+use super::Graph;
 use super::BUSY_WAIT_MS;
 use crate::backend::{HttpError, LangGraphStore};
 use crate::browser;
-use crate::desk::{DecisionFailure, Desk, Link};
+use crate::desk::{DecisionFailure, Link};
 use countersign_domain::langgraph::{run_failure, PendingInterrupt};
 
-impl Desk {
+impl Graph {
     /// Sends the resume of `interrupts` (all of one thread) and follows it:
     /// waits while another run holds the thread, checks each interrupt still
     /// waits, starts the run, waits for it to end, and checks it ended without

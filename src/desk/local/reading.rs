@@ -8,12 +8,12 @@
 //! comes with the first slice. The index is written again after every change,
 //! a moment after it is shown, when it differs.
 
-use super::entry::sorted;
-use super::entry::Entry;
-use super::listing::{in_memory, Ask, HeadFacts, Listing};
-use super::Desk;
+use super::Local;
 use crate::backend::{LoadOutcome, LocalStore};
 use crate::browser;
+use crate::desk::entry::sorted;
+use crate::desk::entry::Entry;
+use crate::desk::listing::{in_memory, Ask, HeadFacts, Listing};
 use crate::split::{on_demand, LoadFailed};
 use countersign_domain::wire::{ReviewSummary, StatusCounts};
 use leptos::prelude::*;
@@ -106,7 +106,7 @@ pub(super) fn listed(summaries: Vec<ReviewSummary>) -> Vec<Arc<Entry>> {
     sorted(summaries.into_iter().map(Entry::listed))
 }
 
-impl Desk {
+impl Local {
     /// Reads the stored reviews, a slice per task: once the first frame is on
     /// screen when it is drawn from the index; at once without one (the first
     /// page waits for them, saying so while their code is fetched). While the
@@ -179,7 +179,7 @@ impl Desk {
     }
 }
 
-impl Desk {
+impl Local {
     /// Follows this browser's other tabs on the same desk: a review one of
     /// them stores or removes (the `storage` event) is shown here as well, so
     /// a decision made in one tab never waits in another as pending.

@@ -1,7 +1,7 @@
 //! The demo reviews: stored on first start and by "Reset demo data". Their code
 //! and text are a split point, fetched only when they are needed.
 
-use super::Desk;
+use super::Local;
 use crate::backend::StoreError;
 use crate::browser;
 use crate::split::{on_demand, LoadFailed};
@@ -19,7 +19,7 @@ fn describe(_: LoadFailed) -> String {
     "The demo reviews could not be loaded: the app's server did not answer.".to_owned()
 }
 
-impl Desk {
+impl Local {
     /// First start: fetches the demo reviews, stores them and shows what storage
     /// then holds (without storage, shows them for this visit only). Until then
     /// the desk counts as reading, so exports, imports and decisions wait.
@@ -68,7 +68,7 @@ impl Desk {
     }
 
     /// Replaces every review with fresh demo data.
-    pub async fn reset_demo(&self) -> Result<(), StoreError> {
+    pub(in crate::desk) async fn reset_demo(&self) -> Result<(), StoreError> {
         let reviews = demo_reviews()
             .await
             .map_err(|e| StoreError::WriteFailed(describe(e)))?

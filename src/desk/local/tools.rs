@@ -1,9 +1,10 @@
-//! The desk's tool-call duties besides decisions: redeeming a token, closing
-//! expired requests and applying standing scope grants. In local storage the
-//! browser does what the server does otherwise, with the same domain code.
+//! A local desk's tool-call duties besides decisions: redeeming a token,
+//! closing expired requests and applying standing scope grants, with the
+//! domain code a server runs for its own.
 
-use super::{Desk, Entry};
+use super::Local;
 use crate::browser;
+use crate::desk::Entry;
 use crate::split::on_demand;
 use countersign_domain::policy::ExpiryDecision;
 use countersign_domain::toolcall::{
@@ -13,31 +14,26 @@ use countersign_domain::{MplpId, Review};
 
 on_demand! {
     /// Closes every pending tool call past its expiry, with the domain's rules.
-    in review fn close_due(desk: Desk) -> () {
+    in review fn close_due(local: Local) -> () {
         let now = browser::now();
-        let due: Vec<Review> = desk.reviews.with_entries(|entries| {
+        let due: Vec<Review> = local.reviews.with_entries(|entries| {
             entries
                 .iter()
                 .filter_map(|e| expire_if_due(e.review()?, ExpiryDecision::Cancelled, now, &mut browser::new_id))
                 .collect()
         });
         for review in due {
-            if desk.reviews.persist(&review).is_ok() {
-                desk.reviews.replace(review);
+            if local.reviews.persist(&review).is_ok() {
+                local.reviews.replace(review);
             }
         }
     }
 }
 
-impl Desk {
+impl Local {
     /// Redeems the token of a tool-call review for the call about to run, with
-    /// the domain's checks, in local storage (on a server only the agent that
-    /// asked may redeem, with its agent key). Returns the failed check; nothing
-    /// changes then.
-    pub fn redeem(&self, id: MplpId, presented: &Redemption) -> Result<(), String> {
-        if self.origin.remote() {
-            return Err("on a server, only the agent that asked redeems its token".into());
-        }
+    /// the domain's checks. Returns the failed check; nothing changes then.
+    pub(in crate::desk) fn redeem(&self, id: MplpId, presented: &Redemption) -> Result<(), String> {
         let current = self.reviews.entry(id);
         let review = current
             .as_deref()
@@ -50,12 +46,12 @@ impl Desk {
         Ok(())
     }
 
-    /// Closes pending tool calls past their expiry as denied by default
-    /// (local storage only: a server closes its own). Finding one is cheap and
-    /// done here; the closing code loads on demand, the first time one is due.
-    /// Waits while the stored reviews are still being read (checked again soon).
-    pub fn close_expired(&self) {
-        if self.origin.remote() || self.reviews.still_reading() {
+    /// Closes pending tool calls past their expiry as denied by default.
+    /// Finding one is cheap and done here; the closing code loads on demand,
+    /// the first time one is due. Waits while the stored reviews are still
+    /// being read (checked again soon).
+    pub(in crate::desk) fn close_expired(&self) {
+        if self.reviews.still_reading() {
             return;
         }
         let now = browser::now();
@@ -65,16 +61,16 @@ impl Desk {
                 .any(|e| e.review().is_some_and(|r| is_due(r, now)))
         });
         if any_due {
-            let desk = *self;
+            let local = *self;
             // A failed load is tried again at the next check.
             leptos::task::spawn_local(async move {
-                let _ = close_due(desk).await;
+                let _ = close_due(local).await;
             });
         }
     }
 
     /// Approves newly added pending calls that a reviewer's standing scope
-    /// grant covers (local storage; a server does this when the agent asks).
+    /// grant covers (a server does this when the agent asks).
     pub(super) fn apply_grants(&self, reviews: Vec<Review>) -> Vec<Review> {
         let now = browser::now();
         let standing = self.reviews.with_entries(|entries| {

@@ -1,8 +1,8 @@
 //! The reviews the desk holds and what the inbox shows of them: every review
 //! of local storage and LangGraph (oldest request first), or on a Countersign
 //! server the page it answered, its counts and the few reviews opened last.
-//! Screens read it; the desk's modules (`reading`, `served`, `langgraph`,
-//! `seed`, `tools`) fill it through the intents here and in `page.rs`, the
+//! Screens read it; the backends' values (`local`, `served`, `langgraph`)
+//! fill it through the intents here and in `page.rs`, the
 //! only code that writes its signals.
 
 mod interrupts;

@@ -3,23 +3,24 @@
 //! outbox) and delivered once it is back; when someone else decided first,
 //! theirs is shown and the reviewer is told who and what.
 
-use super::{DecisionFailure, Desk, Entry};
-use crate::backend::{outbox, HttpError, HttpStore};
+use super::Served;
+use crate::backend::{outbox, HttpError};
+use crate::desk::{DecisionFailure, Entry};
 use countersign_domain::wire::{ChangeKind, Refusal};
 use countersign_domain::{DecideError, DecisionInput, MplpId, Review};
 use std::sync::Arc;
 
-impl Desk {
+impl Served {
     /// Posts a decision the domain accepted to the server, then shows what
     /// the server stored. Its refusal reaches the form as the browser's own
     /// check would have said it.
-    pub(super) async fn decide_on_server(
+    pub(in crate::desk) async fn decide(
         &self,
-        server: HttpStore,
         id: MplpId,
         input: &DecisionInput,
         idempotency_key: &str,
     ) -> Result<Arc<Entry>, DecisionFailure> {
+        let server = self.server();
         match server.decide(id, input, idempotency_key).await {
             Ok(stored) => {
                 self.apply_change(ChangeKind::Decided, stored);
@@ -56,9 +57,7 @@ impl Desk {
     /// ones the server still cannot be reached for. Refusals and conflicts are
     /// reported as notices (the review then shows what the server has).
     pub(super) async fn deliver_queued(&self) {
-        let Some(server) = self.origin.server() else {
-            return;
-        };
+        let server = self.server();
         for queued in self.decisions.waiting() {
             let result = server
                 .decide(queued.confirm_id, &queued.input, &queued.idempotency_key)

@@ -1,11 +1,15 @@
-//! The inbox on a Countersign server: the server answers each query with one
-//! page of summaries and the counts, so what the desk holds does not grow
+//! A Countersign server as the backend. The server answers each query with
+//! one page of summaries and the counts, so what the desk holds does not grow
 //! with the number of reviews. A live change patches the page shown and the
 //! counts in place (`reviews/page.rs`); only a change the desk cannot place
-//! (a text search) asks for the page again. This module does the asking.
+//! (a text search) asks for the page again. This module does the asking;
+//! `decisions` posts decisions (and the outbox), `live` follows the server.
 
-use super::listing::{Ask, PAGE_SIZE};
-use super::{Desk, Entry, Link, Unfound};
+mod decisions;
+pub(super) mod live;
+
+use super::listing::{Ask, Listing, PAGE_SIZE};
+use super::{Access, Decisions, Entry, Link, Notices, Origin, Preferences, Reviews, Unfound};
 use crate::backend::{HttpError, HttpStore};
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::wire::{Change, ChangeKind, ReviewQuery, ReviewSummary, SummaryPage};
@@ -23,9 +27,88 @@ async fn ask_page(server: HttpStore, ask: Ask) -> Result<SummaryPage, HttpError>
     server.page(&query).await
 }
 
-impl Desk {
+/// A desk on a Countersign server (cheap to copy).
+#[derive(Clone, Copy)]
+pub(super) struct Served {
+    reviews: Reviews,
+    origin: Origin,
+    decisions: Decisions,
+    preferences: Preferences,
+    notices: Notices,
+    server: StoredValue<HttpStore>,
+    /// Whether the server answered once (or a second passed): the desk
+    /// follows the server from then on, so the first rows never wait behind
+    /// the code that follows it.
+    answered: RwSignal<bool>,
+}
+
+impl Served {
+    pub(super) fn new(
+        (reviews, origin, decisions, preferences, notices): (
+            Reviews,
+            Origin,
+            Decisions,
+            Preferences,
+            Notices,
+        ),
+        server: HttpStore,
+    ) -> Self {
+        Served {
+            reviews,
+            origin,
+            decisions,
+            preferences,
+            notices,
+            server: StoredValue::new(server),
+            answered: RwSignal::new(false),
+        }
+    }
+
+    /// The server.
+    fn server(&self) -> HttpStore {
+        self.server.get_value()
+    }
+
+    /// What the server keeps for its reviewers.
+    pub(super) fn access(&self) -> Access {
+        Access(self.server())
+    }
+
+    /// What the settings say about where reviews are kept.
+    pub(super) fn describe(&self) -> String {
+        format!(
+            "The Countersign server at {}: decisions are signed with your reviewer key and every reviewer sees them.",
+            self.server.with_value(|s| s.url().to_owned())
+        )
+    }
+
+    /// Whether the server answered once (reactive): the desk follows it then.
+    pub(super) fn has_answered(&self) -> bool {
+        self.answered.get()
+    }
+
+    /// The server answered (or the desk waited long enough for it).
+    pub(super) fn first_answer(&self) {
+        if !self.answered.get_untracked() {
+            self.answered.set(true);
+        }
+    }
+
+    /// Every review, fetched page by page (an export).
+    pub(super) async fn every_review(&self) -> Result<Vec<Review>, HttpError> {
+        self.server().list_all().await
+    }
+
+    /// The inbox's page for `ask`, fetched whenever `ask` changes and kept
+    /// current by the live stream.
+    pub(super) fn listing(self, ask: Memo<Ask>) -> Memo<Listing> {
+        Effect::new(move |_| self.fetch_page(ask.get()));
+        let reviews = self.reviews;
+        Memo::new(move |_| reviews.served_listing())
+    }
+
     /// Asks the server for the page of `ask` (nothing when it is the page shown).
-    pub(super) fn fetch_page(&self, ask: Ask) {
+    fn fetch_page(&self, ask: Ask) {
         if !self.reviews.answers(&ask) {
             self.ask_again(ask);
         }
@@ -34,19 +117,17 @@ impl Desk {
     /// Asks the server for the page of `ask`, shown when it is still what the
     /// inbox asks for once it arrives.
     fn ask_again(&self, ask: Ask) {
-        let Some(server) = self.origin.server() else {
-            return;
-        };
-        let desk = *self;
+        let server = self.server();
+        let served = *self;
         let number = self.reviews.ask(ask.clone());
         leptos::task::spawn_local(async move {
             let answer = ask_page(server, ask.clone()).await;
-            if !desk.reviews.is_latest(number) {
+            if !served.reviews.is_latest(number) {
                 return;
             }
             match answer {
-                Ok(page) => desk.show_page(ask, page),
-                Err(e) => desk.page_failed(ask, e),
+                Ok(page) => served.show_page(ask, page),
+                Err(e) => served.page_failed(ask, e),
             }
         });
     }
@@ -54,20 +135,17 @@ impl Desk {
     fn show_page(&self, ask: Ask, page: SummaryPage) {
         self.reviews.show_page(ask, page);
         self.origin.answered();
-        self.start_following();
+        self.first_answer();
         self.list_requesters();
     }
 
     /// Lists every requester once (after the first page: the first rows do
     /// not wait for it).
     fn list_requesters(&self) {
-        let Some(server) = self.origin.server() else {
-            return;
-        };
         if !self.reviews.requesters_unlisted() {
             return;
         }
-        let reviews = self.reviews;
+        let (server, reviews) = (self.server(), self.reviews);
         leptos::task::spawn_local(async move {
             let listed = server.requesters().await.ok();
             reviews.requesters_listed(listed.map(|l| l.items));
@@ -82,7 +160,7 @@ impl Desk {
             self.origin.set_link(Link::Offline(error.to_string()));
         }
         self.reviews.page_failed(ask, error.to_string());
-        self.start_following();
+        self.first_answer();
     }
 
     /// Asks for the page shown again (after the live stream dropped, or on
@@ -97,10 +175,10 @@ impl Desk {
     /// Asks for the counts alone (the header's badge) unless a page is asked
     /// for, which brings them.
     pub(super) fn count(&self) {
-        let (Some(server), None) = (self.origin.server(), self.reviews.asked()) else {
+        if self.reviews.asked().is_some() {
             return;
-        };
-        let desk = *self;
+        }
+        let (server, served) = (self.server(), *self);
         leptos::task::spawn_local(async move {
             let ask = Ask {
                 query: ReviewQuery {
@@ -110,9 +188,9 @@ impl Desk {
                 page: 1,
             };
             if let Ok(page) = ask_page(server, ask).await {
-                desk.reviews.counted(page.counts, page.position);
+                served.reviews.counted(page.counts, page.position);
             }
-            desk.start_following();
+            served.first_answer();
         });
     }
 
@@ -146,33 +224,32 @@ impl Desk {
             self.ask_again(ask);
         }
         if patched.outdated {
-            let desk = *self;
+            let served = *self;
             leptos::task::spawn_local(async move {
                 // A failure leaves the held copy; the next change tries again.
-                let _ = desk.fetch_review(id).await;
+                let _ = served.fetch_review(id).await;
             });
         }
     }
 
     /// Fetches a review to open it, unless the desk holds it; one the server
     /// cannot give is listed in `unfound` with why.
-    pub fn open(&self, id: MplpId) {
-        if self.reviews.holds_review(id) || !self.origin.served() {
+    pub(super) fn open(&self, id: MplpId) {
+        if self.reviews.holds_review(id) {
             return;
         }
-        let desk = *self;
+        let served = *self;
         leptos::task::spawn_local(async move {
-            if let Err(why) = desk.fetch_review(id).await {
-                desk.reviews.not_found(id, why);
+            if let Err(why) = served.fetch_review(id).await {
+                served.reviews.not_found(id, why);
             }
-            desk.start_following();
+            served.first_answer();
         });
     }
 
     /// The review from the server, held from now on (the few opened last are kept).
     pub(super) async fn fetch_review(&self, id: MplpId) -> Result<Arc<Entry>, Unfound> {
-        let server = self.origin.server().ok_or(Unfound::Missing)?;
-        let review = server.review(id).await.map_err(|e| match e {
+        let review = self.server().review(id).await.map_err(|e| match e {
             HttpError::Refused { status: 404, .. } => Unfound::Missing,
             other => Unfound::Failed(other),
         })?;
