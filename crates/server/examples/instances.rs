@@ -62,10 +62,11 @@ fn main() -> Result<(), String> {
             .filter(|_| out.status.success())
             .ok_or_else(|| format!("keys add: {}", String::from_utf8_lossy(&out.stderr)))
     };
-    let (agent, reviewer) = (key("agent")?, key("reviewer")?);
+    // Only `serve` creates the tables: the keys are minted once the first instance has.
     let mut servers: Vec<Instance> = (0..INSTANCES)
         .map(|i| Instance::start(&binary, &url, &data.path().join(i.to_string())))
         .collect::<Result<_, _>>()?;
+    let (agent, reviewer) = (key("agent")?, key("reviewer")?);
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     let stats = runtime
         .block_on(sqlx::PgPool::connect(&url))
