@@ -139,10 +139,20 @@ fn describe(body: &ReceiptBody) -> String {
         .decisions
         .iter()
         .map(|d| {
-            let by = match (&d.decided_by_owner, &d.decided_by_key) {
-                (Some(owner), Some(key)) => format!("{owner} ({key})"),
-                (None, Some(key)) => key.clone(),
-                (_, None) => "the server".to_owned(),
+            let by = match (&d.decided_by_person, &d.decided_by_owner, &d.decided_by_key) {
+                (Some(person), _, Some(key)) => {
+                    let email = person.email.as_ref().map(|e| format!(" <{e}>"));
+                    format!(
+                        "{}{} ({} at {}, {key})",
+                        person.name.as_deref().unwrap_or(&person.subject),
+                        email.unwrap_or_default(),
+                        person.subject,
+                        person.issuer
+                    )
+                }
+                (None, Some(owner), Some(key)) => format!("{owner} ({key})"),
+                (_, None, Some(key)) => key.clone(),
+                (_, _, None) => "the server".to_owned(),
             };
             format!(
                 "{} as {} by {by} at {}",

@@ -40,7 +40,7 @@ pub use issue::{Issue, IssueCode, Pointer};
 pub use model::EventType;
 pub use review::{
     decide, decide_under, escalate_if_due, resubmit, DecideError, Decider, DecisionInput, Judge,
-    KeyRef, Review, Target,
+    KeyRef, Person, Review, Target,
 };
 pub use timestamp::{Timestamp, TimestampError};
 pub use validate::{validate_bundle, validate_document, Document, DocumentKind, Report};

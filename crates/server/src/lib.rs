@@ -17,6 +17,7 @@
 //! - [`metrics`]: `/metrics` for Prometheus.
 //! - [`policy`]: the approval policy file, read strictly.
 //! - [`rate`]: a key's request rate as people write it.
+//! - [`signin`]: reviewers signing in with OpenID Connect; their sessions.
 //! - [`signing`]: the server's Ed25519 key and the receipts it signs.
 //! - [`usecases`]: what a request does, whatever entry point brought it
 //!   (decide); the HTTP handlers parse, call one and map its result.
@@ -33,6 +34,7 @@ pub mod options;
 pub mod policy;
 pub mod rate;
 pub mod serve;
+pub mod signin;
 pub mod signing;
 pub mod store;
 pub mod usecases;

@@ -142,6 +142,7 @@ mod tests {
             paired_from: None,
             device: None,
             last_used_at: None,
+            person: None,
         };
         let flooding = key("a", "1/min,3");
         assert_eq!(limits.take_known("hash-a"), None);

@@ -41,6 +41,12 @@ pub struct ServeOptions {
     /// strictly: any mistake refuses to start.
     #[arg(long, value_name = "FILE", env = "COUNTERSIGN_POLICY")]
     pub policy: Option<PathBuf>,
+    /// Reviewers sign in with their organisation's identity provider
+    /// (OpenID Connect): the providers, their groups' roles and the session
+    /// settings (TOML, see docs/sign-in.md). Checked strictly: any mistake
+    /// refuses to start.
+    #[arg(long, value_name = "FILE", env = "COUNTERSIGN_SIGN_IN")]
+    pub sign_in: Option<PathBuf>,
     /// An address told of every review created, decided, expired or
     /// escalated, by a signed POST (repeatable).
     #[arg(

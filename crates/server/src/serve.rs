@@ -60,6 +60,8 @@ pub async fn run(options: ServeOptions) -> Result<(), ServeError> {
     let database = options.database.address()?;
     let policy = options.policy.as_deref().map(crate::policy::load);
     let policy = policy.transpose()?.unwrap_or_default();
+    let sign_in = options.sign_in.as_deref().map(crate::signin::config::load);
+    let sign_in = sign_in.transpose()?.map(crate::signin::SignIn::new);
     let signing_key = options.database.signing_key();
     let signer = Signer::load_or_create(&signing_key)?;
     let metrics = match options.metrics_at() {
@@ -81,7 +83,9 @@ pub async fn run(options: ServeOptions) -> Result<(), ServeError> {
     let desk = desk.unwrap_or_else(|| format!("http://{address}"));
     let webhooks = Webhooks::open(db.clone(), options.webhooks(), &desk).await?;
     let limits = crate::limits::Limits::new(options.rates());
-    let state = AppState::new(db.clone(), limits, signer, policy, webhooks.clone()).await?;
+    let state = AppState::new(db.clone(), limits, signer, policy, webhooks.clone())
+        .await?
+        .with_sign_in(sign_in);
     tokio::spawn(crate::changes::sweep(state.changes.clone()));
     if !webhooks.is_empty() {
         tokio::spawn(webhooks.run());

@@ -131,10 +131,7 @@ mod tests {
         let review = countersign_domain::demo::numbered(1).expect("a demo review");
         let mut review = countersign_domain::demo::approved(&review, chrono::Utc::now())
             .expect("the demo review can be approved");
-        let key = countersign_domain::KeyRef {
-            key_id: "key_1".into(),
-            owner: None,
-        };
+        let key = countersign_domain::KeyRef::key("key_1");
         review.attribute_last_decision(&key, None);
         review
     }

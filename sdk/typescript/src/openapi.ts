@@ -991,7 +991,7 @@ export interface components {
          * @description Stable machine code clients branch on. A client should treat a code it does not know as an error it cannot act on.
          * @enum {string}
          */
-        ErrorCode: "already_decided" | "already_exists" | "already_revoked" | "body_too_large" | "busy" | "cannot_resubmit" | "cannot_withdraw" | "changed_meanwhile" | "idempotency_key_required" | "idempotency_key_reused" | "internal" | "invalid_parameter" | "invalid_request" | "invalid_target" | "malformed_json" | "method_not_allowed" | "not_found" | "pairing_refused" | "policy_refused" | "rate_limited" | "request_expired" | "role_not_allowed" | "target_not_awaiting_approval" | "token_unknown" | "token_expired" | "token_used" | "token_hash_mismatch" | "token_device_mismatch" | "token_other_approval" | "unauthorized" | "unknown_parameter" | "unreadable_body" | "unsupported_media_type" | "wrong_key_kind";
+        ErrorCode: "already_decided" | "already_exists" | "already_revoked" | "body_too_large" | "busy" | "cannot_resubmit" | "cannot_withdraw" | "changed_meanwhile" | "cross_site" | "idempotency_key_required" | "idempotency_key_reused" | "internal" | "invalid_parameter" | "invalid_request" | "invalid_target" | "malformed_json" | "method_not_allowed" | "no_role" | "not_found" | "pairing_refused" | "policy_refused" | "provider_unavailable" | "rate_limited" | "request_expired" | "reviewer_keys_off" | "role_not_allowed" | "target_not_awaiting_approval" | "token_unknown" | "token_expired" | "token_used" | "token_hash_mismatch" | "token_device_mismatch" | "token_other_approval" | "unauthorized" | "unknown_parameter" | "unreadable_body" | "unsupported_media_type" | "wrong_key_kind";
     };
     responses: never;
     parameters: never;

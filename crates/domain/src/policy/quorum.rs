@@ -15,9 +15,13 @@ use std::fmt;
 pub struct Approval {
     /// The decision.
     pub decision_id: MplpId,
-    /// Who approved: the key's owner, else the key (else the role, for
-    /// decisions no key was recorded for).
+    /// Who approved, as people read it: the signed-in person, else the
+    /// key's owner, else the key (else the role, for decisions no key was
+    /// recorded for).
     pub person: String,
+    /// The key or session that approved, when one was recorded: what tells
+    /// one person from another.
+    pub by: Option<KeyRef>,
     /// The role they approved as.
     pub role: String,
 }
@@ -81,13 +85,16 @@ impl Standing {
             .current_round()
             .iter()
             .filter(|d| d.status == DecisionStatus::Approved)
-            .map(|d| Approval {
-                decision_id: d.decision_id,
-                person: review
-                    .decider_of(d.decision_id)
-                    .map(|k| k.owner.clone().unwrap_or_else(|| k.key_id.clone()))
-                    .unwrap_or_else(|| d.decided_by_role.clone()),
-                role: d.decided_by_role.clone(),
+            .map(|d| {
+                let by = review.decider_of(d.decision_id).map(|k| k.key_ref());
+                Approval {
+                    decision_id: d.decision_id,
+                    person: by
+                        .as_ref()
+                        .map_or_else(|| d.decided_by_role.clone(), |k| k.person().to_owned()),
+                    by,
+                    role: d.decided_by_role.clone(),
+                }
             })
             .collect();
         let missing_roles = rule
@@ -119,7 +126,7 @@ impl Standing {
     }
 
     /// Whether one more approval by `reviewer` as `role` is allowed (the
-    /// same person twice, the requester's owner, a required role crowded
+    /// same person twice, by any key or session, the requester's owner, a required role crowded
     /// out, an edit or grant under a quorum are not).
     pub fn admits(
         &self,
@@ -130,19 +137,19 @@ impl Standing {
         choice: Option<&ToolChoice>,
     ) -> Result<(), PolicyRefusal> {
         let person = reviewer.person();
-        if self.approvals.iter().any(|a| a.person == person) {
+        let same = |other: &KeyRef| other.is_same_person(reviewer);
+        if self
+            .approvals
+            .iter()
+            .any(|a| a.by.as_ref().is_some_and(same))
+        {
             return Err(PolicyRefusal::SameReviewer {
                 person: person.to_owned(),
                 rule: rule.name.clone(),
             });
         }
         let risk = review.tool_call().map(|c| c.request.risk_tier);
-        if rule.forbids_self_approval(risk)
-            && review
-                .requester
-                .as_ref()
-                .is_some_and(|r| r.person() == person)
-        {
+        if rule.forbids_self_approval(risk) && review.requester.as_ref().is_some_and(same) {
             return Err(PolicyRefusal::SelfApproval {
                 person: person.to_owned(),
                 rule: rule.name.clone(),

@@ -203,6 +203,7 @@ fn decide_as(
         if let (Some(grant), Some(judge)) = (&mut outcome.grant, judge) {
             grant.granted_by_key = Some(judge.reviewer.key_id.clone());
             grant.granted_by_owner = judge.reviewer.owner.clone();
+            grant.granted_by_person = judge.reviewer.person.clone();
         }
         call.outcome = Some(outcome);
     }

@@ -4,6 +4,7 @@
 mod decide;
 mod escalate;
 mod learning;
+mod person;
 mod resubmit;
 
 pub(crate) use decide::event;
@@ -12,6 +13,7 @@ pub use escalate::{escalate_if_due, ESCALATED};
 pub use learning::{
     learning_sample, FeedbackLabel, LearningSample, SampleInput, SampleMeta, SampleOutput,
 };
+pub use person::{KeyRef, Person};
 pub use resubmit::{resubmit, Resubmission, ResubmitError};
 
 use crate::issue::{Issue, IssueCode, Pointer};
@@ -23,6 +25,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The object a Confirm asks about, when it is an MPLP object.
+// A review holds one target and is moved whole, rarely: boxing the tool call
+// would add an allocation to every review for no gain.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Target {
@@ -109,24 +114,6 @@ pub struct Review {
     pub target_sha256: Option<CallHash>,
 }
 
-/// An API key and the person or team it belongs to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct KeyRef {
-    /// The key's public id.
-    pub key_id: String,
-    /// Its owner (`keys add --owner`), when one was given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub owner: Option<String>,
-}
-
-impl KeyRef {
-    /// Who is behind the key: its owner, else the key itself.
-    pub fn person(&self) -> &str {
-        self.owner.as_deref().unwrap_or(&self.key_id)
-    }
-}
-
 /// The reviewer key behind one decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -138,9 +125,23 @@ pub struct Decider {
     /// The key's owner, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// The signed-in person who decided, when the provider named them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person: Option<Person>,
     /// The policy rule the decision was checked against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+}
+
+impl Decider {
+    /// The key or session that made the decision, as the policy compares callers.
+    pub fn key_ref(&self) -> KeyRef {
+        KeyRef {
+            key_id: self.key_id.clone(),
+            owner: self.owner.clone(),
+            person: self.person.clone(),
+        }
+    }
 }
 
 impl Review {
@@ -166,12 +167,13 @@ impl Review {
                 decision_id: decision.decision_id,
                 key_id: key.key_id.clone(),
                 owner: key.owner.clone(),
+                person: key.person.clone(),
                 rule: rule.map(str::to_owned),
             });
         }
     }
 
-    /// The reviewer key that made a decision, when one was recorded.
+    /// The reviewer key (or session) that made a decision, when one was recorded.
     pub fn decider_of(&self, decision_id: MplpId) -> Option<&Decider> {
         self.deciders.iter().find(|d| d.decision_id == decision_id)
     }

@@ -87,6 +87,7 @@ pub fn approve_by_grant(
             let key = KeyRef {
                 key_id: key_id.clone(),
                 owner: grant.granted_by_owner.clone(),
+                person: grant.granted_by_person.clone(),
             };
             next.attribute_last_decision(&key, None);
         }

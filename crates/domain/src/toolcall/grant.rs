@@ -94,6 +94,9 @@ pub struct ScopeGrant {
     /// That key's owner, the person who granted it, when the key has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub granted_by_owner: Option<String>,
+    /// The signed-in person who granted it, when the provider named them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub granted_by_person: Option<crate::Person>,
     /// When.
     pub granted_at: Timestamp,
     /// When it stops covering calls (15-minute grants).

@@ -275,6 +275,7 @@ pub(crate) fn outcome_for(
                     granted_by_role: role.to_owned(),
                     granted_by_key: None,
                     granted_by_owner: None,
+                    granted_by_person: None,
                     granted_at: Timestamp::from_utc(now),
                     expires_at: ScopeGrant::ends(scope, now),
                 }),

@@ -61,6 +61,9 @@ pub enum ErrorCode {
     CannotWithdraw,
     /// The review changed between a read and a write: read it again.
     ChangedMeanwhile,
+    /// A request with a session's cookie came from another site, or without
+    /// the session's `X-Countersign-CSRF` token.
+    CrossSite,
     /// A decision needs an `Idempotency-Key` header.
     IdempotencyKeyRequired,
     /// The `Idempotency-Key` was used for a different decision.
@@ -77,16 +80,23 @@ pub enum ErrorCode {
     MalformedJson,
     /// This path does not take this method.
     MethodNotAllowed,
+    /// Signed in, but none of the person's groups gives a role here.
+    NoRole,
     /// No such thing, or not one this key may see.
     NotFound,
     /// The pairing code is unknown, used or expired.
     PairingRefused,
     /// The approval policy refused the decision.
     PolicyRefused,
+    /// The identity provider could not confirm the person's groups again:
+    /// nothing is done until it can.
+    ProviderUnavailable,
     /// The key sent more requests than its rate allows.
     RateLimited,
     /// The tool call's request expired before it was decided.
     RequestExpired,
+    /// Reviewer keys are turned off here: reviewers sign in.
+    ReviewerKeysOff,
     /// The key may not sign as this role.
     RoleNotAllowed,
     /// The thing to approve is not waiting for approval.

@@ -75,6 +75,9 @@ pub struct ReceiptDecision {
     /// The key's owner, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_by_owner: Option<String>,
+    /// The signed-in person who made it, as their identity provider names them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by_person: Option<crate::Person>,
     /// When.
     pub decided_at: Timestamp,
 }
@@ -155,6 +158,7 @@ impl ReceiptBody {
                         decided_by_role: d.decided_by_role.clone(),
                         decided_by_key: key.map(|k| k.key_id.clone()),
                         decided_by_owner: key.and_then(|k| k.owner.clone()),
+                        decided_by_person: key.and_then(|k| k.person.clone()),
                         decided_at: d.decided_at.clone(),
                     }
                 })

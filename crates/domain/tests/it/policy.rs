@@ -6,7 +6,9 @@ use countersign_domain::model::{ConfirmStatus, DecisionStatus};
 use countersign_domain::policy::{Policy, PolicyRefusal, Rule, SelfApproval, Standing};
 use countersign_domain::toolcall::{new_tool_call_review, ToolChoice, ToolMode};
 use countersign_domain::wire::ReceiptBody;
-use countersign_domain::{decide_under, DecideError, DecisionInput, Judge, KeyRef, MplpId, Review};
+use countersign_domain::{
+    decide_under, DecideError, DecisionInput, Judge, KeyRef, MplpId, Person, Review,
+};
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use DecisionStatus::{Approved, Rejected};
@@ -41,8 +43,8 @@ fn ids() -> impl FnMut() -> MplpId {
 
 fn key(id: &str, owner: &str) -> KeyRef {
     KeyRef {
-        key_id: id.into(),
         owner: Some(owner.into()),
+        ..KeyRef::key(id)
     }
 }
 
@@ -176,6 +178,77 @@ fn the_same_reviewer_twice_is_refused_even_with_another_key() {
     assert!(
         matches!(again, Err(DecideError::Policy(PolicyRefusal::SameReviewer { ref person, .. })) if person == "bob"),
         "{again:?}"
+    );
+}
+
+fn signed_in(key_id: &str, subject: &str) -> KeyRef {
+    KeyRef {
+        person: Some(Person {
+            issuer: "https://idp.example".into(),
+            subject: subject.into(),
+            name: Some(format!("Person {subject}")),
+            email: Some(format!("{subject}@example.com")),
+        }),
+        ..KeyRef::key(key_id)
+    }
+}
+
+#[test]
+fn one_person_with_two_keys_and_a_session_gives_one_vote() {
+    let policy = parse(json!({"rules": [{"name": "two", "approvals": 2}]}));
+    let review = call("deploy", "R1");
+    let once = as_key(
+        &review,
+        &policy,
+        &signed_in("ses_1", "dana"),
+        Approved,
+        "sre",
+    )
+    .unwrap();
+    for other in [
+        signed_in("key_paired_1", "dana"),
+        signed_in("key_paired_2", "dana"),
+        key("key_ops", "DANA@example.com"),
+    ] {
+        let again = as_key(&once, &policy, &other, Approved, "sre");
+        assert!(
+            matches!(
+                again,
+                Err(DecideError::Policy(PolicyRefusal::SameReviewer { .. }))
+            ),
+            "{other:?}: {again:?}"
+        );
+    }
+    let twice = as_key(&once, &policy, &signed_in("ses_2", "erin"), Approved, "sre").unwrap();
+    assert_eq!(twice.confirm.status, ConfirmStatus::Approved);
+    let receipt = ReceiptBody::of(&twice).unwrap().unwrap();
+    let people: Vec<_> = receipt
+        .decisions
+        .iter()
+        .map(|d| d.decided_by_person.as_ref().unwrap().id())
+        .collect();
+    assert_eq!(
+        people,
+        ["dana at https://idp.example", "erin at https://idp.example"]
+    );
+}
+
+#[test]
+fn a_signed_in_person_may_not_approve_what_their_own_agent_asked() {
+    let policy = parse(json!({"rules": [{"name": "strict", "self_approval": "forbid"}]}));
+    let mut review = call("deploy", "R0");
+    review.requester = Some(key("key_agent", "dana@example.com"));
+    let err = as_key(
+        &review,
+        &policy,
+        &signed_in("ses_1", "dana"),
+        Approved,
+        "sre",
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, DecideError::Policy(PolicyRefusal::SelfApproval { .. })),
+        "{err:?}"
     );
 }
 

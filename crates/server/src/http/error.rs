@@ -61,6 +61,11 @@ impl ApiError {
         )
     }
 
+    /// The HTTP status it is answered with.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
     /// Adds the typed reason a decision was refused.
     pub fn with_refusal(mut self, refusal: Refusal) -> Self {
         self.refusal = Some(Box::new(refusal));

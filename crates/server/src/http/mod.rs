@@ -13,6 +13,7 @@ pub(crate) mod headers;
 mod input;
 mod query;
 mod reviews;
+mod signin;
 mod tool_calls;
 
 use crate::changes::Changes;
@@ -53,6 +54,8 @@ pub struct AppState {
     pub signer: Signer,
     /// Where events are sent, and how each delivery went.
     pub webhooks: Webhooks,
+    /// Reviewers' sign-in with OpenID Connect, when configured.
+    pub sign_in: Option<crate::signin::SignIn>,
 }
 
 impl AppState {
@@ -72,7 +75,13 @@ impl AppState {
             signer,
             webhooks,
             db,
+            sign_in: None,
         })
+    }
+
+    /// The same state, with reviewers signing in through `sign_in`.
+    pub fn with_sign_in(self, sign_in: Option<crate::signin::SignIn>) -> AppState {
+        AppState { sign_in, ..self }
     }
 
     /// A review's outcome, with its signed receipt once decided.
@@ -117,14 +126,22 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/pairings/redeem", post(devices::redeem))
         .route("/devices", get(devices::list))
         .route("/devices/{key_id}/revoke", post(devices::revoke))
+        .route("/session", get(signin::current))
+        .route("/sessions", get(signin::list))
+        .route("/sessions/{id}/revoke", post(signin::revoke))
         .route("/openapi.json", get(openapi))
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
         .layer(axum::middleware::from_fn(body::read_first))
         .layer(DefaultBodyLimit::max(max_body))
         .layer(axum::Extension(body::MaxBody(max_body)))
+        .with_state(state.clone());
+    let auth = Router::new()
+        .route("/login", get(signin::login))
+        .route("/callback", get(signin::callback))
+        .route("/logout", post(signin::logout))
         .with_state(state);
-    Router::new().nest("/api/v1", api)
+    Router::new().nest("/api/v1", api).nest("/auth", auth)
 }
 
 async fn health(axum::extract::State(state): axum::extract::State<AppState>) -> impl IntoResponse {

@@ -5,7 +5,7 @@
 use super::rounds::{rows_in, ReadFuture};
 use super::{audit, begin_write, stored_time, Db, DbError};
 use crate::rate::Rate;
-use countersign_domain::KeyRef;
+use countersign_domain::{KeyRef, Person};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::Row;
@@ -64,6 +64,10 @@ pub struct ApiKey {
     pub device: Option<String>,
     /// A paired device's last request (to the minute).
     pub last_used_at: Option<String>,
+    /// The signed-in person it acts for: a session's, or the one who paired
+    /// this device from a session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub person: Option<Person>,
 }
 
 impl ApiKey {
@@ -72,6 +76,7 @@ impl ApiKey {
         KeyRef {
             key_id: self.id.clone(),
             owner: self.owner.clone(),
+            person: self.person.clone(),
         }
     }
 }
@@ -98,6 +103,7 @@ pub(super) fn mint(
         paired_from: None,
         device: None,
         last_used_at: None,
+        person: None,
     };
     Ok(MintedKey { key, secret })
 }
@@ -110,7 +116,7 @@ pub(super) async fn insert_key(
 ) -> Result<(), sqlx::Error> {
     let key = &minted.key;
     sqlx::query(
-        "INSERT INTO api_keys (id, kind, roles, label, hash, created_at, rate, owner, paired_from, device) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        "INSERT INTO api_keys (id, kind, roles, label, hash, created_at, rate, owner, paired_from, device, person) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(&key.id)
     .bind(key.kind.as_str())
@@ -122,6 +128,7 @@ pub(super) async fn insert_key(
     .bind(&key.owner)
     .bind(&key.paired_from)
     .bind(&key.device)
+    .bind(key.person.as_ref().and_then(|p| serde_json::to_string(p).ok()))
     .execute(&mut **tx)
     .await?;
     audit::append(tx, &[key_entry(kind, key, &key.created_at)]).await
@@ -143,7 +150,7 @@ pub struct MintedKey {
     pub secret: String,
 }
 
-pub(super) fn random_hex(bytes: usize) -> Result<String, DbError> {
+pub(crate) fn random_hex(bytes: usize) -> Result<String, DbError> {
     let mut buf = vec![0u8; bytes];
     getrandom::fill(&mut buf).map_err(|e| DbError::Damaged(format!("no randomness: {e}")))?;
     Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
@@ -178,13 +185,18 @@ pub(super) fn key_of(row: &sqlx::any::AnyRow) -> Result<ApiKey, DbError> {
         paired_from: row.try_get("paired_from")?,
         device: row.try_get("device")?,
         last_used_at: row.try_get("last_used_at")?,
+        person: row
+            .try_get::<Option<String>, _>("person")?
+            .map(|p| serde_json::from_str(&p))
+            .transpose()
+            .map_err(|e| DbError::Damaged(format!("key {id} person: {e}")))?,
         id,
     })
 }
 
 /// A key as the audit chain covers it: everything but its last use.
 pub(super) fn audited_key(key: &ApiKey) -> String {
-    serde_json::json!({
+    let mut doc = serde_json::json!({
         "id": key.id,
         "kind": key.kind,
         "roles": key.roles,
@@ -195,8 +207,12 @@ pub(super) fn audited_key(key: &ApiKey) -> String {
         "owner": key.owner,
         "paired_from": key.paired_from,
         "device": key.device,
-    })
-    .to_string()
+    });
+    // Only keys paired by a person name one: the others' text stays as audited.
+    if let (Some(person), Some(fields)) = (&key.person, doc.as_object_mut()) {
+        fields.insert("person".into(), serde_json::json!(person));
+    }
+    doc.to_string()
 }
 
 /// The audit entry of `key` after a change of `kind` (`key.minted`…).
@@ -211,7 +227,7 @@ pub(super) fn key_entry(kind: &'static str, key: &ApiKey, at: &str) -> audit::En
 }
 
 pub(super) const KEY_COLUMNS: &str =
-    "id, kind, roles, label, created_at, revoked_at, rate, owner, paired_from, device, last_used_at";
+    "id, kind, roles, label, created_at, revoked_at, rate, owner, paired_from, device, last_used_at, person";
 
 impl Db {
     /// Mints and stores a key (with its own request rate, if given), audited.
@@ -304,8 +320,8 @@ impl Db {
                 .fetch_optional(self.pool())
                 .await?;
         Ok(KeyRef {
-            key_id: id.to_owned(),
             owner: owner.flatten(),
+            ..KeyRef::key(id)
         })
     }
 

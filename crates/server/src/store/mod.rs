@@ -14,6 +14,7 @@ mod listing;
 pub mod reviews;
 mod rounds;
 mod row;
+pub mod sessions;
 pub mod webhooks;
 
 pub use commit::{ChangeError, IdempotencyRecord, IdempotentResult};

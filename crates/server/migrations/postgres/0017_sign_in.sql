@@ -1,0 +1,1 @@
+../shared/0017_sign_in.sql
