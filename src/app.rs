@@ -47,6 +47,13 @@ fn Shell() -> impl IntoView {
     let help = RwSignal::new(false);
     use_shortcuts(help);
     let route = Memo::new(move |_| location.path.with(|p| Route::parse(p)));
+    // On a session: a person whose groups give no role sees why, not the inbox.
+    let no_role = RwSignal::new(None::<String>);
+    if origin.connection().is_some_and(|c| c.signed_in) {
+        leptos::task::spawn_local(async move {
+            let _ = on_demand::watch_session(no_role).await;
+        });
+    }
     let pending = Memo::new(move |_| reviews.pending_count());
     // Served by a Countersign server, not connected yet: only Settings (to
     // connect) and a pairing link lead anywhere.
@@ -70,7 +77,9 @@ fn Shell() -> impl IntoView {
             {move || notices.list().get().into_iter().map(|n| view! { <p class="notice notice-warning" role="alert">{n}</p> }).collect_view()}
         </div>
         <main id="main" tabindex="-1">
-            {move || match route.get() {
+            {move || match (no_role.get(), route.get()) {
+                (Some(who), _) => view! { <NoRolePage who /> }.into_any(),
+                (None, route) => match route {
                 Route::Inbox => view! { <Inbox /> }.into_any(),
                 Route::Review(id) => view! { <OnDemand load=move || on_demand::review_screen(id.clone()) /> }.into_any(),
                 Route::Import => view! { <OnDemand load=on_demand::import_screen /> }.into_any(),
@@ -84,6 +93,7 @@ fn Shell() -> impl IntoView {
                     </section>
                 }
                 .into_any(),
+                },
             }}
         </main>
         <Show when=move || help.get()>
@@ -117,6 +127,24 @@ fn TopBar(route: Memo<Route>, pending: Memo<u64>, help: RwSignal<bool>) -> impl 
             </nav>
             <button type="button" class="help-button" aria-label="Keyboard shortcuts" aria-keyshortcuts="?" on:click=move |_| help.update(|h| *h = !*h)>"?"</button>
         </header>
+    }
+}
+
+/// What a signed-in person whose groups give no role sees instead of the inbox.
+#[component]
+fn NoRolePage(who: String) -> impl IntoView {
+    let sign_out = |_| {
+        leptos::task::spawn_local(async {
+            let _ = on_demand::sign_out().await;
+        })
+    };
+    view! {
+        <section class="no-role" aria-labelledby="no-role-title">
+            <h1 id="no-role-title">"You are signed in, but may not review here"</h1>
+            <p>"You are signed in as " <strong>{who}</strong> ", but none of your groups gives a role on this desk, so it shows you no requests."</p>
+            <p>"Ask whoever runs this desk to add you to a reviewers' group at your identity provider, then sign in again."</p>
+            <div class="actions"><button type="button" on:click=sign_out>"Sign out"</button></div>
+        </section>
     }
 }
 

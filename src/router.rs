@@ -189,9 +189,14 @@ pub fn provide_location() -> Location {
         let Some(path) = app_path(base(), &pathname).filter(|_| same_origin) else {
             return;
         };
+        // `rel="external"`: a page of the server's own (sign-in), not a screen.
+        let external = anchor
+            .get_attribute("rel")
+            .is_some_and(|rel| rel.split_whitespace().any(|r| r == "external"));
         if !anchor.target().is_empty()
             || anchor.has_attribute("download")
             || anchor.hash().len() > 1
+            || external
         {
             return;
         }

@@ -4,6 +4,7 @@
 //! device (local storage).
 
 use serde::{Deserialize, Serialize};
+use wasm_bindgen::JsCast;
 
 const KEY: &str = "countersign.v1.connection";
 
@@ -33,7 +34,16 @@ pub struct Connection {
     /// thread is resumed by the assistant that owns it.
     #[serde(default, alias = "assistant", skip_serializing_if = "String::is_empty")]
     pub graphs: String,
+    /// Signed in to this desk's own server: its session cookie (which the
+    /// page cannot read) is the credential, not a key. Never saved.
+    #[serde(skip)]
+    pub signed_in: bool,
 }
+
+/// The cookie the server sets beside its session cookie so the app knows,
+/// without a request, to open on the session (a hint only: the server
+/// authenticates by the HttpOnly cookie, which the page never sees).
+const SIGNED_IN_HINT: &str = "countersign_signed_in";
 
 fn storages() -> [Option<web_sys::Storage>; 2] {
     let window = web_sys::window();
@@ -48,8 +58,18 @@ fn storages() -> [Option<web_sys::Storage>; 2] {
 }
 
 impl Connection {
-    /// The saved connection (this tab's first, then the remembered one).
+    /// The connection to use: this desk's own server when a person signed
+    /// in to it, else the saved one (this tab's first, then the remembered one).
     pub fn load() -> Option<Connection> {
+        if let Some(origin) = signed_in_origin() {
+            return Some(Connection {
+                url: origin,
+                key: String::new(),
+                backend: ServerKind::Countersign,
+                graphs: String::new(),
+                signed_in: true,
+            });
+        }
         storages().into_iter().flatten().find_map(|storage| {
             let text = storage.get_item(KEY).ok().flatten()?;
             serde_json::from_str(&text).ok()
@@ -77,8 +97,34 @@ impl Connection {
         }
     }
 
+    /// Forgets that a person is signed in here (the session ended): the
+    /// next load asks them to sign in again.
+    pub fn forget_session() {
+        let document = web_sys::window().and_then(|w| w.document());
+        if let Some(document) = document.and_then(|d| d.dyn_into::<web_sys::HtmlDocument>().ok()) {
+            let _ = document.set_cookie(&format!("{SIGNED_IN_HINT}=; Path=/; Max-Age=0"));
+        }
+    }
+
     /// The address without a trailing slash.
     pub fn base(&self) -> &str {
         self.url.trim_end_matches('/')
     }
+}
+
+/// This page's origin, when its server says a person is signed in here.
+fn signed_in_origin() -> Option<String> {
+    if !crate::browser::served_by_server() {
+        return None;
+    }
+    let window = web_sys::window()?;
+    let document = window
+        .document()?
+        .dyn_into::<web_sys::HtmlDocument>()
+        .ok()?;
+    let cookies = document.cookie().ok()?;
+    let hinted = cookies
+        .split(';')
+        .any(|c| c.trim() == format!("{SIGNED_IN_HINT}=1"));
+    hinted.then(|| window.location().origin().ok()).flatten()
 }

@@ -56,12 +56,99 @@ impl HttpError {
 #[derive(Debug, Clone)]
 pub struct HttpStore {
     connection: Connection,
+    /// A signed-in session's token for state-changing requests, asked for
+    /// when first needed and kept in memory only.
+    csrf: std::sync::Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl HttpStore {
     /// A store for this connection (nothing is sent yet).
     pub fn new(connection: Connection) -> Self {
-        HttpStore { connection }
+        HttpStore {
+            connection,
+            csrf: Default::default(),
+        }
+    }
+
+    /// Whether a signed-in session (not a key) is the credential.
+    pub fn signed_in(&self) -> bool {
+        self.connection.signed_in
+    }
+
+    /// Who is signed in to this desk's server, and how one signs in there.
+    pub async fn session(&self) -> Result<SessionState, HttpError> {
+        self.session_as().await
+    }
+
+    /// `GET /api/v1/session` read as `T`, sent as it is (`call_as` asks for
+    /// the CSRF token here).
+    async fn session_as<T: DeserializeOwned>(&self) -> Result<T, HttpError> {
+        let base = self.connection.base();
+        let url = format!("{base}/api/v1/session");
+        let (status, text) = fetch_text("GET", &url, &[], None, base).await?;
+        match status {
+            200 => serde_json::from_str(&text)
+                .map_err(|e| HttpError::Garbled(format!("{status} {url}: {e}"))),
+            other => Err(HttpError::Garbled(format!(
+                "{url} answered {other}: is this a Countersign server?"
+            ))),
+        }
+    }
+
+    /// The session's token, asked for once (only the token is read: the
+    /// rest of the answer's code stays out of the first load).
+    async fn csrf_token(&self) -> Result<String, HttpError> {
+        #[derive(serde::Deserialize)]
+        struct Token {
+            csrf: String,
+        }
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            session: Option<Token>,
+        }
+        if let Some(token) = self.csrf.lock().ok().and_then(|t| t.clone()) {
+            return Ok(token);
+        }
+        let answer: Answer = self.session_as().await?;
+        let token = answer
+            .session
+            .map(|s| s.csrf)
+            .ok_or_else(|| HttpError::Refused {
+                status: 401,
+                message: "your session has ended: sign in again".into(),
+                details: Vec::new(),
+                refusal: None,
+            })?;
+        if let Ok(mut kept) = self.csrf.lock() {
+            *kept = Some(token.clone());
+        }
+        Ok(token)
+    }
+
+    /// The person's sessions, newest first.
+    pub async fn sessions(&self) -> Result<SessionList, HttpError> {
+        self.call_as("GET", "/sessions", None, None).await
+    }
+
+    /// Ends one of the person's sessions.
+    pub async fn revoke_session(&self, id: &str) -> Result<(), HttpError> {
+        let path = format!("/sessions/{}/revoke", encode(id));
+        self.call_as::<Option<Value>>("POST", &path, Some(&json!({})), None)
+            .await
+            .map(drop)
+    }
+
+    /// Signs out: the server ends the session and clears its cookie.
+    pub async fn sign_out(&self) -> Result<(), HttpError> {
+        let token = self.csrf_token().await?;
+        let url = format!("{}/auth/logout", self.connection.base());
+        let headers = [("X-Countersign-CSRF", token.as_str())];
+        let (status, _) = fetch_text("POST", &url, &headers, None, self.connection.base()).await?;
+        Connection::forget_session();
+        match status {
+            204 | 401 => Ok(()),
+            other => Err(HttpError::Garbled(format!("signing out answered {other}"))),
+        }
     }
 
     /// The server's address.
@@ -95,6 +182,13 @@ impl HttpStore {
         if !self.connection.key.is_empty() {
             headers.push(("Authorization", bearer.as_str()));
         }
+        let token = match (self.connection.signed_in, method) {
+            (true, "POST") => Some(self.csrf_token().await?),
+            _ => None,
+        };
+        if let Some(token) = &token {
+            headers.push(("X-Countersign-CSRF", token.as_str()));
+        }
         if let Some(key) = idempotency_key {
             headers.push(("Idempotency-Key", key));
         }
@@ -102,7 +196,18 @@ impl HttpStore {
             fetch_text(method, &url, &headers, body, self.connection.base()).await?;
         let garbled = |e: serde_json::Error| HttpError::Garbled(format!("{status} {url}: {e}"));
         if (200..300).contains(&status) {
-            return serde_json::from_str(&text).map_err(garbled);
+            // 204 has no body: read as `null`.
+            let body = if text.trim().is_empty() {
+                "null"
+            } else {
+                &text
+            };
+            return serde_json::from_str(body).map_err(garbled);
+        }
+        if status == 401 && self.connection.signed_in {
+            // The session ended (signed out elsewhere, revoked, expired, or
+            // the provider no longer vouches): the desk asks to sign in again.
+            Connection::forget_session();
         }
         let ErrorBody::<Value> { error } = serde_json::from_str(&text).map_err(garbled)?;
         Err(HttpError::Refused {
@@ -253,7 +358,11 @@ impl HttpStore {
 
     /// A single-use ticket that opens the live event stream once (browsers'
     /// EventSource cannot send headers, and the key never goes in a URL).
+    /// A signed-in session needs none (the stream sends its cookie): empty.
     pub async fn event_ticket(&self) -> Result<String, HttpError> {
+        if self.connection.signed_in {
+            return Ok(String::new());
+        }
         let minted = self
             .call(
                 "POST",
@@ -271,13 +380,15 @@ impl HttpStore {
     /// The live event stream's address with a ticket, resuming after the
     /// change at position `after` when given.
     pub fn events_url(&self, ticket: &str, after: Option<&str>) -> String {
-        let resume = after
-            .map(|seq| format!("&after={}", encode(seq)))
-            .unwrap_or_default();
+        let mut query: Vec<String> = Vec::new();
+        if !ticket.is_empty() {
+            query.push(format!("ticket={}", encode(ticket)));
+        }
+        query.extend(after.map(|seq| format!("after={}", encode(seq))));
         format!(
-            "{}/api/v1/events?ticket={}{resume}",
+            "{}/api/v1/events?{}",
             self.connection.base(),
-            encode(ticket)
+            query.join("&")
         )
     }
 }
@@ -292,4 +403,73 @@ fn encode(text: &str) -> String {
 /// A review from the server (typed through its text, like every stored review).
 fn review_of(value: &Value) -> Result<Review, HttpError> {
     countersign_domain::json::typed(value).map_err(|e| HttpError::Garbled(format!("a review: {e}")))
+}
+
+/// `GET /api/v1/session`: who is signed in here, and how one signs in.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct SessionState {
+    /// Whether the request came with a live session.
+    pub signed_in: bool,
+    /// The identity providers one may sign in with (none: sign-in is off).
+    #[serde(default)]
+    pub providers: Vec<SignInProvider>,
+    /// Whether reviewer keys are accepted here.
+    #[serde(default = "yes")]
+    pub reviewer_keys: bool,
+    /// The session, when signed in.
+    pub session: Option<SessionNow>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A provider's sign-in button.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct SignInProvider {
+    /// Its configured id.
+    pub id: String,
+    /// What the button says.
+    pub name: String,
+    /// Where the button leads (on this desk's server).
+    pub login_url: String,
+}
+
+/// The signed-in session.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct SessionNow {
+    /// Its public id.
+    pub id: String,
+    /// The person.
+    pub person: countersign_domain::Person,
+    /// The roles their groups give here.
+    pub roles: Vec<String>,
+    /// When it ends.
+    pub expires_at: String,
+}
+
+/// `GET /api/v1/sessions`.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct SessionList {
+    /// The session this request came with.
+    pub current: Option<String>,
+    /// The person's sessions, newest first.
+    pub sessions: Vec<SessionRecord>,
+}
+
+/// One of the person's sessions.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct SessionRecord {
+    /// Its public id.
+    pub id: String,
+    /// The browser that signed in, as it said.
+    pub user_agent: Option<String>,
+    /// When it started.
+    pub created_at: String,
+    /// When it ends, unless ended before.
+    pub expires_at: String,
+    /// When it ended.
+    pub ended_at: Option<String>,
+    /// Why it ended.
+    pub ended_why: Option<String>,
 }

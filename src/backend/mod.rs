@@ -14,7 +14,7 @@ mod local;
 pub mod outbox;
 
 pub use connection::{Connection, ServerKind};
-pub use countersign::{HttpError, HttpStore};
+pub use countersign::{HttpError, HttpStore, SessionList, SessionState};
 pub use langgraph::{Interrupts, LangGraphStore};
 pub use local::{LoadOutcome, LocalStore};
 

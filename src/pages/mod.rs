@@ -10,3 +10,4 @@ pub mod on_demand;
 pub mod pair;
 pub mod review;
 pub mod settings;
+pub mod signin;

@@ -39,6 +39,20 @@ on_demand! {
     }
 }
 
+on_demand! {
+    /// On a session: who is signed in (a person without a role is named in `no_role`).
+    in settings fn watch_session (no_role: RwSignal<Option<String>>) -> () {
+        super::signin::watch_session(no_role)
+    }
+}
+
+on_demand! {
+    /// Signs out, then starts again at the sign-in buttons.
+    in settings fn sign_out () -> () {
+        super::signin::sign_out_and_restart()
+    }
+}
+
 /// Fetches every screen's code ahead of need, so that opening one is
 /// instant and still works if the network goes away later. A failure here is
 /// silent: opening the screen tries again and says so if it fails.

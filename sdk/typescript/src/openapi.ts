@@ -497,6 +497,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is signed in
+         * @description No credential needed: whether this request came with a live session, the person and their roles, and the identity providers one may sign in with.
+         */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -570,7 +590,7 @@ export interface components {
                     outcome?: Record<string, never>;
                 };
             };
-            /** @description Which reviewer key made each decision, its owner and the policy rule it was checked against (MPLP decision records have no place for them). */
+            /** @description Which reviewer key or session made each decision, its owner or signed-in person, and the policy rule it was checked against (MPLP decision records have no place for them). */
             deciders?: {
                 decision_id: string;
                 key_id: string;
@@ -578,6 +598,8 @@ export interface components {
                 owner?: string;
                 /** @description The policy rule the decision was checked against. */
                 rule?: string;
+                /** @description The signed-in person who decided (a session, or a device they paired). */
+                person?: components["schemas"]["Person"];
             }[];
             /** @description The agent key that asked, recorded by the server (never sent by clients): policies keep its owner from approving. */
             requester?: components["schemas"]["KeyRef"];
@@ -833,6 +855,8 @@ export interface components {
                     /** Format: date-time */
                     decided_at: string;
                     decided_by_owner?: string;
+                    /** @description The signed-in person who made it. */
+                    decided_by_person?: components["schemas"]["Person"];
                 }[];
                 /** @description The policy rule that applied (`default`: one approval). */
                 rule: string;
@@ -876,6 +900,8 @@ export interface components {
         KeyRef: {
             key_id: string;
             owner?: string;
+            /** @description The signed-in person behind a session or a device they paired. */
+            person?: components["schemas"]["Person"];
         };
         /** @description One rule: what it matches (absent conditions match anything) and what it requires. */
         PolicyRule: {
@@ -992,6 +1018,38 @@ export interface components {
          * @enum {string}
          */
         ErrorCode: "already_decided" | "already_exists" | "already_revoked" | "body_too_large" | "busy" | "cannot_resubmit" | "cannot_withdraw" | "changed_meanwhile" | "cross_site" | "idempotency_key_required" | "idempotency_key_reused" | "internal" | "invalid_parameter" | "invalid_request" | "invalid_target" | "malformed_json" | "method_not_allowed" | "no_role" | "not_found" | "pairing_refused" | "policy_refused" | "provider_unavailable" | "rate_limited" | "request_expired" | "reviewer_keys_off" | "role_not_allowed" | "target_not_awaiting_approval" | "token_unknown" | "token_expired" | "token_used" | "token_hash_mismatch" | "token_device_mismatch" | "token_other_approval" | "unauthorized" | "unknown_parameter" | "unreadable_body" | "unsupported_media_type" | "wrong_key_kind";
+        /** @description A person as their organisation's identity provider (OpenID Connect) names them: issuer and subject tell people apart; name and e-mail are as the provider gives them. */
+        Person: {
+            /** @description The provider's issuer URL (the ID token's `iss`). */
+            issuer: string;
+            /** @description The provider's stable id of the person (`sub`). */
+            subject: string;
+            name?: string;
+            email?: string;
+        };
+        SessionState: {
+            /** @description Whether this request came with a live session cookie. */
+            signed_in: boolean;
+            /** @description The identity providers one may sign in with; empty where sign-in is not set up. */
+            providers: {
+                id: string;
+                name: string;
+                /** @description Where a browser goes to sign in (`/auth/login?provider=ID`). */
+                login_url: string;
+            }[];
+            /** @description Whether reviewer API keys are accepted here (an operator may turn them off once sign-in is on). */
+            reviewer_keys: boolean;
+            session?: {
+                /** @description The session's public id: decisions record it as their `key_id`. */
+                id: string;
+                person: components["schemas"]["Person"];
+                /** @description The roles the person's groups give here (empty: signed in, but may not review). */
+                roles: string[];
+                /** @description Sent back as `X-Countersign-CSRF` with every state-changing request made with the session. */
+                csrf: string;
+                expires_at: string;
+            };
+        };
     };
     responses: never;
     parameters: never;
@@ -2535,6 +2593,35 @@ export interface operations {
             };
             /** @description No such device among the caller's. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionState"];
+                };
+            };
+            /** @description The identity provider could not confirm the person again (`provider_unavailable`). */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -76,10 +76,15 @@ impl Served {
 
     /// What the settings say about where reviews are kept.
     pub(super) fn describe(&self) -> String {
-        format!(
-            "The Countersign server at {}: decisions are signed with your reviewer key and every reviewer sees them.",
-            self.server.with_value(|s| s.url().to_owned())
-        )
+        let (url, signed_in) = self
+            .server
+            .with_value(|s| (s.url().to_owned(), s.signed_in()));
+        let by = if signed_in {
+            "in your name, as you signed in"
+        } else {
+            "with your reviewer key"
+        };
+        format!("The Countersign server at {url}: decisions are signed {by} and every reviewer sees them.")
     }
 
     /// Whether the server answered once (reactive): the desk follows it then.

@@ -45,7 +45,7 @@ pub struct KeyRef {
     /// Its owner (`keys add --owner`), when one was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
-    /// The signed-in person: a session's, or the one who paired a device.
+    /// The signed-in person behind a session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub person: Option<Person>,
 }
@@ -115,10 +115,10 @@ mod tests {
     }
 
     #[test]
-    fn a_session_and_a_paired_key_of_one_person_are_one_person() {
+    fn two_sessions_of_one_person_are_one_person() {
         let session = signed_in("ses_1", alice());
-        let device = signed_in("key_2", alice());
-        assert!(session.is_same_person(&device));
+        let other = signed_in("ses_2", alice());
+        assert!(session.is_same_person(&other));
         assert_eq!(session.person(), "Alice");
     }
 

@@ -194,7 +194,7 @@ fn signed_in(key_id: &str, subject: &str) -> KeyRef {
 }
 
 #[test]
-fn one_person_with_two_keys_and_a_session_gives_one_vote() {
+fn one_person_with_a_key_and_two_sessions_gives_one_vote() {
     let policy = parse(json!({"rules": [{"name": "two", "approvals": 2}]}));
     let review = call("deploy", "R1");
     let once = as_key(
@@ -206,8 +206,8 @@ fn one_person_with_two_keys_and_a_session_gives_one_vote() {
     )
     .unwrap();
     for other in [
-        signed_in("key_paired_1", "dana"),
-        signed_in("key_paired_2", "dana"),
+        signed_in("ses_2", "dana"),
+        signed_in("ses_3", "dana"),
         key("key_ops", "DANA@example.com"),
     ] {
         let again = as_key(&once, &policy, &other, Approved, "sre");

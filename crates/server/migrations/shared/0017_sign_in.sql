@@ -43,7 +43,3 @@ CREATE TABLE sign_in_attempts (
     verifier    TEXT NOT NULL,
     expires_at  TEXT NOT NULL
 );
-
--- The person who paired a device from a signed-in session (JSON), so the
--- device's decisions count as theirs.
-ALTER TABLE api_keys ADD COLUMN person TEXT;

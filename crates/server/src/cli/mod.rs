@@ -5,12 +5,14 @@
 //! - [`audit`]: `audit verify|export`, the tamper-evident chain.
 //! - [`backup`]: `backup FILE`, a consistent copy of a SQLite database and its key.
 //! - [`keys`]: `keys add|list|revoke|signing-key`.
+//! - [`sessions`]: `sessions list|revoke`, signed-in reviewers' sessions.
 //! - [`validate`]: `validate FILE...`, every problem of each MPLP file.
 //! - [`webhooks`]: `webhooks`, each webhook's secret and deliveries.
 
 pub mod audit;
 pub mod backup;
 pub mod keys;
+pub mod sessions;
 pub mod validate;
 pub mod webhooks;
 
@@ -74,6 +76,13 @@ enum Command {
         /// The new file to write (never overwritten).
         #[arg(value_name = "FILE")]
         file: PathBuf,
+    },
+    /// List or end signed-in reviewers' sessions (serve --sign-in).
+    Sessions {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        #[command(subcommand)]
+        command: sessions::SessionsCommand,
     },
     /// Show each webhook's signing secret and how its deliveries stand.
     Webhooks {
@@ -264,6 +273,10 @@ pub fn main() -> ExitCode {
             let address = database.existing()?;
             let key = database.signing_key();
             runtime()?.block_on(backup::run(&address, &key, &file, &mut std::io::stdout()))
+        })()),
+        Command::Sessions { database, command } => finish((|| {
+            let address = database.existing()?;
+            runtime()?.block_on(sessions::run(&address, command, &mut std::io::stdout()))
         })()),
         Command::Webhooks { database } => finish((|| {
             let address = database.existing()?;

@@ -26,6 +26,14 @@ pub async fn create(
     caller: Caller,
 ) -> Result<(StatusCode, Json<Pairing>), ApiError> {
     caller.require(KeyKind::Reviewer)?;
+    if caller.session_id().is_some() {
+        // A key minted from a session would outlive the checks of the
+        // person's groups: a signed-in person signs in on the other device.
+        return Err(ApiError::forbidden(
+            ErrorCode::WrongKeyKind,
+            "a signed-in person adds a device by signing in on it: open this desk there and sign in",
+        ));
+    }
     let pairing = usecases::issue_pairing_code(state.service(), &caller.0).await?;
     Ok((StatusCode::CREATED, Json(pairing)))
 }

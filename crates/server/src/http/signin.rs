@@ -20,11 +20,15 @@ use serde::{Deserialize, Serialize};
 /// The cookie binding a sign-in under way to the browser that started it.
 const ATTEMPT_COOKIE: &str = "__Host-countersign_signin";
 
+/// Beside the session cookie, one the app can read: a hint to open on the
+/// session without asking first. It proves nothing; the server never reads it.
+const SIGNED_IN_HINT: &str = "countersign_signed_in";
+
 fn cookie(name: &str, value: String, max_age: Option<chrono::Duration>) -> HeaderValue {
     let mut built = Cookie::build((name, value))
         .path("/")
         .secure(true)
-        .http_only(true)
+        .http_only(name != SIGNED_IN_HINT)
         // Lax for the attempt: the provider's redirect back is a cross-site navigation.
         .same_site(if name == ATTEMPT_COOKIE {
             SameSite::Lax
@@ -152,12 +156,13 @@ pub async fn callback(
         .await;
     let mut response = match finished {
         Ok(opened) => {
-            let session = cookie(
-                SESSION_COOKIE,
-                opened.secret,
-                Some(sign_in.config.session_length),
-            );
-            ([(header::SET_COOKIE, session)], Redirect::to("/")).into_response()
+            let length = Some(sign_in.config.session_length);
+            let session = cookie(SESSION_COOKIE, opened.secret, length);
+            let hint = cookie(SIGNED_IN_HINT, "1".into(), length);
+            let mut response = Redirect::to("/").into_response();
+            response.headers_mut().append(header::SET_COOKIE, session);
+            response.headers_mut().append(header::SET_COOKIE, hint);
+            response
         }
         Err(e) => failed(&e, None),
     };
@@ -224,12 +229,12 @@ pub async fn logout(State(state): State<AppState>, caller: Caller) -> Result<Res
         ));
     };
     state.db.end_session(session, "signed out").await?;
-    let gone = cookie(
-        SESSION_COOKIE,
-        String::new(),
-        Some(chrono::Duration::zero()),
-    );
-    Ok(([(header::SET_COOKIE, gone)], StatusCode::NO_CONTENT).into_response())
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    for name in [SESSION_COOKIE, SIGNED_IN_HINT] {
+        let gone = cookie(name, String::new(), Some(chrono::Duration::zero()));
+        response.headers_mut().append(header::SET_COOKIE, gone);
+    }
+    Ok(response)
 }
 
 /// `GET /api/v1/session`'s answer.

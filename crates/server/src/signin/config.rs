@@ -307,6 +307,23 @@ redirect_url = "https://review.example.com/auth/callback"
     }
 
     #[test]
+    fn the_example_in_the_operators_guide_is_a_valid_file() {
+        let page = include_str!("../../../../docs/sign-in.md");
+        let example = page
+            .split("```toml\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("docs/sign-in.md has a toml example");
+        let env = |var: &str| (var == "COUNTERSIGN_OIDC_SECRET").then(|| "s".to_owned());
+        let config = parse("docs/sign-in.md", example, &env).unwrap();
+        assert_eq!(config.origin, "https://review.example.com");
+        assert_eq!(
+            config.providers[0].roles_of(&["security-team".into()]),
+            ["reviewer", "security_officer"]
+        );
+    }
+
+    #[test]
     fn mistakes_refuse_to_start_naming_the_line_or_provider() {
         let typo = GOOD.replace("client_id", "clientid");
         let err = parse("s.toml", &typo, &env).unwrap_err();

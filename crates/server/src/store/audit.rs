@@ -129,7 +129,7 @@ pub struct Stored {
     pub hash: String,
 }
 
-/// Whether the review, grant, key or webhook `id` is stored.
+/// Whether the review, grant, key, webhook or session `id` is stored.
 async fn audited_document_exists(
     conn: &mut sqlx::AnyConnection,
     subject_type: &str,
@@ -140,7 +140,8 @@ async fn audited_document_exists(
         "grant" => "SELECT COUNT(*) FROM scope_grants WHERE grant_id = $1",
         "key" => "SELECT COUNT(*) FROM api_keys WHERE id = $1",
         "webhook" => "SELECT COUNT(*) FROM webhooks WHERE url = $1",
-        // Only these four are recorded; an entry naming another is the
+        "session" => "SELECT COUNT(*) FROM sessions WHERE id = $1",
+        // Only these five are recorded; an entry naming another is the
         // chain's business, checked by its hashes.
         _ => return Ok(true),
     };
@@ -173,6 +174,24 @@ async fn audited_documents(
                 let key =
                     super::keys::key_of(row).map_err(|e| sqlx::Error::Protocol(e.to_string()))?;
                 Ok((key.id.clone(), super::keys::audited_key(&key)))
+            })
+            .collect();
+    }
+    if subject_type == "session" {
+        let sql = format!(
+            "SELECT {} FROM sessions s JOIN people p ON p.id = s.person_id WHERE s.id > $1 ORDER BY s.id {page}",
+            super::sessions::SESSION_COLUMNS
+        );
+        let rows = sqlx::query(&sql).bind(after).fetch_all(&mut *conn).await?;
+        return rows
+            .iter()
+            .map(|row| {
+                let session = super::sessions::session_of(row)
+                    .map_err(|e| sqlx::Error::Protocol(e.to_string()))?;
+                Ok((
+                    session.id.clone(),
+                    super::sessions::audited_session(&session),
+                ))
             })
             .collect();
     }
@@ -342,7 +361,7 @@ impl Db {
         last_doc: &HashMap<(String, String), (i64, String)>,
     ) -> Result<Option<String>, DbError> {
         let mut stored = 0usize;
-        for kind in ["review", "grant", "key", "webhook"] {
+        for kind in ["review", "grant", "key", "webhook", "session"] {
             let mut after = String::new();
             loop {
                 let mut conn = self.pool().acquire().await?;

@@ -64,8 +64,7 @@ pub struct ApiKey {
     pub device: Option<String>,
     /// A paired device's last request (to the minute).
     pub last_used_at: Option<String>,
-    /// The signed-in person it acts for: a session's, or the one who paired
-    /// this device from a session.
+    /// The signed-in person a session's key acts for (stored keys have none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub person: Option<Person>,
 }
@@ -116,7 +115,7 @@ pub(super) async fn insert_key(
 ) -> Result<(), sqlx::Error> {
     let key = &minted.key;
     sqlx::query(
-        "INSERT INTO api_keys (id, kind, roles, label, hash, created_at, rate, owner, paired_from, device, person) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        "INSERT INTO api_keys (id, kind, roles, label, hash, created_at, rate, owner, paired_from, device) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(&key.id)
     .bind(key.kind.as_str())
@@ -128,7 +127,6 @@ pub(super) async fn insert_key(
     .bind(&key.owner)
     .bind(&key.paired_from)
     .bind(&key.device)
-    .bind(key.person.as_ref().and_then(|p| serde_json::to_string(p).ok()))
     .execute(&mut **tx)
     .await?;
     audit::append(tx, &[key_entry(kind, key, &key.created_at)]).await
@@ -185,18 +183,14 @@ pub(super) fn key_of(row: &sqlx::any::AnyRow) -> Result<ApiKey, DbError> {
         paired_from: row.try_get("paired_from")?,
         device: row.try_get("device")?,
         last_used_at: row.try_get("last_used_at")?,
-        person: row
-            .try_get::<Option<String>, _>("person")?
-            .map(|p| serde_json::from_str(&p))
-            .transpose()
-            .map_err(|e| DbError::Damaged(format!("key {id} person: {e}")))?,
+        person: None,
         id,
     })
 }
 
 /// A key as the audit chain covers it: everything but its last use.
 pub(super) fn audited_key(key: &ApiKey) -> String {
-    let mut doc = serde_json::json!({
+    serde_json::json!({
         "id": key.id,
         "kind": key.kind,
         "roles": key.roles,
@@ -207,12 +201,8 @@ pub(super) fn audited_key(key: &ApiKey) -> String {
         "owner": key.owner,
         "paired_from": key.paired_from,
         "device": key.device,
-    });
-    // Only keys paired by a person name one: the others' text stays as audited.
-    if let (Some(person), Some(fields)) = (&key.person, doc.as_object_mut()) {
-        fields.insert("person".into(), serde_json::json!(person));
-    }
-    doc.to_string()
+    })
+    .to_string()
 }
 
 /// The audit entry of `key` after a change of `kind` (`key.minted`…).
@@ -227,7 +217,7 @@ pub(super) fn key_entry(kind: &'static str, key: &ApiKey, at: &str) -> audit::En
 }
 
 pub(super) const KEY_COLUMNS: &str =
-    "id, kind, roles, label, created_at, revoked_at, rate, owner, paired_from, device, last_used_at, person";
+    "id, kind, roles, label, created_at, revoked_at, rate, owner, paired_from, device, last_used_at";
 
 impl Db {
     /// Mints and stores a key (with its own request rate, if given), audited.

@@ -3,7 +3,7 @@
 //! under way, each taken once by its callback.
 
 use super::keys::{hash, random_hex};
-use super::{begin_write, stored_time, Db, DbError};
+use super::{audit, begin_write, stored_time, Db, DbError};
 use countersign_domain::Person;
 use serde::Serialize;
 use sqlx::Row;
@@ -77,9 +77,37 @@ pub struct Opened {
     pub secret: String,
 }
 
-const SESSION_COLUMNS: &str = "s.id, s.provider, s.roles, s.csrf, s.refresh_token, s.user_agent, s.created_at, s.expires_at, s.validated_at, s.ended_at, s.ended_why, p.issuer, p.subject, p.name, p.email";
+/// A session as the audit chain covers it: who, through which provider, with
+/// which roles, from when to when, and how it ended (not when it was last
+/// checked: bookkeeping).
+pub(super) fn audited_session(s: &Session) -> String {
+    serde_json::json!({
+        "id": s.id,
+        "issuer": s.person.issuer,
+        "subject": s.person.subject,
+        "provider": s.provider,
+        "roles": s.roles,
+        "created_at": s.created_at,
+        "expires_at": s.expires_at,
+        "ended_at": s.ended_at,
+        "ended_why": s.ended_why,
+    })
+    .to_string()
+}
 
-fn session_of(row: &sqlx::any::AnyRow) -> Result<Session, DbError> {
+fn session_entry(kind: &'static str, session: &Session, at: &str) -> audit::Entry {
+    audit::Entry {
+        kind,
+        subject: session.id.clone(),
+        subject_type: "session",
+        doc: audited_session(session),
+        at: at.to_owned(),
+    }
+}
+
+pub(super) const SESSION_COLUMNS: &str = "s.id, s.provider, s.roles, s.csrf, s.refresh_token, s.user_agent, s.created_at, s.expires_at, s.validated_at, s.ended_at, s.ended_why, p.issuer, p.subject, p.name, p.email";
+
+pub(super) fn session_of(row: &sqlx::any::AnyRow) -> Result<Session, DbError> {
     let id: String = row.try_get("id")?;
     let roles: String = row.try_get("roles")?;
     Ok(Session {
@@ -221,6 +249,7 @@ impl Db {
             .bind(&session.validated_at)
             .execute(&mut *tx)
             .await?;
+        audit::append(&mut tx, &[session_entry("session.started", &session, &at)]).await?;
         tx.commit().await?;
         Ok(Opened { session, secret })
     }
@@ -250,7 +279,8 @@ impl Db {
     }
 
     /// Records that the provider confirmed the session's person again, with
-    /// these roles (and, when it rotated it, a new refresh token).
+    /// these roles (and, when it rotated it, a new refresh token); a change
+    /// of roles is audited.
     pub async fn revalidate_session(
         &self,
         id: &str,
@@ -260,6 +290,19 @@ impl Db {
     ) -> Result<String, DbError> {
         let at = stored_time(chrono::Utc::now());
         let mut tx = begin_write(self.pool(), self.backend()).await?;
+        let before = sqlx::query(&format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions s JOIN people p ON p.id = s.person_id WHERE s.id = $1"
+        ))
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(mut session) = before.as_ref().map(session_of).transpose()? {
+            if session.roles != roles {
+                session.roles = roles.to_vec();
+                let entry = session_entry("session.roles_changed", &session, &at);
+                audit::append(&mut tx, &[entry]).await?;
+            }
+        }
         sqlx::query(
             "UPDATE sessions SET roles = $1, refresh_token = $2, validated_at = $3 WHERE id = $4",
         )
@@ -280,17 +323,31 @@ impl Db {
         Ok(at)
     }
 
-    /// Ends a live session, saying why. False when it had ended already.
+    /// Ends a live session, saying why, audited. False when it had ended already.
     pub async fn end_session(&self, id: &str, why: &str) -> Result<bool, DbError> {
+        let at = stored_time(chrono::Utc::now());
+        let mut tx = begin_write(self.pool(), self.backend()).await?;
         let ended = sqlx::query(
             "UPDATE sessions SET ended_at = $1, ended_why = $2, refresh_token = NULL WHERE id = $3 AND ended_at IS NULL",
         )
-        .bind(stored_time(chrono::Utc::now()))
+        .bind(&at)
         .bind(why)
         .bind(id)
-        .execute(self.pool())
+        .execute(&mut *tx)
         .await?;
-        Ok(ended.rows_affected() > 0)
+        if ended.rows_affected() == 0 {
+            return Ok(false);
+        }
+        let row = sqlx::query(&format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions s JOIN people p ON p.id = s.person_id WHERE s.id = $1"
+        ))
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+        let entry = session_entry("session.ended", &session_of(&row)?, &at);
+        audit::append(&mut tx, &[entry]).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     /// The sessions of the person `issuer` + `subject` (all people's when

@@ -54,6 +54,7 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
     grant_operations(&agent, &reviewer, &anonymous);
     device_operations(&agent, &reviewer, &anonymous);
     over_the_rate(&server, &contract);
+    session_operations(&anonymous, &contract);
 
     let missing = contract.unexercised_operations();
     assert!(
@@ -109,6 +110,64 @@ fn service_operations(agent: &Client, reviewer: &Client, anonymous: &Client) {
     );
     assert_eq!(agent.get("/webhooks").status, 403);
     assert_eq!(anonymous.get("/webhooks").status, 401);
+}
+
+/// Who is signed in: nobody and no sign-in (200); on a server with sign-in,
+/// its providers (200), and a session whose provider cannot be asked again
+/// about the person's groups (503: nothing is done on its word).
+fn session_operations(anonymous: &Client, contract: &Arc<Contract>) {
+    let answer = anonymous.get("/session");
+    assert_eq!(
+        answer.body,
+        json!({"signed_in": false, "providers": [], "reviewer_keys": true})
+    );
+    let data = tempfile::tempdir().unwrap();
+    let file = data.path().join("sign-in.toml");
+    std::fs::write(
+        &file,
+        r#"revalidate_after_seconds = 1
+[[provider]]
+id = "gone"
+name = "Gone SSO"
+issuer = "http://127.0.0.1:9/realms/gone"
+client_id = "countersign"
+redirect_url = "http://127.0.0.1:9/auth/callback"
+[provider.roles]
+"reviewers" = ["reviewer"]
+"#,
+    )
+    .unwrap();
+    let server = Server::start(data.path(), &["--sign-in", file.to_str().unwrap()]);
+    let anonymous = server.anonymous().checked(contract);
+    let state = anonymous.get("/session");
+    assert_eq!(
+        state.body["providers"],
+        json!([{"id": "gone", "name": "Gone SSO", "login_url": "/auth/login?provider=gone"}])
+    );
+    let secret = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let url = format!("sqlite://{}", data.path().join("countersign.db").display());
+        let db = countersign_server::store::Db::open(&url).await.unwrap();
+        let person = countersign_domain::Person {
+            issuer: "http://127.0.0.1:9/realms/gone".into(),
+            subject: "dana".into(),
+            name: None,
+            email: None,
+        };
+        let session = countersign_server::store::sessions::NewSession {
+            person: &person,
+            provider: "gone",
+            roles: &["reviewer".to_owned()],
+            refresh_token: Some("r"),
+            user_agent: None,
+            length: chrono::Duration::hours(1),
+        };
+        db.open_session(session).await.unwrap().secret
+    });
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let cookie = format!("__Host-countersign_session={secret}");
+    let unsure = anonymous.send("GET", "/session", None, &[("Cookie", &cookie)]);
+    assert_eq!(unsure.status, 503, "{}", unsure.text);
+    assert_eq!(unsure.code(), "provider_unavailable");
 }
 
 /// Creating a review: 201, 200 (a retry), 409, 422, 400, 413, 415, 401, 403.

@@ -255,3 +255,106 @@ fn a_stale_change_is_refused_and_an_idempotency_record_is_kept_once() {
         })
     });
 }
+
+#[test]
+fn sign_ins_are_taken_once_and_sessions_end_for_good_on_both_databases() {
+    use countersign_server::store::sessions::{Attempt, NewSession};
+    on_both("store_sessions", |db| {
+        Box::pin(async move {
+            let attempt = Attempt {
+                state: "state-1".into(),
+                browser: "browser-1".into(),
+                provider: "corp".into(),
+                nonce: "n".into(),
+                verifier: "v".into(),
+                expires_at: chrono::Utc::now() + chrono::Duration::minutes(10),
+            };
+            db.add_sign_in(&attempt).await.unwrap();
+            let taken = db.take_sign_in("state-1").await.unwrap().unwrap();
+            assert!(taken.in_time);
+            assert_eq!(taken.provider, "corp");
+            assert!(
+                db.take_sign_in("state-1").await.unwrap().is_none(),
+                "a replayed state finds nothing"
+            );
+            let dana = countersign_domain::Person {
+                issuer: "https://idp.example".into(),
+                subject: "dana".into(),
+                name: Some("Dana".into()),
+                email: None,
+            };
+            let roles = vec!["reviewer".to_owned()];
+            let new = || NewSession {
+                person: &dana,
+                provider: "corp",
+                roles: &roles,
+                refresh_token: Some("r1"),
+                user_agent: Some("test"),
+                length: chrono::Duration::hours(1),
+            };
+            let first = db.open_session(new()).await.unwrap();
+            let second = db.open_session(new()).await.unwrap();
+            let found = db.session_for_secret(&first.secret).await.unwrap().unwrap();
+            assert_eq!(found.id, first.session.id);
+            assert_eq!(found.person, dana);
+            assert_eq!(found.refresh_token.as_deref(), Some("r1"));
+            assert_eq!(db.sessions(Some(&dana)).await.unwrap().len(), 2);
+            assert!(db
+                .end_session(&first.session.id, "signed out")
+                .await
+                .unwrap());
+            assert!(!db.end_session(&first.session.id, "again").await.unwrap());
+            assert!(db
+                .session_for_secret(&first.secret)
+                .await
+                .unwrap()
+                .is_none());
+            let ended = db.session(&first.session.id).await.unwrap().unwrap();
+            assert_eq!(ended.ended_why.as_deref(), Some("signed out"));
+            assert_eq!(ended.refresh_token, None, "an ended session keeps no token");
+            assert!(db
+                .session_for_secret(&second.secret)
+                .await
+                .unwrap()
+                .is_some());
+            // Started, roles changed, ended: each in the audit chain, which holds.
+            let none: Vec<String> = Vec::new();
+            for token in ["r2", "r3"] {
+                db.revalidate_session(&second.session.id, &dana, &none, Some(token))
+                    .await
+                    .unwrap();
+            }
+            let again = db
+                .session_for_secret(&second.secret)
+                .await
+                .unwrap()
+                .unwrap();
+            assert!(again.roles.is_empty());
+            assert_eq!(again.refresh_token.as_deref(), Some("r3"));
+            // A session past its time is not one any more.
+            let brief = NewSession {
+                length: chrono::Duration::milliseconds(300),
+                ..new()
+            };
+            let short = db.open_session(brief).await.unwrap();
+            assert!(db
+                .session_for_secret(&short.secret)
+                .await
+                .unwrap()
+                .is_some());
+            tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+            assert!(db
+                .session_for_secret(&short.secret)
+                .await
+                .unwrap()
+                .is_none());
+            match db.verify_audit().await.unwrap() {
+                countersign_server::store::audit::Verdict::Intact { entries, .. } => assert_eq!(
+                    entries, 5,
+                    "3 started, 1 ended, 1 roles changed (not the check that changed nothing)"
+                ),
+                broken => panic!("{broken:?}"),
+            }
+        })
+    });
+}
