@@ -241,7 +241,7 @@ if $want_sdk; then
   else
     echo "present"
   fi
-  step "Node.js 22 from npm (tests/node22), the TypeScript SDK package test's second runtime"
+  step "Node.js 22 from npm (tests/node22): the TypeScript SDK package test's second runtime, and oidc-provider, the sign-in tests' OpenID provider"
   node22_lock=$(sha256sum tests/node22/package-lock.json | cut -d' ' -f1)
   if [[ "$(cat tests/node22/node_modules/.lock-sha256 2>/dev/null)" != "$node22_lock" ]]; then
     (cd tests/node22 && npm ci --no-audit --no-fund)
