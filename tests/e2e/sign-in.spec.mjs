@@ -51,8 +51,12 @@ async function signIn(page, desk, account) {
   await page.goto(`${desk.url}/auth/login`);
   await page.locator('input[name="login"]').fill(account);
   await page.locator('input[name="password"]').fill("any");
+  // Settled once the desk has asked who is signed in (it may restart on the
+  // answer): a test that signs out meanwhile would race that navigation.
+  const asked = page.waitForResponse((r) => r.url() === `${desk.url}/api/v1/session` && r.request().resourceType() === "fetch");
   await page.locator('button[type="submit"]').click();
-  await page.waitForURL(`${desk.url}/**`);
+  await page.waitForURL((url) => url.origin === desk.url && !url.pathname.startsWith("/auth/"));
+  await asked;
   const session = await (await page.request.get(`${desk.url}/api/v1/session`)).json();
   page.csrf = session.session?.csrf;
   return callback;
