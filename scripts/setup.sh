@@ -18,6 +18,8 @@
 # TypeScript SDK's npm packages (sdk/typescript/node_modules).
 # The environments' pinned packages are installed by uv (from PyPI, pinned, in
 # .venv-uv): the same wheels pip installs, fetched and unpacked in parallel.
+# With --oidc, one (.venv-oidc) with django-oidc-provider and Django, the sign-in
+# browser tests' second OpenID provider (tests/django-oidc).
 # With --ops, what the operator's tests run against: Debian's prometheus (and promtool),
 # systemd's systemd-analyze, nginx and Caddy.
 # With --docs, mdBook, which builds the docs book (docs/), and jq for its examples.
@@ -49,11 +51,15 @@ MYPY_VERSION=2.4.1
 BUILD_VERSION=1.6.1
 PYDANTIC_AI_VERSION=2.68.0
 GOOGLE_ADK_VERSION=2.13.0
+DJANGO_VERSION=5.2.19
+DJANGO_OIDC_PROVIDER_VERSION=0.9.0
+PYJWT_VERSION=2.15.1
 want_browser=false
 only_run=false
 want_postgres=false
 want_udspy=false
 want_mcp=false
+want_oidc=false
 want_openai_agents=false
 want_langgraph=false
 want_fuzz=false
@@ -67,13 +73,14 @@ for flag in "$@"; do
     --postgres) want_postgres=true ;;
     --udspy) want_udspy=true ;;
     --mcp) want_mcp=true ;;
+    --oidc) want_oidc=true ;;
     --openai-agents) want_openai_agents=true ;;
     --langgraph) want_langgraph=true ;;
     --fuzz) want_fuzz=true ;;
     --sdk) want_sdk=true ;;
     --ops) want_ops=true ;;
     --docs) want_docs=true ;;
-    *) echo "usage: setup.sh [--run] [--browser] [--postgres] [--udspy] [--mcp] [--openai-agents] [--langgraph] [--sdk] [--ops] [--docs] [--fuzz]" >&2; exit 2 ;;
+    *) echo "usage: setup.sh [--run] [--browser] [--postgres] [--udspy] [--mcp] [--oidc] [--openai-agents] [--langgraph] [--sdk] [--ops] [--docs] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 apt_install() {
@@ -201,6 +208,18 @@ if $want_mcp; then
   if [[ "$(.venv-mcp/bin/pip show mcp 2>/dev/null | sed -n 's/^Version: //p')" != "$MCP_VERSION" ]]; then
     make_venv .venv-mcp
     venv_install .venv-mcp "mcp==$MCP_VERSION"
+  else
+    echo "present"
+  fi
+fi
+
+if $want_oidc; then
+  step "django-oidc-provider $DJANGO_OIDC_PROVIDER_VERSION and Django $DJANGO_VERSION (PyPI) in .venv-oidc"
+  if [[ "$(.venv-oidc/bin/pip show django-oidc-provider 2>/dev/null | sed -n 's/^Version: //p')" != "$DJANGO_OIDC_PROVIDER_VERSION" ]] \
+    || [[ "$(.venv-oidc/bin/pip show django 2>/dev/null | sed -n 's/^Version: //p')" != "$DJANGO_VERSION" ]]; then
+    make_venv .venv-oidc
+    venv_install .venv-oidc "django==$DJANGO_VERSION" "django-oidc-provider==$DJANGO_OIDC_PROVIDER_VERSION" \
+      "pyjwt==$PYJWT_VERSION" "cryptography==$CRYPTOGRAPHY_VERSION"
   else
     echo "present"
   fi

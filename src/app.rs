@@ -72,7 +72,7 @@ fn Shell() -> impl IntoView {
     });
     view! {
         <a class="skip-link" href="#main">"Skip to content"</a>
-        <TopBar route pending help />
+        <TopBar route pending help no_role />
         <div class="notices" role="region" aria-label="Notices">
             {move || notices.list().get().into_iter().map(|n| view! { <p class="notice notice-warning" role="alert">{n}</p> }).collect_view()}
         </div>
@@ -105,9 +105,16 @@ fn Shell() -> impl IntoView {
 /// The header: the brand, the server's link state, the screens, the
 /// shortcuts button.
 #[component]
-fn TopBar(route: Memo<Route>, pending: Memo<u64>, help: RwSignal<bool>) -> impl IntoView {
+fn TopBar(
+    route: Memo<Route>,
+    pending: Memo<u64>,
+    help: RwSignal<bool>,
+    no_role: RwSignal<Option<String>>,
+) -> impl IntoView {
     let origin = Origin::from_context();
     let current = move |r: Route| move || (route.get() == r).then_some("page");
+    // A person with no role has no link to follow and no screen to open.
+    let reviewing = move || no_role.with(Option::is_none);
     view! {
         <header class="topbar">
             <a class="brand" href=href("/")>
@@ -115,16 +122,20 @@ fn TopBar(route: Memo<Route>, pending: Memo<u64>, help: RwSignal<bool>) -> impl 
                 "Countersign"
             </a>
             {origin.remote_url().map(|url| view! {
-                <span class="link-state" role="status" title=url data-state=move || origin.link().with(|l| l.state())>
-                    {move || origin.link().with(|l| l.label())}
-                </span>
+                <Show when=reviewing>
+                    <span class="link-state" role="status" title=url.clone() data-state=move || origin.link().with(|l| l.state())>
+                        {move || origin.link().with(|l| l.label())}
+                    </span>
+                </Show>
             })}
-            <nav aria-label="Main">
-                <a href=href("/") aria-current=current(Route::Inbox)>"Inbox " <span class="count" aria-label=move || format!("{} pending", pending.get())>{pending}</span></a>
-                <a href=href("/grants") aria-current=current(Route::Grants)>"Grants"</a>
-                <a href=href("/import") aria-current=current(Route::Import)>"Import"</a>
-                <a href=href("/settings") aria-current=current(Route::Settings)>"Settings"</a>
-            </nav>
+            <Show when=reviewing>
+                <nav aria-label="Main">
+                    <a href=href("/") aria-current=current(Route::Inbox)>"Inbox " <span class="count" aria-label=move || format!("{} pending", pending.get())>{pending}</span></a>
+                    <a href=href("/grants") aria-current=current(Route::Grants)>"Grants"</a>
+                    <a href=href("/import") aria-current=current(Route::Import)>"Import"</a>
+                    <a href=href("/settings") aria-current=current(Route::Settings)>"Settings"</a>
+                </nav>
+            </Show>
             <button type="button" class="help-button" aria-label="Keyboard shortcuts" aria-keyshortcuts="?" on:click=move |_| help.update(|h| *h = !*h)>"?"</button>
         </header>
     }

@@ -6,7 +6,7 @@ use countersign_domain::Decider;
 use leptos::prelude::*;
 
 /// Every decision, oldest first, with who made it when a server recorded
-/// the key (`deciders`).
+/// them (`deciders`): the signed-in person, else the key's owner, else the key.
 #[component]
 pub fn DecisionTimeline(confirm: Confirm, deciders: Vec<Decider>) -> impl IntoView {
     let decisions = confirm.decisions().to_vec();
@@ -20,7 +20,7 @@ pub fn DecisionTimeline(confirm: Confirm, deciders: Vec<Decider>) -> impl IntoVi
                 let who = deciders
                     .iter()
                     .find(|k| k.decision_id == d.decision_id)
-                    .map(|k| format!(" ({})", reveal::label(k.owner.as_deref().unwrap_or(&k.key_id))));
+                    .map(|k| format!(" ({})", reveal::label(k.key_ref().person())));
                 view! {
                 <li class=format!("timeline-item decision-{}", d.status.as_str())>
                     <p class="timeline-head">

@@ -177,11 +177,14 @@ test("when another reviewer decided first, the page says who and what, and nothi
   expect(other.status).toBe(200);
   await chooseRole(page, "reviewer");
   await page.getByRole("button", { name: "Approve" }).click();
-  await expect(page.getByRole("alert").filter({ hasText: "Someone decided first" })).toContainText("rejected by security_officer");
-  await expect(page.getByRole("alert").filter({ hasText: "Someone decided first" })).toContainText("Freeze week");
   const stored = await api(server, server.reviewer, "GET", `/reviews/${ROTATION}`);
   expect(stored.body.review.confirm.decisions).toHaveLength(1);
   expect(stored.body.review.confirm.status).toBe("rejected");
+  // Who: the key's owner (a signed-in person's name where one decided), and as what.
+  const [decider] = stored.body.review.deciders;
+  const alert = page.getByRole("alert").filter({ hasText: "Someone decided first" });
+  await expect(alert).toContainText(`rejected by ${decider.owner ?? decider.key_id} as security_officer`);
+  await expect(alert).toContainText("Freeze week");
   await shoot(page, "server-conflict");
 });
 

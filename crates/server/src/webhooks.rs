@@ -381,25 +381,39 @@ fn body(format: WebhookFormat, id: &str, change: &Change, desk: &str) -> String 
         .map(|at| (at.to_utc() - summary.at.to_utc()).num_seconds().max(0))
         .unwrap_or(0);
     match format {
-        WebhookFormat::Json => json!({
-            "id": id,
-            "type": change.kind.as_str(),
-            "seq": change.seq,
-            "at": change.at,
-            "status": change.status,
-            "waited_seconds": waited,
-            "link": link,
-            "review": summary,
-        })
-        .to_string(),
+        WebhookFormat::Json => {
+            let mut body = json!({
+                "id": id,
+                "type": change.kind.as_str(),
+                "seq": change.seq,
+                "at": change.at,
+                "status": change.status,
+                "waited_seconds": waited,
+                "link": link,
+                "review": summary,
+            });
+            if let Some(decision) = &change.decision {
+                body["decision"] = json!(decision);
+            }
+            body.to_string()
+        }
         WebhookFormat::Slack => {
+            // Who decided: a person's name is theirs to choose, so it is
+            // made inert like the agent's text.
+            let by = change.decision.as_ref().map_or_else(String::new, |d| {
+                format!(
+                    " by {} as {}",
+                    slack_text(d.who()),
+                    slack_text(&d.decided_by_role)
+                )
+            });
             let what = match change.kind {
                 ChangeKind::Created => "New request waiting for approval".to_owned(),
                 // An approval that a quorum still waits on leaves the request pending.
                 ChangeKind::Decided if change.status == ConfirmStatus::Pending => {
-                    "Approved once; more approvals are needed".to_owned()
+                    format!("Approved once{by}; more approvals are needed")
                 }
-                ChangeKind::Decided => format!("Decided: {}", change.status),
+                ChangeKind::Decided => format!("Decided: {}{by}", change.status),
                 ChangeKind::Expired => "Expired with no decision: denied".to_owned(),
                 ChangeKind::Escalated => "Escalated: still waiting for a decision".to_owned(),
                 other => other.as_str().to_owned(),
@@ -468,7 +482,8 @@ fn random_bytes<const N: usize>() -> [u8; N] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use countersign_domain::wire::ReviewSummary;
+    use countersign_domain::model::DecisionStatus;
+    use countersign_domain::wire::{ReceiptDecision, ReviewSummary};
 
     #[test]
     fn a_signature_matches_the_standard_webhooks_test_vector() {
@@ -502,7 +517,26 @@ mod tests {
             confirm_id: summary.id.to_string(),
             status,
             at: crate::store::stored_time(summary.at.to_utc() + chrono::TimeDelta::minutes(12)),
+            decision: None,
             summary: summary.clone(),
+        }
+    }
+
+    /// A decision by a signed-in person called `name`.
+    fn decided_by(name: &str, status: DecisionStatus) -> ReceiptDecision {
+        ReceiptDecision {
+            decision_id: countersign_domain::MplpId::from_random_bytes([7; 16]),
+            status,
+            decided_by_role: "security_officer".into(),
+            decided_by_key: Some("ses_1".into()),
+            decided_by_owner: None,
+            decided_by_person: Some(countersign_domain::Person {
+                issuer: "https://id.example".into(),
+                subject: "dana".into(),
+                name: Some(name.into()),
+                email: Some("dana@example.com".into()),
+            }),
+            decided_at: countersign_domain::Timestamp::parse("2026-11-29T10:00:00Z").unwrap(),
         }
     }
 
@@ -594,6 +628,37 @@ mod tests {
             rejected["text"],
             "Decided: rejected: Drop &lt;prod&gt; &amp; co"
         );
+        // The person who decided is named, in the message and in JSON.
+        let mut by_person = change(&summary, ChangeKind::Decided, ConfirmStatus::Rejected);
+        by_person.decision = Some(decided_by("Dana Reviewer", DecisionStatus::Rejected));
+        assert_eq!(
+            slack(&by_person)["text"],
+            "Decided: rejected by Dana Reviewer as security_officer: Drop &lt;prod&gt; &amp; co"
+        );
+        let json: serde_json::Value = serde_json::from_str(&body(
+            WebhookFormat::Json,
+            "msg_1",
+            &by_person,
+            "https://desk",
+        ))
+        .unwrap();
+        assert_eq!(
+            json["decision"]["decided_by_person"]["email"],
+            "dana@example.com"
+        );
+        assert_eq!(json["decision"]["decided_by_role"], "security_officer");
+        assert!(
+            serde_json::from_str::<serde_json::Value>(&body(
+                WebhookFormat::Json,
+                "msg_1",
+                &change(&summary, ChangeKind::Decided, ConfirmStatus::Rejected),
+                "https://desk"
+            ))
+            .unwrap()
+            .get("decision")
+            .is_none(),
+            "a change with no decision has no decision field"
+        );
         let section = rejected["blocks"][0]["text"]["text"].as_str().unwrap();
         assert!(section.starts_with("*Decided: rejected*"), "{section}");
         let link = format!(
@@ -646,12 +711,15 @@ mod tests {
         let mut summary = ReviewSummary::of(&plan);
         summary.title = hostile.into();
         let link = format!("https://desk/reviews/{}", summary.id);
-        let body = slack(&change(
-            &summary,
-            ChangeKind::Decided,
-            ConfirmStatus::Rejected,
-        ));
+        let mut decided = change(&summary, ChangeKind::Decided, ConfirmStatus::Rejected);
+        // A person's name comes from their identity provider: inert too.
+        decided.decision = Some(decided_by(hostile, DecisionStatus::Rejected));
+        let body = slack(&decided);
         assert_inert(&body, &link);
+        assert!(body["text"]
+            .as_str()
+            .unwrap()
+            .contains("by Pay now &lt;https"));
     }
 
     #[test]

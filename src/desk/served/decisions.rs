@@ -6,7 +6,7 @@
 use super::Served;
 use crate::backend::{outbox, HttpError};
 use crate::desk::{DecisionFailure, Entry};
-use countersign_domain::wire::{ChangeKind, Refusal};
+use countersign_domain::wire::{ChangeKind, ReceiptDecision, Refusal};
 use countersign_domain::{DecideError, DecisionInput, MplpId, Review};
 use std::sync::Arc;
 
@@ -97,19 +97,19 @@ fn decided_first(error: &HttpError) -> bool {
 }
 
 fn describe_conflict(latest: &Review) -> String {
-    let who = latest
-        .confirm
-        .last_decision()
+    let who = ReceiptDecision::latest(latest)
         .map(|d| {
+            let reason = latest
+                .confirm
+                .last_decision()
+                .and_then(|l| l.reason.as_ref());
             format!(
-                "{} by {} at {}{}",
+                "{} by {} as {} at {}{}",
                 d.status,
+                d.who(),
                 d.decided_by_role,
                 d.decided_at.exact(),
-                d.reason
-                    .as_ref()
-                    .map(|r| format!(": “{r}”"))
-                    .unwrap_or_default()
+                reason.map(|r| format!(": “{r}”")).unwrap_or_default()
             )
         })
         .unwrap_or_else(|| latest.confirm.status.to_string());

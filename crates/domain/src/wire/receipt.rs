@@ -4,7 +4,7 @@
 //! and which token that allowed. The signature (made by the server) covers
 //! the RFC 8785 canonical form of [`ReceiptBody`].
 
-use crate::model::{ConfirmStatus, DecisionStatus};
+use crate::model::{ConfirmStatus, Decision, DecisionStatus};
 use crate::toolcall::{canonicalize, CallHash, CanonicalError, Scope};
 use crate::{MplpId, Review, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -111,6 +111,43 @@ pub struct Receipt {
     pub public_key: String,
 }
 
+impl ReceiptDecision {
+    /// `decision` of `review`, with the key, owner and person that made it.
+    pub fn of(review: &Review, decision: &Decision) -> ReceiptDecision {
+        let key = review.decider_of(decision.decision_id);
+        ReceiptDecision {
+            decision_id: decision.decision_id,
+            status: decision.status,
+            decided_by_role: decision.decided_by_role.clone(),
+            decided_by_key: key.map(|k| k.key_id.clone()),
+            decided_by_owner: key.and_then(|k| k.owner.clone()),
+            decided_by_person: key.and_then(|k| k.person.clone()),
+            decided_at: decision.decided_at.clone(),
+        }
+    }
+
+    /// The review's latest decision, if it has one.
+    pub fn latest(review: &Review) -> Option<ReceiptDecision> {
+        let decision = review.confirm.decisions.as_ref()?.last()?;
+        Some(ReceiptDecision::of(review, decision))
+    }
+
+    /// Who made it, as people read it: the person, else the key's owner,
+    /// else the key; the server itself for an expiry.
+    pub fn who(&self) -> &str {
+        match (
+            &self.decided_by_person,
+            &self.decided_by_owner,
+            &self.decided_by_key,
+        ) {
+            (Some(person), _, _) => person.label(),
+            (None, Some(owner), _) => owner,
+            (None, None, Some(key)) => key,
+            (None, None, None) => "the server",
+        }
+    }
+}
+
 impl ReceiptBody {
     /// What a decided review states (its current round's decisions, the rule
     /// its last decision was checked against); `None` while it is pending.
@@ -150,18 +187,7 @@ impl ReceiptBody {
             decisions: review
                 .current_round()
                 .iter()
-                .map(|d| {
-                    let key = review.decider_of(d.decision_id);
-                    ReceiptDecision {
-                        decision_id: d.decision_id,
-                        status: d.status,
-                        decided_by_role: d.decided_by_role.clone(),
-                        decided_by_key: key.map(|k| k.key_id.clone()),
-                        decided_by_owner: key.and_then(|k| k.owner.clone()),
-                        decided_by_person: key.and_then(|k| k.person.clone()),
-                        decided_at: d.decided_at.clone(),
-                    }
-                })
+                .map(|d| ReceiptDecision::of(review, d))
                 .collect(),
             rule: review
                 .decider_of(last.decision_id)

@@ -245,8 +245,8 @@ pub async fn apply_batch(
         .collect();
     if !stored.is_empty() {
         let sql = format!(
-            "INSERT INTO changes (review_id, kind, status, at) VALUES {}",
-            placeholders(stored.len(), 4)
+            "INSERT INTO changes (review_id, kind, status, at, decision) VALUES {}",
+            placeholders(stored.len(), 5)
         );
         let mut insert = sqlx::query(&sql);
         for change in &stored {
@@ -254,7 +254,8 @@ pub async fn apply_batch(
                 .bind(&change.row.id)
                 .bind(change.kind.as_str())
                 .bind(&change.row.status)
-                .bind(now);
+                .bind(now)
+                .bind(change.row.decision_of(change.kind));
         }
         insert.execute(&mut **tx).await?;
         let mut entries = Vec::with_capacity(stored.len());

@@ -4,7 +4,7 @@
 use super::row::{parse_doc, Columns};
 use super::{Db, DbError};
 use countersign_domain::model::ConfirmStatus;
-use countersign_domain::wire::{ChangeKind, ReviewSummary};
+use countersign_domain::wire::{ChangeKind, ReceiptDecision, ReviewSummary};
 
 /// One entry of the change feed.
 #[derive(Debug, Clone)]
@@ -19,6 +19,8 @@ pub struct Change {
     pub status: ConfirmStatus,
     /// When the change was stored.
     pub at: String,
+    /// The decision it recorded (a decision or an expiry), with who made it.
+    pub decision: Option<ReceiptDecision>,
     /// The review's list row as it is now.
     pub summary: ReviewSummary,
 }
@@ -62,7 +64,7 @@ impl Db {
             "CASE WHEN r.summary IS NULL THEN r.doc END"
         };
         sqlx::query_as(&format!(
-            "SELECT c.seq, c.kind, c.review_id, c.status, c.at, r.summary, {doc} AS doc
+            "SELECT c.seq, c.kind, c.review_id, c.status, c.at, c.decision, r.summary, {doc} AS doc
              FROM changes c JOIN reviews r ON r.id = c.review_id
              WHERE c.seq > $1 ORDER BY c.seq LIMIT $2"
         ))
@@ -91,6 +93,7 @@ struct ChangeRow {
     review_id: String,
     status: String,
     at: String,
+    decision: Option<String>,
     summary: Option<String>,
     doc: Option<String>,
 }
@@ -104,9 +107,14 @@ impl ChangeRow {
             review_id: id,
             status,
             at,
+            decision,
             summary,
             doc,
         } = self;
+        let decision = decision
+            .map(|d| serde_json::from_str(&d))
+            .transpose()
+            .map_err(|e| DbError::Damaged(format!("change of review {id}: its decision: {e}")))?;
         let summary = match (summary, &doc) {
             (Some(summary), _) => serde_json::from_str(&summary)
                 .map_err(|e| DbError::Damaged(format!("review {id}'s summary: {e}")))?,
@@ -127,6 +135,7 @@ impl ChangeRow {
                 .map_err(|e| DbError::Damaged(format!("change of review {id}: status {e}")))?,
             confirm_id: id,
             at,
+            decision,
             summary,
         };
         Ok((change, doc))
@@ -140,12 +149,13 @@ pub(super) async fn record_change(
     now: &str,
 ) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar(
-        "INSERT INTO changes (review_id, kind, status, at) VALUES ($1, $2, $3, $4) RETURNING seq",
+        "INSERT INTO changes (review_id, kind, status, at, decision) VALUES ($1, $2, $3, $4, $5) RETURNING seq",
     )
     .bind(&row.id)
     .bind(kind.as_str())
     .bind(&row.status)
     .bind(now)
+    .bind(row.decision_of(kind))
     .fetch_one(&mut **tx)
     .await
 }

@@ -2,7 +2,7 @@
 //! from the review (its JSON document is the truth every answer reads).
 
 use super::{audit, stored_time, DbError};
-use countersign_domain::wire::{ChangeKind, ReviewSummary};
+use countersign_domain::wire::{ChangeKind, ReceiptDecision, ReviewSummary};
 use countersign_domain::Review;
 
 /// The columns list filters use, derived from the review.
@@ -18,6 +18,8 @@ pub(super) struct Columns {
     pub(super) expires_at: Option<String>,
     pub(super) escalate_at: Option<String>,
     pub(super) approval_id: Option<String>,
+    /// The latest decision (`ReceiptDecision` as JSON), if any.
+    latest_decision: Option<String>,
 }
 
 impl Columns {
@@ -30,6 +32,14 @@ impl Columns {
             doc: self.doc.clone(),
             at: at.to_owned(),
         }
+    }
+
+    /// The decision a change of `kind` to this row recorded, as the feed
+    /// stores it: the latest one, for a decision or an expiry.
+    pub(super) fn decision_of(&self, kind: ChangeKind) -> Option<&str> {
+        matches!(kind, ChangeKind::Decided | ChangeKind::Expired)
+            .then_some(self.latest_decision.as_deref())
+            .flatten()
     }
 
     pub(super) fn of(review: &Review) -> Columns {
@@ -69,6 +79,8 @@ impl Columns {
             expires_at: request.map(|r| stored_time(r.expires_at.to_utc())),
             escalate_at: review.escalation_due().map(|at| stored_time(at.to_utc())),
             approval_id: request.map(|r| r.approval_id.to_string()),
+            latest_decision: ReceiptDecision::latest(review)
+                .and_then(|d| serde_json::to_string(&d).ok()),
         }
     }
 }

@@ -290,6 +290,13 @@ fn every_event_arrives_signed(database: Option<&str>) {
     assert_eq!(body["status"], "approved");
     assert_eq!(body["link"], format!("{}/reviews/{}", server.url, ids[0]));
     assert_eq!(body["id"], decided[0].id, "the body names its id too");
+    // Who decided, as what: the key here (a signed-in person's name in sign-in.spec.mjs).
+    assert_eq!(body["decision"]["status"], "approved");
+    assert_eq!(body["decision"]["decided_by_role"], "reviewer");
+    assert!(body["decision"]["decided_by_key"].is_string(), "{body}");
+    for created in of_type(&accepted, "review.created") {
+        assert!(created.json().get("decision").is_none(), "{}", created.body);
+    }
 
     // The three refused requests came again with the same id.
     let all = receiver.received();

@@ -1,0 +1,1 @@
+../shared/0018_change_decision.sql
