@@ -179,8 +179,8 @@ async fn audited_documents(
     }
     if subject_type == "session" {
         let sql = format!(
-            "SELECT {} FROM sessions s JOIN people p ON p.id = s.person_id WHERE s.id > $1 ORDER BY s.id {page}",
-            super::sessions::SESSION_COLUMNS
+            "{} WHERE s.id > $1 ORDER BY s.id {page}",
+            super::sessions::SELECT_SESSIONS
         );
         let rows = sqlx::query(&sql).bind(after).fetch_all(&mut *conn).await?;
         return rows

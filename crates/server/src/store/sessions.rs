@@ -105,7 +105,19 @@ fn session_entry(kind: &'static str, session: &Session, at: &str) -> audit::Entr
     }
 }
 
-pub(super) const SESSION_COLUMNS: &str = "s.id, s.provider, s.roles, s.csrf, s.refresh_token, s.user_agent, s.created_at, s.expires_at, s.validated_at, s.ended_at, s.ended_why, p.issuer, p.subject, p.name, p.email";
+pub(super) const SELECT_SESSIONS: &str = "SELECT s.id, s.provider, s.roles, s.csrf, s.refresh_token, s.user_agent, s.created_at, s.expires_at, s.validated_at, s.ended_at, s.ended_why, p.issuer, p.subject, p.name, p.email FROM sessions s JOIN people p ON p.id = s.person_id";
+
+/// One session by id, ended or not, read through `db` (the pool or a transaction).
+async fn session_by_id<'e, E>(db: E, id: &str) -> Result<Option<Session>, DbError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    let row = sqlx::query(&format!("{SELECT_SESSIONS} WHERE s.id = $1"))
+        .bind(id)
+        .fetch_optional(db)
+        .await?;
+    row.as_ref().map(session_of).transpose()
+}
 
 pub(super) fn session_of(row: &sqlx::any::AnyRow) -> Result<Session, DbError> {
     let id: String = row.try_get("id")?;
@@ -257,8 +269,7 @@ impl Db {
     /// The live session whose cookie secret is `secret`: not ended, not past its time.
     pub async fn session_for_secret(&self, secret: &str) -> Result<Option<Session>, DbError> {
         let row = sqlx::query(&format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions s JOIN people p ON p.id = s.person_id
-             WHERE s.hash = $1 AND s.ended_at IS NULL AND s.expires_at > $2"
+            "{SELECT_SESSIONS} WHERE s.hash = $1 AND s.ended_at IS NULL AND s.expires_at > $2"
         ))
         .bind(hash(secret))
         .bind(stored_time(chrono::Utc::now()))
@@ -269,13 +280,7 @@ impl Db {
 
     /// One session by id, ended or not.
     pub async fn session(&self, id: &str) -> Result<Option<Session>, DbError> {
-        let row = sqlx::query(&format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions s JOIN people p ON p.id = s.person_id WHERE s.id = $1"
-        ))
-        .bind(id)
-        .fetch_optional(self.pool())
-        .await?;
-        row.as_ref().map(session_of).transpose()
+        session_by_id(self.pool(), id).await
     }
 
     /// Records that the provider confirmed the session's person again, with
@@ -290,13 +295,7 @@ impl Db {
     ) -> Result<String, DbError> {
         let at = stored_time(chrono::Utc::now());
         let mut tx = begin_write(self.pool(), self.backend()).await?;
-        let before = sqlx::query(&format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions s JOIN people p ON p.id = s.person_id WHERE s.id = $1"
-        ))
-        .bind(id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if let Some(mut session) = before.as_ref().map(session_of).transpose()? {
+        if let Some(mut session) = session_by_id(&mut *tx, id).await? {
             if session.roles != roles {
                 session.roles = roles.to_vec();
                 let entry = session_entry("session.roles_changed", &session, &at);
@@ -338,13 +337,10 @@ impl Db {
         if ended.rows_affected() == 0 {
             return Ok(false);
         }
-        let row = sqlx::query(&format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions s JOIN people p ON p.id = s.person_id WHERE s.id = $1"
-        ))
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
-        let entry = session_entry("session.ended", &session_of(&row)?, &at);
+        let session = session_by_id(&mut *tx, id)
+            .await?
+            .ok_or_else(|| DbError::Damaged(format!("session {id} vanished while it ended")))?;
+        let entry = session_entry("session.ended", &session, &at);
         audit::append(&mut tx, &[entry]).await?;
         tx.commit().await?;
         Ok(true)
@@ -353,8 +349,7 @@ impl Db {
     /// The sessions of the person `issuer` + `subject` (all people's when
     /// `None`), newest first.
     pub async fn sessions(&self, of: Option<&Person>) -> Result<Vec<Session>, DbError> {
-        let select =
-            format!("SELECT {SESSION_COLUMNS} FROM sessions s JOIN people p ON p.id = s.person_id");
+        let select = SELECT_SESSIONS;
         let rows = match of {
             Some(person) => {
                 sqlx::query(&format!(
