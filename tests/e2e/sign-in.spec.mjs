@@ -319,7 +319,8 @@ test("signing out ends the session on the server, not only in the browser", asyn
 test("the sign-in asks with PKCE (S256), a state and a nonce, each new every time", async ({ page }) => {
   desk = await startDesk(dir, port, provider);
   const asked = [];
-  page.on("request", (r) => r.url().startsWith(`${provider.issuer}/auth?`) && asked.push(new URL(r.url()).searchParams));
+  const authorize = `${provider.issuer}/auth?`;
+  page.on("request", (r) => r.url().startsWith(authorize) && asked.push(new URL(r.url()).searchParams));
   for (let i = 0; i < 2; i += 1) await page.goto(`${desk.url}/auth/login`);
   expect(asked).toHaveLength(2);
   for (const params of asked) {
@@ -348,14 +349,17 @@ test("a code taken from another browser's sign-in signs nobody in: PKCE's verifi
   desk = await startDesk(dir, port, provider);
   // The attacker starts a sign-in of their own: their state, their browser binding.
   const attacker = await browser.newPage();
+  // (The listeners read constants: they may still fire as the test ends.)
+  const { issuer } = provider;
+  const callback = `${desk.url}/auth/callback?`;
   let state;
-  attacker.on("request", (r) => r.url().startsWith(provider.issuer) && (state ??= new URL(r.url()).searchParams.get("state")));
+  attacker.on("request", (r) => r.url().startsWith(issuer) && (state ??= new URL(r.url()).searchParams.get("state")));
   await attacker.goto(`${desk.url}/auth/login`);
   expect(state).toBeTruthy();
   // The victim signs in; their answer, with its code, never reaches the desk
   // (stopped meanwhile: a browser cannot hold back a redirect) but is seen.
   let stolen;
-  page.on("request", (r) => r.url().startsWith(`${desk.url}/auth/callback?`) && (stolen ??= new URL(r.url())));
+  page.on("request", (r) => r.url().startsWith(callback) && (stolen ??= new URL(r.url())));
   await page.goto(`${desk.url}/auth/login`);
   await page.locator(provider.form.account).fill("dana");
   await page.locator(provider.form.password).fill("any");
