@@ -19,7 +19,9 @@
 # The environments' pinned packages are installed by uv (from PyPI, pinned, in
 # .venv-uv): the same wheels pip installs, fetched and unpacked in parallel.
 # With --oidc, one (.venv-oidc) with django-oidc-provider and Django, the sign-in
-# browser tests' second OpenID provider (tests/django-oidc).
+# browser tests' second OpenID provider (tests/django-oidc). With --slack, one
+# (.venv-slack) with Slack's official Python SDK, which signs the Slack tests'
+# clicks (tests/slack/click.py).
 # With --ops, what the operator's tests run against: Debian's prometheus (and promtool),
 # systemd's systemd-analyze, nginx and Caddy.
 # With --docs, mdBook, which builds the docs book (docs/), and jq for its examples.
@@ -54,12 +56,14 @@ GOOGLE_ADK_VERSION=2.13.0
 DJANGO_VERSION=5.2.19
 DJANGO_OIDC_PROVIDER_VERSION=0.9.0
 PYJWT_VERSION=2.15.1
+SLACK_SDK_VERSION=3.47.0
 want_browser=false
 only_run=false
 want_postgres=false
 want_udspy=false
 want_mcp=false
 want_oidc=false
+want_slack=false
 want_openai_agents=false
 want_langgraph=false
 want_fuzz=false
@@ -74,13 +78,14 @@ for flag in "$@"; do
     --udspy) want_udspy=true ;;
     --mcp) want_mcp=true ;;
     --oidc) want_oidc=true ;;
+    --slack) want_slack=true ;;
     --openai-agents) want_openai_agents=true ;;
     --langgraph) want_langgraph=true ;;
     --fuzz) want_fuzz=true ;;
     --sdk) want_sdk=true ;;
     --ops) want_ops=true ;;
     --docs) want_docs=true ;;
-    *) echo "usage: setup.sh [--run] [--browser] [--postgres] [--udspy] [--mcp] [--oidc] [--openai-agents] [--langgraph] [--sdk] [--ops] [--docs] [--fuzz]" >&2; exit 2 ;;
+    *) echo "usage: setup.sh [--run] [--browser] [--postgres] [--udspy] [--mcp] [--oidc] [--slack] [--openai-agents] [--langgraph] [--sdk] [--ops] [--docs] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 apt_install() {
@@ -220,6 +225,16 @@ if $want_oidc; then
     make_venv .venv-oidc
     venv_install .venv-oidc "django==$DJANGO_VERSION" "django-oidc-provider==$DJANGO_OIDC_PROVIDER_VERSION" \
       "pyjwt==$PYJWT_VERSION" "cryptography==$CRYPTOGRAPHY_VERSION"
+  else
+    echo "present"
+  fi
+fi
+
+if $want_slack; then
+  step "slack-sdk $SLACK_SDK_VERSION (PyPI) in .venv-slack"
+  if [[ "$(.venv-slack/bin/pip show slack-sdk 2>/dev/null | sed -n 's/^Version: //p')" != "$SLACK_SDK_VERSION" ]]; then
+    make_venv .venv-slack
+    venv_install .venv-slack "slack-sdk==$SLACK_SDK_VERSION"
   else
     echo "present"
   fi

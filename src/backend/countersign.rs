@@ -9,7 +9,8 @@ use super::fetch::fetch_text;
 use countersign_domain::policy::Policy;
 use countersign_domain::wire::{
     ChangePage, Detail, Device, DeviceList, ErrorBody, GrantList, GrantRecord, Me, Paired, Pairing,
-    PairingRequest, Refusal, Requesters, ReviewQuery, SummaryPage, WebhookList,
+    PairingRequest, Refusal, Requesters, ReviewQuery, SlackLink, SlackUser, SummaryPage,
+    WebhookList,
 };
 use countersign_domain::{DecisionInput, MplpId, Review};
 use serde::de::DeserializeOwned;
@@ -133,6 +134,51 @@ impl HttpStore {
     /// Ends one of the person's sessions.
     pub async fn revoke_session(&self, id: &str) -> Result<(), HttpError> {
         let path = format!("/sessions/{}/revoke", encode(id));
+        self.call_as::<Option<Value>>("POST", &path, Some(&json!({})), None)
+            .await
+            .map(drop)
+    }
+
+    /// The Slack user a link code was sent to (the code is not taken).
+    pub async fn slack_link_code(&self, code: &str) -> Result<SlackUser, HttpError> {
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            slack: SlackUser,
+        }
+        let path = format!("/slack/link-codes/{}", encode(code));
+        let answer: Answer = self.call_as("GET", &path, None, None).await?;
+        Ok(answer.slack)
+    }
+
+    /// Links the Slack user a code was sent to to the signed-in person.
+    pub async fn link_slack(&self, code: &str) -> Result<SlackLink, HttpError> {
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            link: SlackLink,
+        }
+        let answer: Answer = self
+            .call_as("POST", "/slack/links", Some(&json!({ "code": code })), None)
+            .await?;
+        Ok(answer.link)
+    }
+
+    /// The signed-in person's linked Slack accounts.
+    pub async fn slack_links(&self) -> Result<Vec<SlackLink>, HttpError> {
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            links: Vec<SlackLink>,
+        }
+        let answer: Answer = self.call_as("GET", "/slack/links", None, None).await?;
+        Ok(answer.links)
+    }
+
+    /// Unlinks one of the person's Slack accounts.
+    pub async fn unlink_slack(&self, user: &SlackUser) -> Result<(), HttpError> {
+        let path = format!(
+            "/slack/links/{}/{}/unlink",
+            encode(&user.team_id),
+            encode(&user.user_id)
+        );
         self.call_as::<Option<Value>>("POST", &path, Some(&json!({})), None)
             .await
             .map(drop)

@@ -11,3 +11,4 @@ pub mod pair;
 pub mod review;
 pub mod settings;
 pub mod signin;
+mod slack;

@@ -11,7 +11,7 @@ use leptos::prelude::*;
 /// This page's own server, through its session cookie: where sign-in happens
 /// (a desk on another origin connects with a key). Called outside the
 /// component tree too (after sign-out), so it reads no context.
-fn own_server() -> HttpStore {
+pub(super) fn own_server() -> HttpStore {
     let origin = web_sys::window()
         .and_then(|w| w.location().origin().ok())
         .unwrap_or_default();
@@ -117,6 +117,7 @@ fn SignedIn(state: SessionState) -> impl IntoView {
             <p role="status" class="subtle">{status}</p>
         </section>
         <SessionsCard />
+        <super::slack::SlackCard />
     }
     .into_any()
 }

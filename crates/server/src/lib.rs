@@ -18,6 +18,7 @@
 //! - [`policy`]: the approval policy file, read strictly.
 //! - [`rate`]: a key's request rate as people write it.
 //! - [`signin`]: reviewers signing in with OpenID Connect; their sessions.
+//! - [`slack`]: deciding from Slack: signed requests, button clicks.
 //! - [`signing`]: the server's Ed25519 key and the receipts it signs.
 //! - [`usecases`]: what a request does, whatever entry point brought it
 //!   (decide); the HTTP handlers parse, call one and map its result.
@@ -36,6 +37,7 @@ pub mod rate;
 pub mod serve;
 pub mod signin;
 pub mod signing;
+pub mod slack;
 pub mod store;
 pub mod usecases;
 pub mod webhooks;

@@ -47,6 +47,15 @@ pub struct ServeOptions {
     /// refuses to start.
     #[arg(long, value_name = "FILE", env = "COUNTERSIGN_SIGN_IN")]
     pub sign_in: Option<PathBuf>,
+    /// Reviewers decide from Slack's buttons: the file holding the Slack
+    /// app's Signing Secret, which every click Slack posts to /slack/actions
+    /// is checked with (needs --sign-in: a click decides as a signed-in person).
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "COUNTERSIGN_SLACK_SIGNING_SECRET_FILE"
+    )]
+    pub slack_signing_secret_file: Option<PathBuf>,
     /// An address told of every review created, decided, expired or
     /// escalated, by a signed POST (repeatable).
     #[arg(

@@ -81,11 +81,20 @@ pub async fn run(options: ServeOptions) -> Result<(), ServeError> {
     let address = listener.local_addr()?;
     let desk = options.public_url.clone();
     let desk = desk.unwrap_or_else(|| format!("http://{address}"));
-    let webhooks = Webhooks::open(db.clone(), options.webhooks(), &desk).await?;
+    let slack = match (&options.slack_signing_secret_file, &sign_in) {
+        (None, _) => None,
+        (Some(_), None) => return Err(ServeError::Setting(
+            "--slack-signing-secret-file needs --sign-in: a click in Slack decides as a person signed in to the desk".into(),
+        )),
+        (Some(file), Some(_)) => Some(crate::slack::Slack::load(file, &desk)?),
+    };
+    let buttons = slack.is_some();
+    let webhooks = Webhooks::open(db.clone(), options.webhooks(), &desk, buttons).await?;
     let limits = crate::limits::Limits::new(options.rates());
     let state = AppState::new(db.clone(), limits, signer, policy, webhooks.clone())
         .await?
-        .with_sign_in(sign_in);
+        .with_sign_in(sign_in)
+        .with_slack(slack);
     tokio::spawn(crate::changes::sweep(state.changes.clone()));
     if !webhooks.is_empty() {
         tokio::spawn(webhooks.run());

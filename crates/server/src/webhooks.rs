@@ -66,6 +66,8 @@ struct Shared {
     db: Db,
     hooks: Vec<Hook>,
     desk: String,
+    /// Whether Slack messages carry Approve and Deny (`--slack-signing-secret-file`).
+    buttons: bool,
     client: ureq::Agent,
 }
 
@@ -78,8 +80,14 @@ struct Hook {
 
 impl Webhooks {
     /// Reads (or makes, printing it once) each webhook's secret. `desk` is
-    /// the address the desk is opened at, for links in the bodies.
-    pub async fn open(db: Db, hooks: Vec<Webhook>, desk: &str) -> Result<Webhooks, String> {
+    /// the address the desk is opened at, for links in the bodies; with
+    /// `buttons`, a Slack message about a pending request can decide it.
+    pub async fn open(
+        db: Db,
+        hooks: Vec<Webhook>,
+        desk: &str,
+        buttons: bool,
+    ) -> Result<Webhooks, String> {
         let mut keyed = Vec::new();
         for hook in hooks {
             if !(hook.url.starts_with("http://") || hook.url.starts_with("https://")) {
@@ -123,6 +131,7 @@ impl Webhooks {
                 db,
                 hooks: keyed,
                 desk: desk.trim_end_matches('/').to_owned(),
+                buttons,
                 client,
             }),
         })
@@ -206,7 +215,8 @@ impl Webhooks {
                     .filter(|c| SENT.contains(&c.kind))
                     .map(|change| {
                         let id = format!("msg_{}", crate::changes::new_id());
-                        let body = body(webhook.format, &id, &change, &self.shared.desk);
+                        let (desk, buttons) = (&self.shared.desk, self.shared.buttons);
+                        let body = body(webhook.format, &id, &change, desk, buttons);
                         Queued { id, change, body }
                     })
                     .collect();
@@ -374,7 +384,7 @@ pub fn shown(url: &str) -> String {
 }
 
 /// The body a webhook receives for a change.
-fn body(format: WebhookFormat, id: &str, change: &Change, desk: &str) -> String {
+fn body(format: WebhookFormat, id: &str, change: &Change, desk: &str, buttons: bool) -> String {
     let summary = &change.summary;
     let link = format!("{desk}/reviews/{}", change.confirm_id);
     let waited = chrono::DateTime::parse_from_rfc3339(&change.at)
@@ -429,15 +439,19 @@ fn body(format: WebhookFormat, id: &str, change: &Change, desk: &str) -> String 
             // text object lets Slack turn words into links or mentions
             // (`verbatim`, `link_names`): the only link is the desk's.
             let mrkdwn = |text: String| json!({"type": "mrkdwn", "text": text, "verbatim": true});
+            let mut blocks = vec![
+                json!({"type": "section", "text": mrkdwn(format!("*{what}*\n<{link}|{title}>"))}),
+                json!({"type": "context", "elements": [mrkdwn(context)]}),
+            ];
+            if buttons && change.status == ConfirmStatus::Pending {
+                blocks.extend(crate::slack::decision_blocks(&change.confirm_id, &link));
+            }
             json!({
                 "text": format!("{what}: {title}"),
                 "link_names": false,
                 "unfurl_links": false,
                 "unfurl_media": false,
-                "blocks": [
-                    {"type": "section", "text": mrkdwn(format!("*{what}*\n<{link}|{title}>"))},
-                    {"type": "context", "elements": [mrkdwn(context)]},
-                ],
+                "blocks": blocks,
             })
             .to_string()
         }
@@ -449,7 +463,7 @@ fn body(format: WebhookFormat, id: &str, change: &Change, desk: &str) -> String 
 /// `<!channel>`, `<@U…>`, `<#C…>` or `<url|label>` survives), and line
 /// breaks and other control characters turned into spaces, so a title stays
 /// one line inside the desk's link.
-fn slack_text(text: &str) -> String {
+pub(crate) fn slack_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -481,6 +495,7 @@ fn random_bytes<const N: usize>() -> [u8; N] {
 
 #[cfg(test)]
 mod tests {
+    use super::body as body_of;
     use super::*;
     use countersign_domain::model::DecisionStatus;
     use countersign_domain::wire::{ReceiptDecision, ReviewSummary};
@@ -541,7 +556,14 @@ mod tests {
     }
 
     fn slack(change: &Change) -> serde_json::Value {
-        serde_json::from_str(&body(WebhookFormat::Slack, "msg_1", change, "https://desk")).unwrap()
+        serde_json::from_str(&body(
+            WebhookFormat::Slack,
+            "msg_1",
+            change,
+            "https://desk",
+            false,
+        ))
+        .unwrap()
     }
 
     /// Every string of a Slack body, with where it is.
@@ -597,7 +619,9 @@ mod tests {
                     .flatten()
                     .filter_map(|e| e.as_object()),
             );
-            for text in texts {
+            // Markdown is where Slack makes links and mentions of words;
+            // the buttons' plain texts are Countersign's own.
+            for text in texts.filter(|t| t["type"] == "mrkdwn") {
                 assert_eq!(text["verbatim"], true, "{block}");
             }
         }
@@ -640,6 +664,7 @@ mod tests {
             "msg_1",
             &by_person,
             "https://desk",
+            false,
         ))
         .unwrap();
         assert_eq!(
@@ -652,7 +677,8 @@ mod tests {
                 WebhookFormat::Json,
                 "msg_1",
                 &change(&summary, ChangeKind::Decided, ConfirmStatus::Rejected),
-                "https://desk"
+                "https://desk",
+                false,
             ))
             .unwrap()
             .get("decision")
@@ -670,6 +696,44 @@ mod tests {
             .as_str()
             .unwrap();
         assert!(context.ends_with("waited 12 min"), "{context}");
+    }
+
+    #[test]
+    fn with_slack_buttons_on_a_pending_request_can_be_decided_from_its_message() {
+        let review = countersign_domain::demo::reviews(chrono::Utc::now())
+            .unwrap()
+            .remove(0);
+        let summary = ReviewSummary::of(&review);
+        let slack = |status| -> serde_json::Value {
+            let change = change(&summary, ChangeKind::Created, status);
+            serde_json::from_str(&body_of(
+                WebhookFormat::Slack,
+                "msg_1",
+                &change,
+                "https://desk",
+                true,
+            ))
+            .unwrap()
+        };
+        let pending = slack(ConfirmStatus::Pending);
+        let actions = &pending["blocks"][3]["elements"];
+        assert_eq!(
+            pending["blocks"][2]["element"]["action_id"],
+            "countersign_reason"
+        );
+        assert_eq!(actions[0]["action_id"], "countersign_approve");
+        assert_eq!(actions[0]["value"], summary.id.to_string());
+        assert_eq!(actions[1]["action_id"], "countersign_deny");
+        assert_eq!(
+            actions[2]["url"],
+            format!("https://desk/reviews/{}", summary.id)
+        );
+        let decided = slack(ConfirmStatus::Approved);
+        assert_eq!(
+            decided["blocks"].as_array().unwrap().len(),
+            2,
+            "no buttons once decided"
+        );
     }
 
     #[test]
@@ -698,6 +762,17 @@ mod tests {
         for kind in SENT {
             let body = slack(&change(&summary, kind, ConfirmStatus::Pending));
             assert_inert(&body, &link);
+            // With Slack's buttons on, the buttons add no text of the agent's.
+            let pending = change(&summary, kind, ConfirmStatus::Pending);
+            let with_buttons: serde_json::Value = serde_json::from_str(&body_of(
+                WebhookFormat::Slack,
+                "msg_1",
+                &pending,
+                "https://desk",
+                true,
+            ))
+            .unwrap();
+            assert_inert(&with_buttons, &link);
             let text = body["text"].as_str().unwrap();
             assert!(text.contains("&lt;!channel&gt;"), "{text}");
             assert!(!text.contains('<'), "{text}");

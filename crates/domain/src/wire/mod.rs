@@ -9,6 +9,7 @@ mod me;
 mod outcome;
 mod page;
 mod receipt;
+mod slack;
 mod summary;
 mod webhook;
 
@@ -25,5 +26,6 @@ pub use receipt::{
     Receipt, ReceiptBody, ReceiptDecision, ReceiptTarget, ReceiptToken, DEFAULT_RULE,
     RECEIPT_VERSION,
 };
+pub use slack::{SlackLink, SlackUser};
 pub use summary::{CallKey, ReviewSummary, RowKind};
 pub use webhook::{Delivery, DeliveryState, WebhookFormat, WebhookList, WebhookStatus};

@@ -270,20 +270,7 @@ async fn from_session(parts: &Parts, state: &AppState, secret: &str) -> Result<C
             SignInError::Db(db) => ApiError::internal(db),
             other => unauthorized(&format!("{other}; sign in again")),
         })?;
-    let key = ApiKey {
-        id: session.id.clone(),
-        kind: KeyKind::Reviewer,
-        roles: session.roles.clone(),
-        label: "signed-in session".into(),
-        created_at: session.created_at.clone(),
-        revoked_at: None,
-        rate: None,
-        owner: None,
-        paired_from: None,
-        device: None,
-        last_used_at: None,
-        person: Some(session.person.clone()),
-    };
+    let key = ApiKey::of_session(&session);
     match state.limits.take(&crate::store::keys::hash(secret), &key) {
         Ok(()) => Ok(Caller(key, Some(session))),
         Err(over) => Err(over_rate(over).await),

@@ -14,6 +14,7 @@ mod input;
 mod query;
 mod reviews;
 mod signin;
+mod slack;
 mod tool_calls;
 
 use crate::changes::Changes;
@@ -56,6 +57,8 @@ pub struct AppState {
     pub webhooks: Webhooks,
     /// Reviewers' sign-in with OpenID Connect, when configured.
     pub sign_in: Option<crate::signin::SignIn>,
+    /// Deciding from Slack's buttons, when configured (needs sign-in).
+    pub slack: Option<crate::slack::Slack>,
 }
 
 impl AppState {
@@ -76,12 +79,18 @@ impl AppState {
             webhooks,
             db,
             sign_in: None,
+            slack: None,
         })
     }
 
     /// The same state, with reviewers signing in through `sign_in`.
     pub fn with_sign_in(self, sign_in: Option<crate::signin::SignIn>) -> AppState {
         AppState { sign_in, ..self }
+    }
+
+    /// The state with deciding from Slack (or without).
+    pub fn with_slack(self, slack: Option<crate::slack::Slack>) -> AppState {
+        AppState { slack, ..self }
     }
 
     /// A review's outcome, with its signed receipt once decided.
@@ -129,6 +138,12 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/session", get(signin::current))
         .route("/sessions", get(signin::list))
         .route("/sessions/{id}/revoke", post(signin::revoke))
+        .route("/slack/link-codes/{code}", get(slack::link_code))
+        .route("/slack/links", get(slack::links).post(slack::link))
+        .route(
+            "/slack/links/{team_id}/{user_id}/unlink",
+            post(slack::unlink),
+        )
         .route("/openapi.json", get(openapi))
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
@@ -140,8 +155,15 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/login", get(signin::login))
         .route("/callback", get(signin::callback))
         .route("/logout", post(signin::logout))
+        .with_state(state.clone());
+    let slack = Router::new()
+        .route("/actions", post(slack::actions))
+        .layer(DefaultBodyLimit::max(max_body))
         .with_state(state);
-    Router::new().nest("/api/v1", api).nest("/auth", auth)
+    Router::new()
+        .nest("/api/v1", api)
+        .nest("/auth", auth)
+        .nest("/slack", slack)
 }
 
 async fn health(axum::extract::State(state): axum::extract::State<AppState>) -> impl IntoResponse {

@@ -15,6 +15,7 @@ pub mod reviews;
 mod rounds;
 mod row;
 pub mod sessions;
+pub mod slack;
 pub mod webhooks;
 
 pub use commit::{ChangeError, IdempotencyRecord, IdempotentResult};

@@ -105,6 +105,27 @@ fn session_entry(kind: &'static str, session: &Session, at: &str) -> audit::Entr
     }
 }
 
+impl super::keys::ApiKey {
+    /// What a session acts as: a reviewer key with the session's id and
+    /// roles, for its person.
+    pub fn of_session(session: &Session) -> super::keys::ApiKey {
+        super::keys::ApiKey {
+            id: session.id.clone(),
+            kind: super::keys::KeyKind::Reviewer,
+            roles: session.roles.clone(),
+            label: "signed-in session".into(),
+            created_at: session.created_at.clone(),
+            revoked_at: None,
+            rate: None,
+            owner: None,
+            paired_from: None,
+            device: None,
+            last_used_at: None,
+            person: Some(session.person.clone()),
+        }
+    }
+}
+
 pub(super) const SELECT_SESSIONS: &str = "SELECT s.id, s.provider, s.roles, s.csrf, s.refresh_token, s.user_agent, s.created_at, s.expires_at, s.validated_at, s.ended_at, s.ended_why, p.issuer, p.subject, p.name, p.email FROM sessions s JOIN people p ON p.id = s.person_id";
 
 /// One session by id, ended or not, read through `db` (the pool or a transaction).

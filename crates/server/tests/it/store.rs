@@ -358,3 +358,96 @@ fn sign_ins_are_taken_once_and_sessions_end_for_good_on_both_databases() {
         })
     });
 }
+
+#[test]
+fn a_slack_link_needs_a_live_code_taken_once_and_a_signed_in_person_on_both_databases() {
+    use countersign_domain::wire::SlackUser;
+    use countersign_server::store::sessions::NewSession;
+    use countersign_server::store::slack::NotLinked;
+    on_both("store_slack", |db| {
+        Box::pin(async move {
+            let user = SlackUser {
+                team_id: "T1".into(),
+                user_id: "U1".into(),
+                user_name: "dana".into(),
+            };
+            let dana = countersign_domain::Person {
+                issuer: "https://idp.example".into(),
+                subject: "dana".into(),
+                name: Some("Dana".into()),
+                email: None,
+            };
+            let later = chrono::Utc::now() + chrono::Duration::minutes(10);
+            let code = db.new_slack_link_code(&user, later).await.unwrap();
+            assert_eq!(db.slack_link_code(&code).await.unwrap(), Some(user.clone()));
+            assert!(
+                matches!(db.link_slack(&code, &dana).await, Err(NotLinked::NoPerson)),
+                "nobody signed in as Dana yet"
+            );
+            // Nothing was changed: the code still waits for a signed-in person.
+            assert_eq!(db.slack_link_code(&code).await.unwrap(), Some(user.clone()));
+            assert!(
+                db.slack_session("T1", "U1").await.unwrap().is_none(),
+                "not linked"
+            );
+            let roles = vec!["reviewer".to_owned()];
+            let opened = db
+                .open_session(NewSession {
+                    person: &dana,
+                    provider: "corp",
+                    roles: &roles,
+                    refresh_token: None,
+                    user_agent: None,
+                    length: chrono::Duration::hours(1),
+                })
+                .await
+                .unwrap();
+            let link = db.link_slack(&code, &dana).await.unwrap();
+            assert_eq!(link.user, user);
+            assert!(
+                matches!(db.link_slack(&code, &dana).await, Err(NotLinked::Unknown)),
+                "a code works once"
+            );
+            assert_eq!(db.slack_links(&dana).await.unwrap(), vec![link]);
+            let session = db
+                .slack_session("T1", "U1")
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            assert_eq!(session.id, opened.session.id);
+            // Signed out: linked, but no session to decide with.
+            assert!(db
+                .end_session(&opened.session.id, "signed out")
+                .await
+                .unwrap());
+            assert!(matches!(
+                db.slack_session("T1", "U1").await.unwrap(),
+                Some(None)
+            ));
+            // An expired code links nobody.
+            let past = chrono::Utc::now() - chrono::Duration::seconds(1);
+            let stale = db.new_slack_link_code(&user, past).await.unwrap();
+            assert_eq!(db.slack_link_code(&stale).await.unwrap(), None);
+            assert!(matches!(
+                db.link_slack(&stale, &dana).await,
+                Err(NotLinked::Expired)
+            ));
+            // Unlinked by its person only.
+            let erin = countersign_domain::Person {
+                subject: "erin".into(),
+                ..dana.clone()
+            };
+            assert!(!db.unlink_slack(&erin, "T1", "U1").await.unwrap());
+            assert!(db.unlink_slack(&dana, "T1", "U1").await.unwrap());
+            assert!(db.slack_session("T1", "U1").await.unwrap().is_none());
+            match db.verify_audit().await.unwrap() {
+                countersign_server::store::audit::Verdict::Intact { entries, .. } => assert_eq!(
+                    entries, 4,
+                    "a session started and ended, a link made and removed"
+                ),
+                broken => panic!("{broken:?}"),
+            }
+        })
+    });
+}

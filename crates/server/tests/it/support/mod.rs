@@ -234,7 +234,7 @@ pub async fn app(db: Db) -> (Router, String, String, tempfile::TempDir) {
     };
     let agent = mint(KeyKind::Agent, &[]).await;
     let reviewer = mint(KeyKind::Reviewer, &["reviewer"]).await;
-    let webhooks = Webhooks::open(db.clone(), Vec::new(), "http://desk.test")
+    let webhooks = Webhooks::open(db.clone(), Vec::new(), "http://desk.test", false)
         .await
         .unwrap();
     let limits = Limits::new(Defaults::default());

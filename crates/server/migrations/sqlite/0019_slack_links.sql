@@ -1,0 +1,1 @@
+../shared/0019_slack_links.sql
