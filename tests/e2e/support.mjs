@@ -44,15 +44,17 @@ export const binary = process.env.COUNTERSIGN_BIN ?? "target/debug/countersign";
  * Starts `countersign serve` on `dataDir`, serving dist/: with the demo data
  * and its keys, or (`demo: false`) over what the folder's database holds;
  * `extra` arguments are passed on (`--policy FILE`).
- * Resolves with its URL, the demo keys, and a stop function.
+ * Resolves with its URL, the demo keys, what it logged so far, and a stop function.
  */
 export async function startServer(dataDir, listen = "127.0.0.1:0", { demo = true, extra = [] } = {}) {
   const args = ["serve", ...(demo ? ["--demo"] : []), "--listen", listen, "--app-dir", "dist", "--data", dataDir, ...extra];
   // Warnings and errors only: one log line per request would bury the tests' own output.
   const env = { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "warn" };
-  const child = spawn(binary, args, { stdio: ["ignore", "pipe", "inherit"], env });
+  const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"], env });
   const lines = createInterface({ input: child.stdout });
-  const server = { child, printed: "", stop: () => new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : (child.once("exit", r), child.kill("SIGKILL")))) };
+  const server = { child, printed: "", logged: "", stop: () => new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : (child.once("exit", r), child.kill("SIGKILL")))) };
+  // Its log still reaches the test's output, and the test can read it.
+  child.stderr.on("data", (chunk) => (server.logged += chunk, process.stderr.write(chunk)));
   await new Promise((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`countersign serve exited with ${code}`)));
     lines.on("line", (line) => {

@@ -56,6 +56,28 @@ pub struct ServeOptions {
         env = "COUNTERSIGN_SLACK_SIGNING_SECRET_FILE"
     )]
     pub slack_signing_secret_file: Option<PathBuf>,
+    /// Countersign posts each new request in Slack and updates the message
+    /// after every decision, expiry and escalation: the file holding the
+    /// Slack app's Bot User OAuth Token (xoxb-…).
+    #[arg(long, value_name = "FILE", env = "COUNTERSIGN_SLACK_BOT_TOKEN_FILE")]
+    pub slack_bot_token_file: Option<PathBuf>,
+    /// The Slack channel (its ID, C…) the bot posts requests in, unless
+    /// their policy rule names its own (`slack_channel`).
+    #[arg(
+        long,
+        value_name = "ID",
+        env = "COUNTERSIGN_SLACK_CHANNEL",
+        requires = "slack_bot_token_file"
+    )]
+    pub slack_channel: Option<String>,
+    /// Slack's Web API, which the bot calls (a proxy's address, or a test's).
+    #[arg(
+        long,
+        value_name = "URL",
+        default_value = "https://slack.com/api",
+        env = "COUNTERSIGN_SLACK_API_URL"
+    )]
+    pub slack_api_url: String,
     /// An address told of every review created, decided, expired or
     /// escalated, by a signed POST (repeatable).
     #[arg(

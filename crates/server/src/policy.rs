@@ -124,6 +124,10 @@ name = "everything else"
                 "[[rule]]\nname = \"a\"\nescalate_after = \"5m\"\nexpires_after = \"5m\"\n",
                 "policy.toml:3: rule 1 `escalate_after`",
             ),
+            (
+                "[[rule]]\nname = \"a\"\nslack_channel = \"#security\"\n",
+                "policy.toml:3: rule 1 `slack_channel`: `#security` is not a Slack channel ID",
+            ),
             ("[rules]\n", "policy.toml:1:"),
             ("", "no `[[rule]]`"),
         ];

@@ -90,6 +90,7 @@ pub async fn run(options: ServeOptions) -> Result<(), ServeError> {
     };
     let buttons = slack.is_some();
     let webhooks = Webhooks::open(db.clone(), options.webhooks(), &desk, buttons).await?;
+    let bot = slack_bot(&options, &db, &policy, &desk, buttons)?;
     let limits = crate::limits::Limits::new(options.rates());
     let state = AppState::new(db.clone(), limits, signer, policy, webhooks.clone())
         .await?
@@ -98,6 +99,9 @@ pub async fn run(options: ServeOptions) -> Result<(), ServeError> {
     tokio::spawn(crate::changes::sweep(state.changes.clone()));
     if !webhooks.is_empty() {
         tokio::spawn(webhooks.run());
+    }
+    if let Some(bot) = bot {
+        tokio::spawn(bot.run());
     }
     let (beside_api, metrics_at) =
         place_metrics(metrics, options.metrics_at(), address, &state).await?;
@@ -123,6 +127,28 @@ pub async fn run(options: ServeOptions) -> Result<(), ServeError> {
     }
     tracing::info!("countersign stopped");
     Ok(())
+}
+
+/// The Slack bot `--slack-bot-token-file` asks for, if it does.
+fn slack_bot(
+    options: &ServeOptions,
+    db: &Db,
+    policy: &countersign_domain::policy::Policy,
+    desk: &str,
+    buttons: bool,
+) -> Result<Option<crate::slack::bot::Bot>, String> {
+    let Some(token_file) = &options.slack_bot_token_file else {
+        if policy.rules.iter().any(|rule| rule.slack_channel.is_some()) {
+            tracing::warn!("the policy names Slack channels, but without --slack-bot-token-file nobody is told there");
+        }
+        return Ok(None);
+    };
+    let settings = crate::slack::bot::BotSettings {
+        token_file,
+        api: &options.slack_api_url,
+        channel: options.slack_channel.as_deref(),
+    };
+    crate::slack::bot::Bot::load(db.clone(), &settings, policy, desk, buttons).map(Some)
 }
 
 /// Where metrics are served: beside the API (then the recorder to add to its

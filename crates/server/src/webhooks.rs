@@ -385,11 +385,6 @@ pub fn shown(url: &str) -> String {
 
 /// The body a webhook receives for a change.
 fn body(format: WebhookFormat, id: &str, change: &Change, desk: &str, buttons: bool) -> String {
-    let summary = &change.summary;
-    let link = format!("{desk}/reviews/{}", change.confirm_id);
-    let waited = chrono::DateTime::parse_from_rfc3339(&change.at)
-        .map(|at| (at.to_utc() - summary.at.to_utc()).num_seconds().max(0))
-        .unwrap_or(0);
     match format {
         WebhookFormat::Json => {
             let mut body = json!({
@@ -398,64 +393,86 @@ fn body(format: WebhookFormat, id: &str, change: &Change, desk: &str, buttons: b
                 "seq": change.seq,
                 "at": change.at,
                 "status": change.status,
-                "waited_seconds": waited,
-                "link": link,
-                "review": summary,
+                "waited_seconds": waited_seconds(change),
+                "link": review_link(desk, &change.confirm_id),
+                "review": change.summary,
             });
             if let Some(decision) = &change.decision {
                 body["decision"] = json!(decision);
             }
             body.to_string()
         }
-        WebhookFormat::Slack => {
-            // Who decided: a person's name is theirs to choose, so it is
-            // made inert like the agent's text.
-            let by = change.decision.as_ref().map_or_else(String::new, |d| {
-                format!(
-                    " by {} as {}",
-                    slack_text(d.who()),
-                    slack_text(&d.decided_by_role)
-                )
-            });
-            let what = match change.kind {
-                ChangeKind::Created => "New request waiting for approval".to_owned(),
-                // An approval that a quorum still waits on leaves the request pending.
-                ChangeKind::Decided if change.status == ConfirmStatus::Pending => {
-                    format!("Approved once{by}; more approvals are needed")
-                }
-                ChangeKind::Decided => format!("Decided: {}{by}", change.status),
-                ChangeKind::Expired => "Expired with no decision: denied".to_owned(),
-                ChangeKind::Escalated => "Escalated: still waiting for a decision".to_owned(),
-                other => other.as_str().to_owned(),
-            };
-            let title = slack_text(&summary.title);
-            let context = format!(
-                "{} · asked by {} · waited {}",
-                slack_text(&summary.kind.to_string()),
-                slack_text(&summary.by),
-                waited_text(waited)
-            );
-            // Every text the agent controls goes through `slack_text`, and no
-            // text object lets Slack turn words into links or mentions
-            // (`verbatim`, `link_names`): the only link is the desk's.
-            let mrkdwn = |text: String| json!({"type": "mrkdwn", "text": text, "verbatim": true});
-            let mut blocks = vec![
-                json!({"type": "section", "text": mrkdwn(format!("*{what}*\n<{link}|{title}>"))}),
-                json!({"type": "context", "elements": [mrkdwn(context)]}),
-            ];
-            if buttons && change.status == ConfirmStatus::Pending {
-                blocks.extend(crate::slack::decision_blocks(&change.confirm_id, &link));
-            }
-            json!({
-                "text": format!("{what}: {title}"),
-                "link_names": false,
-                "unfurl_links": false,
-                "unfurl_media": false,
-                "blocks": blocks,
-            })
-            .to_string()
-        }
+        WebhookFormat::Slack => slack_message(change, desk, buttons).to_string(),
     }
+}
+
+/// The desk's page of a review.
+pub(crate) fn review_link(desk: &str, review: &str) -> String {
+    format!("{desk}/reviews/{review}")
+}
+
+/// How long the review had waited when the change happened.
+fn waited_seconds(change: &Change) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(&change.at)
+        .map(|at| {
+            (at.to_utc() - change.summary.at.to_utc())
+                .num_seconds()
+                .max(0)
+        })
+        .unwrap_or(0)
+}
+
+/// A Slack message telling of a change: what happened and who decided, the
+/// request with a link to the desk, and (with `buttons`, while it waits)
+/// Approve and Deny. Incoming webhooks and the bot's messages send it.
+pub(crate) fn slack_message(change: &Change, desk: &str, buttons: bool) -> serde_json::Value {
+    let summary = &change.summary;
+    let link = review_link(desk, &change.confirm_id);
+    // Who decided: a person's name is theirs to choose, so it is made inert
+    // like the agent's text.
+    let by = change.decision.as_ref().map_or_else(String::new, |d| {
+        format!(
+            " by {} as {}",
+            slack_text(d.who()),
+            slack_text(&d.decided_by_role)
+        )
+    });
+    let what = match change.kind {
+        ChangeKind::Created => "New request waiting for approval".to_owned(),
+        // An approval that a quorum still waits on leaves the request pending.
+        ChangeKind::Decided if change.status == ConfirmStatus::Pending => {
+            format!("Approved once{by}; more approvals are needed")
+        }
+        ChangeKind::Decided => format!("Decided: {}{by}", change.status),
+        ChangeKind::Expired => "Expired with no decision: denied".to_owned(),
+        ChangeKind::Escalated => "Escalated: still waiting for a decision".to_owned(),
+        other => other.as_str().to_owned(),
+    };
+    let title = slack_text(&summary.title);
+    let context = format!(
+        "{} · asked by {} · waited {}",
+        slack_text(&summary.kind.to_string()),
+        slack_text(&summary.by),
+        waited_text(waited_seconds(change))
+    );
+    // Every text the agent controls goes through `slack_text`, and no text
+    // object lets Slack turn words into links or mentions (`verbatim`,
+    // `link_names`): the only link is the desk's.
+    let mrkdwn = |text: String| json!({"type": "mrkdwn", "text": text, "verbatim": true});
+    let mut blocks = vec![
+        json!({"type": "section", "text": mrkdwn(format!("*{what}*\n<{link}|{title}>"))}),
+        json!({"type": "context", "elements": [mrkdwn(context)]}),
+    ];
+    if buttons && change.status == ConfirmStatus::Pending {
+        blocks.extend(crate::slack::decision_blocks(&change.confirm_id, &link));
+    }
+    json!({
+        "text": format!("{what}: {title}"),
+        "link_names": false,
+        "unfurl_links": false,
+        "unfurl_media": false,
+        "blocks": blocks,
+    })
 }
 
 /// Agent-controlled text made inert for Slack, which reads markup in every

@@ -80,6 +80,10 @@ pub struct Rule {
     /// forbidden for R3 and R4 tool calls, allowed otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub self_approval: Option<SelfApproval>,
+    /// The Slack channel (its ID, `C…`) Countersign's bot tells of the
+    /// requests it governs; absent: the server's `--slack-channel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slack_channel: Option<String>,
 }
 
 fn one() -> u32 {
@@ -238,6 +242,16 @@ impl Policy {
     }
 }
 
+/// Whether `id` is written as Slack writes a channel's ID: `C` or `G` and
+/// then capital letters and digits.
+pub fn is_slack_channel_id(id: &str) -> bool {
+    id.len() >= 9
+        && id.starts_with(['C', 'G'])
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+}
+
 /// One inconsistency of a policy: which rule (0-based), which of its fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyProblem {
@@ -277,6 +291,7 @@ impl Rule {
             on_expiry: None,
             escalate_after: None,
             self_approval: None,
+            slack_channel: None,
         }
     }
 
@@ -375,6 +390,14 @@ impl Rule {
                 field,
                 format!("only tool calls have a {field}, and this rule's target leaves them out: it can never match"),
             );
+        }
+        if let Some(channel) = self.slack_channel.as_deref() {
+            if !is_slack_channel_id(channel) {
+                problem(
+                    "slack_channel",
+                    format!("`{channel}` is not a Slack channel ID: write the ID (C…, or G… for an older private channel) that the channel's details show at their end, not its name"),
+                );
+            }
         }
         if self.approvals == 0 {
             problem("approvals", "a request needs at least 1 approval".into());

@@ -67,7 +67,7 @@ enum Command {
         command: AuditCli,
     },
     /// Serve the HTTP API (and the built app) on SQLite or PostgreSQL.
-    Serve(ServeOptions),
+    Serve(Box<ServeOptions>),
     /// Copy the SQLite database, consistently and while the server runs, and
     /// its signing key beside it (FILE.signing-key.pem). PostgreSQL: pg_dump.
     Backup {
@@ -265,7 +265,7 @@ pub fn main() -> ExitCode {
         }
         Command::Serve(options) => finish((|| {
             logs::init(options.log_format, &options.log_filter)?;
-            Ok(runtime()?.block_on(serve::run(options))?)
+            Ok(runtime()?.block_on(serve::run(*options))?)
         })()),
         Command::Verify { file, public_key } => receipt::verify_file(&file, &public_key),
         Command::Audit { database, command } => run_audit(&database, command),

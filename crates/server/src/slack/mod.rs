@@ -7,6 +7,7 @@
 //! request of that session is), and the message is replaced with what was
 //! decided, or the user alone is told why not.
 
+pub mod bot;
 pub mod payload;
 pub mod verify;
 
@@ -267,7 +268,7 @@ pub fn decision_blocks(review: &str, link: &str) -> Vec<serde_json::Value> {
 fn decided_message(review: &Review, desk: &str) -> serde_json::Value {
     let title =
         crate::webhooks::slack_text(&countersign_domain::wire::ReviewSummary::of(review).title);
-    let link = format!("{desk}/reviews/{}", review.confirm.confirm_id);
+    let link = crate::webhooks::review_link(desk, &review.confirm.confirm_id.to_string());
     let pending = review.confirm.status == countersign_domain::model::ConfirmStatus::Pending;
     let mut what = match ReceiptDecision::latest(review) {
         Some(d) => format!(

@@ -16,6 +16,7 @@ mod rounds;
 mod row;
 pub mod sessions;
 pub mod slack;
+pub mod slack_posts;
 pub mod webhooks;
 
 pub use commit::{ChangeError, IdempotencyRecord, IdempotentResult};

@@ -451,3 +451,56 @@ fn a_slack_link_needs_a_live_code_taken_once_and_a_signed_in_person_on_both_data
         })
     });
 }
+
+#[test]
+fn one_instance_at_a_time_posts_to_slack_and_a_review_keeps_its_message_on_both_databases() {
+    use countersign_server::store::slack_posts::Posted;
+    on_both("store_slack_posts", |db| {
+        Box::pin(async move {
+            let reviews = seeded(&db).await;
+            let newest = db.changes_after(0, 1000).await.unwrap().last().unwrap().seq;
+            let now = chrono::Utc::now();
+            let lease = now + chrono::Duration::seconds(60);
+            // The first turn starts at the newest change: no history is posted.
+            assert_eq!(db.slack_turn("a", now, lease).await.unwrap(), Some(newest));
+            assert_eq!(
+                db.slack_turn("b", now, lease).await.unwrap(),
+                None,
+                "a holds it"
+            );
+            assert!(db.slack_moved("a", newest + 1, lease).await.unwrap());
+            assert!(!db.slack_moved("b", newest + 2, lease).await.unwrap());
+            // A lease run out is taken by another instance, from where a stopped.
+            let later = lease + chrono::Duration::seconds(1);
+            let next = later + chrono::Duration::seconds(60);
+            assert_eq!(
+                db.slack_turn("b", later, next).await.unwrap(),
+                Some(newest + 1)
+            );
+            assert!(
+                !db.slack_moved("a", newest + 3, next).await.unwrap(),
+                "a lost it"
+            );
+
+            let id = reviews[0].confirm.confirm_id;
+            let first = Posted {
+                channel: "C0REVIEWS".into(),
+                ts: "1.000001".into(),
+            };
+            let other = Posted {
+                channel: "C0OPSTEAM".into(),
+                ts: "1.000002".into(),
+            };
+            db.slack_posted(id, &first).await.unwrap();
+            db.slack_posted(id, &other).await.unwrap();
+            let again = Posted {
+                ts: "1.000003".into(),
+                ..first.clone()
+            };
+            db.slack_posted(id, &again).await.unwrap();
+            let mut messages = db.slack_messages(&id.to_string()).await.unwrap();
+            messages.sort_by(|a, b| a.channel.cmp(&b.channel));
+            assert_eq!(messages, vec![other, again]);
+        })
+    });
+}

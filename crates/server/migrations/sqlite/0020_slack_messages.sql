@@ -1,0 +1,1 @@
+../shared/0020_slack_messages.sql
