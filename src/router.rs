@@ -240,6 +240,25 @@ pub fn after_connect(next: Option<&str>) -> String {
         .to_owned()
 }
 
+/// Where signing in leads, as an app path: where connecting would (the page
+/// `?next=` names), or Settings itself when it came with a task of its own
+/// (`/settings?slack=…`, a Slack account to link), else the inbox.
+pub fn after_sign_in(path: &str, query: &str) -> String {
+    let on_settings = Route::parse(path) == Route::Settings;
+    let next = query
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(k, _)| *k == "next")
+        .map(|(_, v)| decode(v));
+    match next {
+        Some(next) => after_connect(Some(&next)),
+        None if on_settings && !query.is_empty() => format!("{path}?{query}"),
+        None if on_settings => "/".to_owned(),
+        None if query.is_empty() => path.to_owned(),
+        None => format!("{path}?{query}"),
+    }
+}
+
 /// Percent-decodes a URL component (`+` counts as a space, as in forms).
 fn decode(text: &str) -> String {
     let text = text.replace('+', " ");
@@ -281,6 +300,21 @@ mod tests {
         ] {
             assert_eq!(after_connect(Some(elsewhere)), "/", "{elsewhere}");
         }
+    }
+
+    #[wasm_bindgen_test]
+    fn signing_in_returns_to_the_page_that_asked_for_it() {
+        let id = "/reviews/c0ffee00-0000-4000-8000-000000002004";
+        let settings = settings_then(id, "");
+        let (path, query) = settings.split_once('?').unwrap();
+        assert_eq!(after_sign_in(path, query), id);
+        assert_eq!(
+            after_sign_in("/settings", "slack=slk_0a1b"),
+            "/settings?slack=slk_0a1b"
+        );
+        assert_eq!(after_sign_in("/settings", ""), "/");
+        assert_eq!(after_sign_in("/settings", "next=%2F%2Fevil.example"), "/");
+        assert_eq!(after_sign_in(id, ""), id);
     }
 
     #[wasm_bindgen_test]

@@ -5,8 +5,9 @@ use countersign_domain::text::reveal;
 use countersign_domain::Decider;
 use leptos::prelude::*;
 
-/// Every decision, oldest first, with who made it when a server recorded
-/// them (`deciders`): the signed-in person, else the key's owner, else the key.
+/// Every decision, oldest first, with who made it and where when a server
+/// recorded them (`deciders`): the signed-in person, else the key's owner,
+/// else the key; the desk, the API, Slack or e-mail.
 #[component]
 pub fn DecisionTimeline(confirm: Confirm, deciders: Vec<Decider>) -> impl IntoView {
     let decisions = confirm.decisions().to_vec();
@@ -17,16 +18,19 @@ pub fn DecisionTimeline(confirm: Confirm, deciders: Vec<Decider>) -> impl IntoVi
     view! {
         <ol class="timeline" aria-label="Decision history">
             {decisions.into_iter().map(|d| {
-                let who = deciders
-                    .iter()
-                    .find(|k| k.decision_id == d.decision_id)
-                    .map(|k| format!(" ({})", reveal::label(k.key_ref().person())));
+                let decider = deciders.iter().find(|k| k.decision_id == d.decision_id);
+                let who = decider.map(|k| format!(" ({})", reveal::label(k.key_ref().person())));
+                // Where it was made, when the server recorded it: "in Slack".
+                let channel = decider
+                    .and_then(|k| k.channel)
+                    .map(|c| format!(" {}", c.phrase()));
                 view! {
                 <li class=format!("timeline-item decision-{}", d.status.as_str())>
                     <p class="timeline-head">
                         <strong>{d.status.as_str()}</strong>
                         " by " <span class="role">{reveal::label(&d.decided_by_role)}</span>
                         {who}
+                        {channel}
                         " · "
                         <time datetime=d.decided_at.to_string() title=d.decided_at.exact()>{d.decided_at.ago(now)}</time>
                     </p>

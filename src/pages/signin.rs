@@ -61,6 +61,22 @@ pub fn SignInCard(keys_off: RwSignal<bool>) -> impl IntoView {
     view! { <Suspense fallback=|| ()>{shown}</Suspense> }
 }
 
+/// The provider's sign-in link, coming back where the reviewer was going
+/// once signed in (so `/settings?slack=…` survives signing in).
+fn login_here(login_url: &str) -> String {
+    let location = crate::router::use_location();
+    let back = crate::router::after_sign_in(
+        &location.path.get_untracked(),
+        &location.query.get_untracked(),
+    );
+    if back == "/" {
+        return login_url.to_owned();
+    }
+    let joiner = if login_url.contains('?') { '&' } else { '?' };
+    let back: String = js_sys::encode_uri_component(&crate::router::href(&back)).into();
+    format!("{login_url}{joiner}return_to={back}")
+}
+
 /// One button per identity provider.
 #[component]
 fn SignInButtons(state: SessionState) -> impl IntoView {
@@ -70,7 +86,7 @@ fn SignInButtons(state: SessionState) -> impl IntoView {
             <p>"Sign in with your organisation's account to review the requests waiting for you. Your roles come from your groups there."</p>
             <div class="actions">
                 {state.providers.into_iter().map(|p| view! {
-                    <a class="button button-primary" rel="external" href=p.login_url>{format!("Sign in with {}", p.name)}</a>
+                    <a class="button button-primary" rel="external" href=login_here(&p.login_url)>{format!("Sign in with {}", p.name)}</a>
                 }).collect_view()}
             </div>
             {(!state.reviewer_keys).then(|| view! { <p class="subtle">"Reviewer keys are turned off on this server: reviewers sign in."</p> })}

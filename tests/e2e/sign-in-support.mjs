@@ -64,11 +64,20 @@ scopes = ${JSON.stringify(provider.scopes)}
   return Object.assign(desk, { provider });
 }
 
-/** Signs `account` in through the provider's own login form; resolves with the callback URL used. */
-export async function signIn(page, desk, account) {
+/**
+ * Signs `account` in through the provider's own login form, from the desk's
+ * page `from` (its sign-in button) or straight from /auth/login; resolves
+ * with the callback URL used.
+ */
+export async function signIn(page, desk, account, { from } = {}) {
   let callback;
   page.on("request", (r) => r.url().includes("/auth/callback") && (callback ??= r.url()));
-  await page.goto(`${desk.url}/auth/login`);
+  if (from) {
+    await page.goto(`${desk.url}${from}`);
+    await page.getByRole("link", { name: "Sign in with Test SSO" }).click();
+  } else {
+    await page.goto(`${desk.url}/auth/login`);
+  }
   const { form } = desk.provider;
   await page.locator(form.account).fill(account);
   await page.locator(form.password).fill("any");

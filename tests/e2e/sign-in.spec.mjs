@@ -111,6 +111,20 @@ test.describe("through the desk", () => {
     expect(errors).toEqual([]);
   });
 
+  test("a link to a request opened before signing in leads back to it once signed in", async ({ page }) => {
+    desk = await startDesk(dir, port, provider);
+    await signIn(page, desk, "dana", { from: `/reviews/${MIGRATION}` });
+    await expect(page).toHaveURL(`${desk.url}/reviews/${MIGRATION}`);
+    await expect(page.getByRole("button", { name: "Approve" })).toBeVisible();
+    // Only this desk's pages: an address elsewhere leads to the inbox.
+    await page.context().clearCookies();
+    await page.goto(`${desk.url}/auth/login?return_to=${encodeURIComponent("//evil.example/")}`);
+    await page.locator(desk.provider.form.account).fill("dana");
+    await page.locator(desk.provider.form.password).fill("any");
+    await page.locator(desk.provider.form.submit).click();
+    await expect(page).toHaveURL(`${desk.url}/`);
+  });
+
   test("a signed-in person whose groups give no role sees why, never the inbox", async ({ page }) => {
     desk = await startDesk(dir, port, provider);
     const errors = watchDesk(page);
@@ -169,7 +183,7 @@ test("a reviewer signs in with the provider's form, and their decision names the
   writeFileSync(file, JSON.stringify(decided.body.outcome.receipt));
   const { public_key } = await (await fetch(`${desk.url}/api/v1/signing-key`)).json();
   const verified = spawnSync(binary, ["verify", file, "--public-key", public_key]);
-  expect(String(verified.stdout)).toContain(`approved as reviewer by Dana Reviewer <dana@example.com> (dana at ${provider.issuer}, ${session.body.session.id})`);
+  expect(String(verified.stdout)).toContain(`approved as reviewer by Dana Reviewer <dana@example.com> (dana at ${provider.issuer}, ${session.body.session.id}) in the desk at `);
   // So does the webhook that tells of the decision.
   await expect.poll(() => receiver.bodies.find((b) => b.type === "review.decided")?.decision, { timeout: 15_000 })
     .toMatchObject({ status: "approved", decided_by_role: "reviewer", decided_by_key: session.body.session.id, decided_by_person: session.body.session.person });

@@ -5,12 +5,13 @@
 // Slack's documented request shape (a bot token, JSON, the arguments
 // chat.postMessage and chat.update require) and answers as Slack does.
 import { expect, test } from "@playwright/test";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { api, freePort, newPlanReview } from "./support.mjs";
-import { signIn, startDesk, startProvider } from "./sign-in-support.mjs";
+import { fromDesk, signIn, startDesk, startProvider, startReceiver } from "./sign-in-support.mjs";
 
 // Slack's documented example token and signing secret.
 const TOKEN = "xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy";
@@ -130,7 +131,7 @@ test("the bot posts a request with its buttons, and a decision in the desk updat
   await page.getByRole("button", { name: "Approve" }).click();
   await expect(page.getByRole("status").filter({ hasText: "approved by reviewer" })).toBeVisible();
 
-  const update = await called(id, "chat.update", /^Decided: approved by Dana Reviewer as reviewer/);
+  const update = await called(id, "chat.update", /^Decided: approved by Dana Reviewer as reviewer in the desk: /);
   expect(update.body).toMatchObject({ channel: "C0REVIEWS", ts: post.ts });
   expect(JSON.stringify(update.body.blocks)).not.toContain("countersign_approve");
   expect(callsAbout(id, "chat.postMessage")).toHaveLength(1);
@@ -160,4 +161,80 @@ test("a channel the app is not in is skipped and logged; the next request is pos
   await called(restart, "chat.postMessage", /^New request/);
   expect(callsAbout(rotate, "chat.postMessage")).toEqual([]);
   await expect.poll(() => desk.logged, { timeout: 10_000 }).toContain("Slack refused chat.postMessage: not_in_channel; invite the app to the channel");
+});
+
+/** Slack clicks on `id`'s buttons, all at once, signed by slack-sdk: each one's status. */
+function clicks(specs) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(".venv-slack/bin/python", ["tests/slack/click.py", JSON.stringify(specs)]);
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (chunk) => (out += chunk));
+    child.stderr.on("data", (chunk) => (err += chunk));
+    child.on("close", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(err))));
+  });
+}
+
+test("32 decisions at once from the desk, the API and Slack: one stands, and every channel says which", async ({ page }) => {
+  const replies = await startReceiver();
+  try {
+    const created = await api(desk, desk.agent, "POST", "/reviews", newPlanReview(2));
+    const id = created.body.review.confirm.confirm_id;
+    const post = await called(id, "chat.postMessage", /^New request/);
+    const click = (action_ts, choice) => ({
+      url: `${desk.url}/slack/actions`, secret: SECRET, team: "T0TEAM", user: "U0DANA", user_name: "dana",
+      response_url: replies.url, action_ts, review: id,
+      ...(choice === "deny" ? { action_id: "countersign_deny", reason: "Not now" } : { action_id: "countersign_approve" }),
+    });
+    // Dana links her Slack account first.
+    expect((await clicks([click("1764400001.000000", "approve")]))[0].status).toBe(200);
+    await expect.poll(() => replies.bodies.length, { timeout: 15_000 }).toBe(1);
+    const code = /\/settings\?slack=(slk_\w+)/.exec(replies.bodies[0].text)[1];
+    await signIn(page, desk, "dana");
+    expect((await fromDesk(page, "POST", "/slack/links", { code })).status).toBe(201);
+
+    // 12 clicks in Slack, 10 decisions from Dana's desk, 10 with a reviewer key; half deny.
+    const choice = (i) => (i % 2 ? "deny" : "approve");
+    const body = (i) => ({ status: choice(i) === "deny" ? "rejected" : "approved", decided_by_role: "reviewer", reason: "Checked" });
+    const slackAnswers = clicks(Array.from({ length: 12 }, (_, i) => click(`1764400002.${String(i).padStart(6, "0")}`, choice(i))));
+    const deskAnswers = Array.from({ length: 10 }, (_, i) => fromDesk(page, "POST", `/reviews/${id}/decisions`, body(i)));
+    const apiAnswers = Array.from({ length: 10 }, (_, i) =>
+      api(desk, desk.reviewer, "POST", `/reviews/${id}/decisions`, body(i), { "Idempotency-Key": `api-${i}` }));
+    const [slacked, ...decided] = await Promise.all([slackAnswers, ...deskAnswers, ...apiAnswers]);
+    expect(slacked.map((a) => a.status)).toEqual(Array(12).fill(200));
+
+    const stored = (await api(desk, desk.reviewer, "GET", `/reviews/${id}`)).body;
+    expect(stored.review.confirm.decisions, "exactly one decision").toHaveLength(1);
+    const [decision] = stored.review.confirm.decisions;
+    const winner = stored.review.deciders[0].channel;
+    expect(stored.outcome.receipt.body.decisions).toEqual([expect.objectContaining({ decision_id: decision.decision_id, channel: winner })]);
+    // The desk and the API: the one that won got 200, every other 409 naming what stands.
+    const won = decided.filter((a) => a.status === 200);
+    expect(won).toHaveLength(["desk", "api"].includes(winner) ? 1 : 0);
+    for (const lost of decided.filter((a) => a.status !== 200)) {
+      expect(lost.status).toBe(409);
+      expect(JSON.stringify(lost.body)).toContain(decision.decision_id);
+    }
+    // Slack: every click's message now says the decision that stands (and the
+    // one that made it, when it was a click, says the same).
+    const word = decision.status === "approved" ? "Approved" : "Denied";
+    const where = { desk: "in the desk", api: "through the API", slack: "in Slack" }[winner];
+    await expect.poll(() => replies.bodies.length, { timeout: 15_000 }).toBe(13);
+    for (const reply of replies.bodies.slice(1)) {
+      expect(reply.replace_original).toBe(true);
+      expect(reply.text).toMatch(new RegExp(`^${word} by .* as reviewer ${where}: `));
+    }
+    // The bot's message: updated once, to the same decision, without buttons.
+    const update = await called(id, "chat.update", /^Decided: /);
+    expect(update.body.ts).toBe(post.ts);
+    expect(update.body.text).toContain(`Decided: ${decision.status} by `);
+    expect(update.body.text).toContain(where);
+    expect(JSON.stringify(update.body.blocks)).not.toContain("countersign_approve");
+    // The desk.
+    await page.goto(`${desk.url}/reviews/${id}`);
+    await expect(page.getByRole("list", { name: "Decision history" }).getByRole("listitem")).toHaveCount(1);
+    await expect(page.getByRole("list", { name: "Decision history" })).toContainText(where);
+  } finally {
+    replies.stop();
+  }
 });

@@ -64,12 +64,11 @@ async function ask(n = 1) {
 }
 
 /**
- * `account` signs in to the desk and links Slack user `user` there (in
- * Settings; through the API for a person without a role, whom the desk
- * shows only why), from the code a first click got.
+ * `account` links Slack user `user` from the code a first click got: in
+ * Settings, signing in from the link's page (through the API for a person
+ * without a role, whom the desk shows only why).
  */
 async function link(page, account, user, review, { inDesk = true } = {}) {
-  await signIn(page, desk, account);
   const before = slack.bodies.length;
   expect(click({ action_id: APPROVE, review, user, user_name: account }).status).toBe(200);
   const told = await answer(before + 1);
@@ -77,11 +76,14 @@ async function link(page, account, user, review, { inDesk = true } = {}) {
   expect(told.text).toContain("Your Slack account is not linked to a reviewer yet, so nothing was decided.");
   const code = /\/settings\?slack=(slk_\w+)/.exec(told.text)[1];
   if (!inDesk) {
+    await signIn(page, desk, account);
     expect((await fromDesk(page, "GET", `/slack/link-codes/${code}`)).body.slack).toEqual({ team_id: "T0TEAM", user_id: user, user_name: account });
     expect((await fromDesk(page, "POST", "/slack/links", { code })).status).toBe(201);
     return code;
   }
-  await page.goto(`${desk.url}/settings?slack=${code}`);
+  // Not signed in yet: signing in from the link's page comes back to it.
+  await signIn(page, desk, account, { from: `/settings?slack=${code}` });
+  await expect(page).toHaveURL(`${desk.url}/settings?slack=${code}`);
   const card = page.getByRole("region", { name: "Slack" });
   await expect(card).toContainText(`Link the Slack account @${account} (${user} in T0TEAM) to you?`);
   await card.getByRole("button", { name: "Link", exact: true }).click();
@@ -100,12 +102,18 @@ test("a reviewer links their Slack account in the desk, then approves from Slack
   expect(click({ action_id: APPROVE, review: id }).status).toBe(200);
   const updated = await answer(2);
   expect(updated.replace_original).toBe(true);
-  expect(updated.text).toMatch(/^Approved by Dana Reviewer as reviewer: /);
+  expect(updated.text).toMatch(/^Approved by Dana Reviewer as reviewer in Slack: /);
   expect(JSON.stringify(updated.blocks)).not.toContain(APPROVE);
   const stored = (await api(desk, desk.reviewer, "GET", `/reviews/${id}`)).body;
   expect(stored.review.confirm.status).toBe("approved");
   expect(stored.review.deciders.at(-1)).toMatchObject({ key_id: session.id, person: { subject: "dana", name: "Dana Reviewer" } });
   expect(stored.outcome.receipt.body.decisions[0].decided_by_person.email).toBe("dana@example.com");
+  // Where it was made, in the receipt, the audit chain's record and the desk.
+  expect(stored.review.deciders.at(-1).channel).toBe("slack");
+  expect(stored.outcome.receipt.body.decisions[0].channel).toBe("slack");
+  await page.goto(`${desk.url}/reviews/${id}`);
+  await expect(page.getByRole("list", { name: "Decision history" })).toContainText("approved by reviewer (Dana Reviewer) in Slack");
+  await shoot(page, "history-slack");
 });
 
 test("Deny asks for the reason typed beside it, then denies with it", async ({ page }) => {
@@ -114,7 +122,7 @@ test("Deny asks for the reason typed beside it, then denies with it", async ({ p
   expect(click({ action_id: DENY, review: id }).status).toBe(200);
   expect((await answer(2))).toMatchObject({ response_type: "ephemeral", text: expect.stringContaining("Write why in the Reason box") });
   expect(click({ action_id: DENY, review: id, reason: "Not during the freeze" }).status).toBe(200);
-  expect((await answer(3)).text).toMatch(/^Denied by Dana Reviewer as reviewer: /);
+  expect((await answer(3)).text).toMatch(/^Denied by Dana Reviewer as reviewer in Slack: /);
   const decisions = (await api(desk, desk.reviewer, "GET", `/reviews/${id}`)).body.review.confirm.decisions;
   expect(decisions).toHaveLength(1);
   expect(decisions[0]).toMatchObject({ status: "rejected", reason: "Not during the freeze" });
@@ -150,7 +158,7 @@ test("a click sent again decides once; a click after the decision shows the one 
   expect(click({ action_id: DENY, review: id, reason: "Too late" }).status).toBe(200);
   const late = await answer(4);
   expect(late.replace_original).toBe(true);
-  expect(late.text).toMatch(/^Approved by Dana Reviewer as reviewer: /);
+  expect(late.text).toMatch(/^Approved by Dana Reviewer as reviewer in Slack: /);
   expect((await api(desk, desk.reviewer, "GET", `/reviews/${id}`)).body.review.confirm.decisions).toHaveLength(1);
 });
 

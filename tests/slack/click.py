@@ -7,8 +7,10 @@ PyPI) signs, never Countersign's own code.
 SPEC_JSON: {"url", "secret", "team", "user", "user_name", "action_id",
 "review", "reason"?, "action_ts", "response_url", "timestamp"?, "tamper"?}
 where "tamper" is "body" (one byte changed after signing) or "signature"
-(signed with another secret). Prints the HTTP status and the body sent,
-as JSON, so a test can send the same request again (a replay).
+(signed with another secret). Prints the HTTP status, the body sent and
+when (`sent_at`, ms since the epoch), as JSON, so a test can send the same
+request again (a replay). Given a
+JSON list of specs, sends them all at once and prints a list.
 """
 
 import json
@@ -17,6 +19,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 
 from slack_sdk.signature import SignatureVerifier
 
@@ -58,8 +61,8 @@ def send(url, body, headers):
         return refused.code, refused.read().decode()
 
 
-def main():
-    spec = json.loads(sys.argv[1])
+def signed(spec):
+    """The request Slack would send for `spec`: body, timestamp, signature, headers."""
     body = spec.get("body") or urllib.parse.urlencode({"payload": json.dumps(payload(spec))})
     timestamp = str(spec.get("timestamp") or int(time.time()))
     secret = spec["secret"] if spec.get("tamper") != "signature" else "not-the-signing-secret"
@@ -74,8 +77,24 @@ def main():
         "X-Slack-Signature": signature,
         "User-Agent": "Slackbot 1.0 (+https://api.slack.com/robots)",
     }
+    return body, sent, timestamp, signature, headers
+
+
+def click(spec):
+    body, sent, timestamp, signature, headers = signed(spec)
+    sent_at = time.time() * 1000
     status, text = send(spec["url"], sent, headers)
-    print(json.dumps({"status": status, "text": text, "body": body, "timestamp": timestamp, "signature": signature}))
+    return {"status": status, "text": text, "body": body, "timestamp": timestamp, "signature": signature, "sent_at": sent_at}
+
+
+def main():
+    spec = json.loads(sys.argv[1])
+    if isinstance(spec, list):
+        # Many clicks at once (several people, or one person clicking fast).
+        with ThreadPoolExecutor(max_workers=len(spec) or 1) as pool:
+            print(json.dumps(list(pool.map(click, spec))))
+    else:
+        print(json.dumps(click(spec)))
 
 
 if __name__ == "__main__":

@@ -154,9 +154,13 @@ fn describe(body: &ReceiptBody) -> String {
                 (_, None, Some(key)) => key.clone(),
                 (_, _, None) => "the server".to_owned(),
             };
+            let channel = d.channel.map(|c| format!(" {}", c.phrase()));
             format!(
-                "{} as {} by {by} at {}",
-                d.status, d.decided_by_role, d.decided_at
+                "{} as {} by {by}{} at {}",
+                d.status,
+                d.decided_by_role,
+                channel.unwrap_or_default(),
+                d.decided_at
             )
         })
         .collect();

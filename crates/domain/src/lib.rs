@@ -39,8 +39,8 @@ pub use id::{IdError, IdSource, MplpId};
 pub use issue::{Issue, IssueCode, Pointer};
 pub use model::EventType;
 pub use review::{
-    decide, decide_under, escalate_if_due, resubmit, DecideError, Decider, DecisionInput, Judge,
-    KeyRef, Person, Review, Target,
+    decide, decide_under, escalate_if_due, resubmit, Channel, DecideError, Decider, DecisionInput,
+    Judge, KeyRef, Person, Review, Target,
 };
 pub use timestamp::{Timestamp, TimestampError};
 pub use validate::{validate_bundle, validate_document, Document, DocumentKind, Report};

@@ -132,7 +132,7 @@ mod tests {
         let mut review = countersign_domain::demo::approved(&review, chrono::Utc::now())
             .expect("the demo review can be approved");
         let key = countersign_domain::KeyRef::key("key_1");
-        review.attribute_last_decision(&key, None);
+        review.attribute_last_decision(&key, None, None);
         review
     }
 

@@ -17,7 +17,9 @@ use crate::store::{Db, DbError};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use countersign_domain::model::ConfirmStatus;
-use countersign_domain::wire::{ChangeKind, WebhookFormat, WebhookList, WebhookStatus};
+use countersign_domain::wire::{
+    ChangeKind, ReceiptDecision, WebhookFormat, WebhookList, WebhookStatus,
+};
 use hmac::{Hmac, Mac};
 use serde_json::json;
 use sha2::Sha256;
@@ -430,13 +432,7 @@ pub(crate) fn slack_message(change: &Change, desk: &str, buttons: bool) -> serde
     let link = review_link(desk, &change.confirm_id);
     // Who decided: a person's name is theirs to choose, so it is made inert
     // like the agent's text.
-    let by = change.decision.as_ref().map_or_else(String::new, |d| {
-        format!(
-            " by {} as {}",
-            slack_text(d.who()),
-            slack_text(&d.decided_by_role)
-        )
-    });
+    let by = change.decision.as_ref().map_or_else(String::new, by_whom);
     let what = match change.kind {
         ChangeKind::Created => "New request waiting for approval".to_owned(),
         // An approval that a quorum still waits on leaves the request pending.
@@ -473,6 +469,18 @@ pub(crate) fn slack_message(change: &Change, desk: &str, buttons: bool) -> serde
         "unfurl_media": false,
         "blocks": blocks,
     })
+}
+
+/// " by Dana Reviewer as reviewer in the desk": who made a decision, as
+/// what, and where (when recorded).
+pub(crate) fn by_whom(decision: &ReceiptDecision) -> String {
+    let channel = decision.channel.map(|c| format!(" {}", c.phrase()));
+    format!(
+        " by {} as {}{}",
+        slack_text(decision.who()),
+        slack_text(&decision.decided_by_role),
+        channel.unwrap_or_default()
+    )
 }
 
 /// Agent-controlled text made inert for Slack, which reads markup in every
@@ -568,6 +576,7 @@ mod tests {
                 name: Some(name.into()),
                 email: Some("dana@example.com".into()),
             }),
+            channel: Some(countersign_domain::Channel::Slack),
             decided_at: countersign_domain::Timestamp::parse("2026-11-29T10:00:00Z").unwrap(),
         }
     }
@@ -674,7 +683,7 @@ mod tests {
         by_person.decision = Some(decided_by("Dana Reviewer", DecisionStatus::Rejected));
         assert_eq!(
             slack(&by_person)["text"],
-            "Decided: rejected by Dana Reviewer as security_officer: Drop &lt;prod&gt; &amp; co"
+            "Decided: rejected by Dana Reviewer as security_officer in Slack: Drop &lt;prod&gt; &amp; co"
         );
         let json: serde_json::Value = serde_json::from_str(&body(
             WebhookFormat::Json,

@@ -600,6 +600,8 @@ export interface components {
                 rule?: string;
                 /** @description The signed-in person who decided (a session, or a device they paired). */
                 person?: components["schemas"]["Person"];
+                /** @description Where the decision was made. */
+                channel?: components["schemas"]["Channel"];
             }[];
             /** @description The agent key that asked, recorded by the server (never sent by clients): policies keep its owner from approving. */
             requester?: components["schemas"]["KeyRef"];
@@ -857,6 +859,8 @@ export interface components {
                     decided_by_owner?: string;
                     /** @description The signed-in person who made it. */
                     decided_by_person?: components["schemas"]["Person"];
+                    /** @description Where it was made. */
+                    channel?: components["schemas"]["Channel"];
                 }[];
                 /** @description The policy rule that applied (`default`: one approval). */
                 rule: string;
@@ -1018,6 +1022,11 @@ export interface components {
          * @enum {string}
          */
         ErrorCode: "already_decided" | "already_exists" | "already_revoked" | "body_too_large" | "busy" | "cannot_resubmit" | "cannot_withdraw" | "changed_meanwhile" | "cross_site" | "idempotency_key_required" | "idempotency_key_reused" | "internal" | "invalid_parameter" | "invalid_request" | "invalid_target" | "malformed_json" | "method_not_allowed" | "no_role" | "not_found" | "pairing_refused" | "policy_refused" | "provider_unavailable" | "rate_limited" | "request_expired" | "reviewer_keys_off" | "role_not_allowed" | "target_not_awaiting_approval" | "token_unknown" | "token_expired" | "token_used" | "token_hash_mismatch" | "token_device_mismatch" | "token_other_approval" | "unauthorized" | "unknown_parameter" | "unreadable_body" | "unsupported_media_type" | "wrong_key_kind";
+        /**
+         * @description Where a reviewer made a decision: the desk (a signed-in session), the API (a reviewer key: scripts, SDKs, paired devices, a desk connected with a key), a button in Slack, or the confirmation an e-mail's link opens.
+         * @enum {string}
+         */
+        Channel: "desk" | "api" | "slack" | "email";
         /** @description A person as their organisation's identity provider (OpenID Connect) names them: issuer and subject tell people apart; name and e-mail are as the provider gives them. */
         Person: {
             /** @description The provider's issuer URL (the ID token's `iss`). */

@@ -10,7 +10,7 @@ use crate::desk::notices::Notices;
 use countersign_domain::policy::{Policy, Rule, Standing};
 use countersign_domain::wire::Me;
 use countersign_domain::{
-    decide, decide_under, DecideError, DecisionInput, IdSource, Judge, Review,
+    decide, decide_under, Channel, DecideError, DecisionInput, IdSource, Judge, Review,
 };
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -74,6 +74,7 @@ impl Decisions {
                 let judge = Judge {
                     rule: &rule,
                     reviewer: &judging.me.key,
+                    channel: Some(Channel::Desk),
                 };
                 decide_under(review, input, judge, now, ids)
             }

@@ -1,6 +1,6 @@
 //! `decide`: the one function that turns a reviewer's decision into a new review.
 
-use super::{KeyRef, Review, Target};
+use super::{Channel, KeyRef, Review, Target};
 use crate::issue::Issue;
 use crate::lifecycle::{plan_status_after, PlanTransitionError};
 use crate::model::{ConfirmStatus, Decision, DecisionStatus, Event, EventType, PlanStatus};
@@ -70,6 +70,8 @@ pub struct Judge<'a> {
     pub rule: &'a Rule,
     /// The reviewer key deciding.
     pub reviewer: &'a KeyRef,
+    /// Where the reviewer is deciding.
+    pub channel: Option<Channel>,
 }
 
 /// Records a reviewer's decision on a pending review.
@@ -171,7 +173,7 @@ fn decide_as(
         let at = Timestamp::from_utc(now);
         let mut next = record(review, decision_id, status, role, reason, &at, ids);
         if let Some(judge) = judge {
-            next.attribute_last_decision(judge.reviewer, Some(&judge.rule.name));
+            next.attribute_last_decision(judge.reviewer, Some(&judge.rule.name), judge.channel);
         }
         return Ok(next);
     }
@@ -194,7 +196,7 @@ fn decide_as(
     let mut next = record(review, decision_id, status, role, reason, &at, ids);
     next.confirm.status = status.into();
     if let Some(judge) = judge {
-        next.attribute_last_decision(judge.reviewer, Some(&judge.rule.name));
+        next.attribute_last_decision(judge.reviewer, Some(&judge.rule.name), judge.channel);
     }
     let trace_id = confirm.trace.as_ref().map(|t| t.trace_id);
     if let (Some(Target::ToolCall(call)), Some(mut outcome)) = (&mut next.target, tool_outcome) {

@@ -131,6 +131,37 @@ pub struct Decider {
     /// The policy rule the decision was checked against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// Where the reviewer decided (absent before channels were recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<Channel>,
+}
+
+/// Where a reviewer made a decision: every channel makes the same decision,
+/// and receipts and the audit chain say which one it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Channel {
+    /// The desk, signed in (a session) or connected with a reviewer key in the browser.
+    Desk,
+    /// The HTTP API with a reviewer key (a script, an SDK, a paired device).
+    Api,
+    /// A button in a Slack message.
+    Slack,
+    /// The confirmation an e-mail's link opens.
+    Email,
+}
+
+impl Channel {
+    /// How a sentence says where a decision was made: "approved by Dana
+    /// in Slack".
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Channel::Desk => "in the desk",
+            Channel::Api => "through the API",
+            Channel::Slack => "in Slack",
+            Channel::Email => "by e-mail",
+        }
+    }
 }
 
 impl Decider {
@@ -160,8 +191,14 @@ impl Review {
         Ok(())
     }
 
-    /// Records that `key` made the confirm's latest decision, under `rule`.
-    pub fn attribute_last_decision(&mut self, key: &KeyRef, rule: Option<&str>) {
+    /// Records that `key` made the confirm's latest decision, under `rule`,
+    /// through `channel`.
+    pub fn attribute_last_decision(
+        &mut self,
+        key: &KeyRef,
+        rule: Option<&str>,
+        channel: Option<Channel>,
+    ) {
         if let Some(decision) = self.confirm.last_decision() {
             self.deciders.push(Decider {
                 decision_id: decision.decision_id,
@@ -169,6 +206,7 @@ impl Review {
                 owner: key.owner.clone(),
                 person: key.person.clone(),
                 rule: rule.map(str::to_owned),
+                channel,
             });
         }
     }

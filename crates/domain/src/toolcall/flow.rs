@@ -89,7 +89,8 @@ pub fn approve_by_grant(
                 owner: grant.granted_by_owner.clone(),
                 person: grant.granted_by_person.clone(),
             };
-            next.attribute_last_decision(&key, None);
+            // A standing grant, not a channel, let it through.
+            next.attribute_last_decision(&key, None, None);
         }
         next
     }))

@@ -78,6 +78,9 @@ pub struct ReceiptDecision {
     /// The signed-in person who made it, as their identity provider names them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_by_person: Option<crate::Person>,
+    /// Where it was made: the desk, the API, Slack or e-mail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<crate::review::Channel>,
     /// When.
     pub decided_at: Timestamp,
 }
@@ -122,6 +125,7 @@ impl ReceiptDecision {
             decided_by_key: key.map(|k| k.key_id.clone()),
             decided_by_owner: key.and_then(|k| k.owner.clone()),
             decided_by_person: key.and_then(|k| k.person.clone()),
+            channel: key.and_then(|k| k.channel),
             decided_at: decision.decided_at.clone(),
         }
     }

@@ -7,7 +7,7 @@ use countersign_domain::policy::{Policy, PolicyRefusal, Rule, SelfApproval, Stan
 use countersign_domain::toolcall::{new_tool_call_review, ToolChoice, ToolMode};
 use countersign_domain::wire::ReceiptBody;
 use countersign_domain::{
-    decide_under, DecideError, DecisionInput, Judge, KeyRef, MplpId, Person, Review,
+    decide_under, Channel, DecideError, DecisionInput, Judge, KeyRef, MplpId, Person, Review,
 };
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -80,6 +80,7 @@ fn as_key(
     let judge = Judge {
         rule: &rule,
         reviewer,
+        channel: Some(Channel::Slack),
     };
     decide_under(review, &input(status, role), judge, now(), &mut ids())
 }
@@ -231,6 +232,13 @@ fn one_person_with_a_key_and_two_sessions_gives_one_vote() {
         people,
         ["dana at https://idp.example", "erin at https://idp.example"]
     );
+    assert!(
+        receipt
+            .decisions
+            .iter()
+            .all(|d| d.channel == Some(Channel::Slack)),
+        "each decision names where it was made"
+    );
 }
 
 #[test]
@@ -343,6 +351,7 @@ fn edits_and_standing_grants_are_refused_under_a_quorum() {
     let judge = Judge {
         rule: &rule,
         reviewer: &reviewer,
+        channel: None,
     };
     let err = decide_under(
         &call("payments.refund", "R4"),

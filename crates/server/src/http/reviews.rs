@@ -21,7 +21,7 @@ use axum::Json;
 use countersign_domain::review::{Resubmission, ResubmitError};
 use countersign_domain::toolcall::ToolDecideError;
 use countersign_domain::wire::{Answer, Outcome, Refusal, Requesters, ReviewQuery, SummaryPage};
-use countersign_domain::DecideError;
+use countersign_domain::{Channel, DecideError};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -231,10 +231,16 @@ pub async fn post_decision(
     let idempotency_key = idempotency_key(&headers)?;
     let input = input::decision(&body)?;
     caller.may_sign_as(&input.decided_by_role)?;
+    // A signed-in session is the desk; a reviewer key, whatever holds it, the API.
+    let channel = match caller.1 {
+        Some(_) => Channel::Desk,
+        None => Channel::Api,
+    };
     let request = DecisionRequest {
         review,
         input,
         idempotency_key,
+        channel,
     };
     let Decided(answer) = usecases::decide(state.service(), &caller.0, request).await?;
     Ok(json_text(answer))

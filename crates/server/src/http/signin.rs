@@ -20,6 +20,10 @@ use serde::{Deserialize, Serialize};
 /// The cookie binding a sign-in under way to the browser that started it.
 const ATTEMPT_COOKIE: &str = "__Host-countersign_signin";
 
+/// Where the browser goes once signed in (`?return_to=` of `/auth/login`),
+/// for the sign-in under way.
+const RETURN_COOKIE: &str = "__Host-countersign_return";
+
 /// Beside the session cookie, one the app can read: a hint to open on the
 /// session without asking first. It proves nothing; the server never reads it.
 const SIGNED_IN_HINT: &str = "countersign_signed_in";
@@ -30,7 +34,7 @@ fn cookie(name: &str, value: String, max_age: Option<chrono::Duration>) -> Heade
         .secure(true)
         .http_only(name != SIGNED_IN_HINT)
         // Lax for the attempt: the provider's redirect back is a cross-site navigation.
-        .same_site(if name == ATTEMPT_COOKIE {
+        .same_site(if name == ATTEMPT_COOKIE || name == RETURN_COOKIE {
             SameSite::Lax
         } else {
             SameSite::Strict
@@ -62,10 +66,25 @@ fn not_configured() -> Response {
     )
 }
 
-/// `?provider=` of `/auth/login`.
+/// `?provider=&return_to=` of `/auth/login`.
 #[derive(Deserialize)]
 pub struct LoginQuery {
     provider: Option<String>,
+    return_to: Option<String>,
+}
+
+/// `path` if it is a page of this desk a browser may be sent back to: a
+/// path on this origin (never `//host` or `/\host`, which browsers read as
+/// another site), in characters a cookie holds as they are.
+fn local_path(path: &str) -> Option<&str> {
+    let local = path.starts_with('/')
+        && !path.starts_with("//")
+        && !path.starts_with("/auth/")
+        && path.len() <= 2048
+        && path
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !matches!(b, b'"' | b',' | b';' | b'\\'));
+    local.then_some(path)
 }
 
 /// `GET /auth/login`: to the provider, with a fresh state, nonce and PKCE.
@@ -82,8 +101,15 @@ pub async fn login(State(state): State<AppState>, Query(query): Query<LoginQuery
         .await
     {
         Ok(url) => {
-            let bound = cookie(ATTEMPT_COOKIE, browser, Some(chrono::Duration::minutes(10)));
-            ([(header::SET_COOKIE, bound)], Redirect::to(&url)).into_response()
+            let minutes = Some(chrono::Duration::minutes(10));
+            let bound = cookie(ATTEMPT_COOKIE, browser, minutes);
+            let mut response = Redirect::to(&url).into_response();
+            response.headers_mut().append(header::SET_COOKIE, bound);
+            if let Some(path) = query.return_to.as_deref().and_then(local_path) {
+                let back = cookie(RETURN_COOKIE, path.to_owned(), minutes);
+                response.headers_mut().append(header::SET_COOKIE, back);
+            }
+            response
         }
         Err(e) => failed(&e, query.provider.as_deref()),
     }
@@ -159,16 +185,20 @@ pub async fn callback(
             let length = Some(sign_in.config.session_length);
             let session = cookie(SESSION_COOKIE, opened.secret, length);
             let hint = cookie(SIGNED_IN_HINT, "1".into(), length);
-            let mut response = Redirect::to("/").into_response();
+            // Checked again: the cookie is the browser's to change.
+            let back = cookie_value(&headers, RETURN_COOKIE);
+            let to = back.as_deref().and_then(local_path).unwrap_or("/");
+            let mut response = Redirect::to(to).into_response();
             response.headers_mut().append(header::SET_COOKIE, session);
             response.headers_mut().append(header::SET_COOKIE, hint);
             response
         }
         Err(e) => failed(&e, None),
     };
-    response
-        .headers_mut()
-        .append(header::SET_COOKIE, clear_attempt);
+    let clear_return = cookie(RETURN_COOKIE, String::new(), Some(chrono::Duration::zero()));
+    let headers = response.headers_mut();
+    headers.append(header::SET_COOKIE, clear_attempt);
+    headers.append(header::SET_COOKIE, clear_return);
     response
 }
 
@@ -335,5 +365,33 @@ pub async fn revoke(
             format!("session {id} has ended already"),
         )),
         None => Err(ApiError::not_found(&format!("session {id}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::local_path;
+
+    #[test]
+    fn a_browser_is_sent_back_only_to_a_page_of_this_desk() {
+        for back in [
+            "/settings?slack=slk_0a1b",
+            "/reviews/c0ffee00-0000-4000-8000-000000000001",
+            "/",
+        ] {
+            assert_eq!(local_path(back), Some(back));
+        }
+        for elsewhere in [
+            "https://evil.example/",
+            "//evil.example/",
+            "/\\evil.example/",
+            "/auth/callback?code=x",
+            "/a b",
+            "/a;b",
+            "settings",
+            "",
+        ] {
+            assert_eq!(local_path(elsewhere), None, "{elsewhere}");
+        }
     }
 }

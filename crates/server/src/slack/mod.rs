@@ -16,7 +16,7 @@ use crate::store::keys::ApiKey;
 use crate::usecases::{self, Decided, DecisionRequest, NotDecided, Service};
 use countersign_domain::model::DecisionStatus;
 use countersign_domain::wire::{ReceiptDecision, SlackUser};
-use countersign_domain::{DecideError, DecisionInput, Review};
+use countersign_domain::{Channel, DecideError, DecisionInput, Review};
 use payload::{Choice, Click};
 use serde_json::json;
 use std::path::Path;
@@ -148,6 +148,7 @@ impl Slack {
                 tool_call: None,
             },
             idempotency_key: format!("slack:{}:{}:{}", click.team, click.user, click.action_ts),
+            channel: Channel::Slack,
         };
         match usecases::decide(service, &key, request).await {
             Ok(Decided(answer)) => {
@@ -270,15 +271,8 @@ fn decided_message(review: &Review, desk: &str) -> serde_json::Value {
         crate::webhooks::slack_text(&countersign_domain::wire::ReviewSummary::of(review).title);
     let link = crate::webhooks::review_link(desk, &review.confirm.confirm_id.to_string());
     let pending = review.confirm.status == countersign_domain::model::ConfirmStatus::Pending;
-    let mut what = match ReceiptDecision::latest(review) {
-        Some(d) => format!(
-            "{} by {} as {}",
-            status_word(review),
-            crate::webhooks::slack_text(d.who()),
-            crate::webhooks::slack_text(&d.decided_by_role)
-        ),
-        None => status_word(review).to_owned(),
-    };
+    let by = ReceiptDecision::latest(review).map(|d| crate::webhooks::by_whom(&d));
+    let mut what = format!("{}{}", status_word(review), by.unwrap_or_default());
     if pending {
         what.push_str("; more approvals are needed");
     }

@@ -9,7 +9,7 @@ use crate::changes::{new_id, Written};
 use crate::store::keys::ApiKey;
 use crate::store::{IdempotencyRecord, IdempotentResult};
 use countersign_domain::policy::PolicyRefusal;
-use countersign_domain::{decide_under, DecideError, DecisionInput, Judge, MplpId};
+use countersign_domain::{decide_under, Channel, DecideError, DecisionInput, Judge, MplpId};
 
 /// How many times a decision reads the review again when another decision
 /// lands between its read and its write.
@@ -25,6 +25,8 @@ pub struct DecisionRequest {
     /// The caller's key for this decision: a retry under it is answered
     /// with the first result.
     pub idempotency_key: String,
+    /// Where the reviewer is deciding (receipts and the audit chain say it).
+    pub channel: Channel,
 }
 
 /// A decision that stands: the answer body (`{"review", "outcome"}`, JSON)
@@ -63,6 +65,7 @@ pub async fn decide(
         review: id,
         input,
         idempotency_key,
+        channel,
     } = request;
     let asked = serde_json::json!({"confirm_id": id, "decision": input}).to_string();
     let first_answer = || async {
@@ -94,6 +97,7 @@ pub async fn decide(
         let judge = Judge {
             rule: &rule,
             reviewer: &acting,
+            channel: Some(channel),
         };
         let now = chrono::Utc::now();
         let next = match decide_under(&stored.review, &input, judge, now, &mut new_id) {

@@ -93,6 +93,10 @@ fn a_decision_carries_a_receipt_that_verifies_offline_and_not_once_changed() {
         .as_str()
         .unwrap()
         .starts_with("key_"));
+    // A reviewer key's decision was made through the API, and says so
+    // wherever it is recorded.
+    assert_eq!(body["decisions"][0]["channel"], json!("api"));
+    assert_eq!(answer["review"]["deciders"][0]["channel"], json!("api"));
     assert_eq!(
         body["token"]["token_id"],
         answer["outcome"]["token"]["tokenId"]
@@ -109,7 +113,9 @@ fn a_decision_carries_a_receipt_that_verifies_offline_and_not_once_changed() {
     let valid = verify(&file, &key);
     assert_eq!(valid.status.code(), Some(0), "{}", text(&valid));
     assert!(
-        text(&valid).contains(&format!("Review {id} is approved")),
+        text(&valid).contains(&format!("Review {id} is approved"))
+            && text(&valid).contains("approved as security_officer by key_")
+            && text(&valid).contains(" through the API at "),
         "{}",
         text(&valid)
     );
