@@ -15,10 +15,13 @@
 //! - [`limits`]: per-key request rates.
 //! - [`logs`]: the server's log (text or JSON) and its line per request.
 //! - [`metrics`]: `/metrics` for Prometheus.
+//! - [`outbox`]: the change feed read in order, one instance at a time, by
+//!   what tells the outside world (the Slack bot).
 //! - [`policy`]: the approval policy file, read strictly.
 //! - [`rate`]: a key's request rate as people write it.
 //! - [`signin`]: reviewers signing in with OpenID Connect; their sessions.
-//! - [`slack`]: deciding from Slack: signed requests, button clicks.
+//! - [`slack`]: deciding from Slack: signed requests, button clicks; the bot
+//!   that posts each request and keeps its message true.
 //! - [`signing`]: the server's Ed25519 key and the receipts it signs.
 //! - [`usecases`]: what a request does, whatever entry point brought it
 //!   (decide); the HTTP handlers parse, call one and map its result.
@@ -32,6 +35,7 @@ pub mod limits;
 pub mod logs;
 pub mod metrics;
 pub mod options;
+pub mod outbox;
 pub mod policy;
 pub mod rate;
 pub mod serve;

@@ -101,7 +101,7 @@ pub async fn run(options: ServeOptions) -> Result<(), ServeError> {
         tokio::spawn(webhooks.run());
     }
     if let Some(bot) = bot {
-        tokio::spawn(bot.run());
+        tokio::spawn(crate::outbox::run(db.clone(), bot));
     }
     let (beside_api, metrics_at) =
         place_metrics(metrics, options.metrics_at(), address, &state).await?;

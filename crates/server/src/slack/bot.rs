@@ -5,15 +5,15 @@
 //! decided what; an expiry says so; an escalation says so and reminds the
 //! channel in the message's thread.
 //!
-//! The change feed is the outbox, read in order by one instance at a time
-//! (a lease in the database), so a message is posted before it is updated
-//! and two instances never post the same one. A call Slack may take later
-//! (rate limited, unreachable, failing) is tried again with backoff, for up
-//! to a day; one it refuses for good (the app is not in the channel, the
-//! token was revoked) is logged with what to do and skipped.
+//! It is a reader of the [outbox](crate::outbox): told of each change in
+//! order, by one instance at a time, so a message is posted before it is
+//! updated and two instances never post the same one; a call Slack refuses
+//! for good (the app is not in the channel, the token was revoked) is
+//! logged with what to do and skipped.
 
+use crate::outbox::{Failed, Reader};
 use crate::store::slack_posts::Posted;
-use crate::store::{Change, Db, DbError};
+use crate::store::{Change, Db};
 use countersign_domain::policy::{is_slack_channel_id, Policy};
 use countersign_domain::wire::ChangeKind;
 use countersign_domain::MplpId;
@@ -22,14 +22,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long an instance's turn to post lasts unless it renews it.
-const LEASE: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
-/// How often the feed is read for new changes.
-const EVERY: Duration = Duration::from_secs(1);
-/// Feed entries read per query.
-const PAGE: i64 = 100;
-/// How long a change's message is tried before it is given up.
-const GIVE_UP_AFTER: chrono::TimeDelta = chrono::TimeDelta::hours(24);
 /// One call to Slack's Web API, connecting included.
 const TIMEOUT: Duration = Duration::from_secs(10);
 /// The errors of Slack's Web API that a later attempt may not get.
@@ -66,23 +58,7 @@ struct Shared {
     policy: Policy,
     desk: String,
     buttons: bool,
-    holder: String,
     client: ureq::Agent,
-}
-
-/// Why a call to Slack did not do what it asked.
-#[derive(Debug)]
-enum Failed {
-    /// Slack may take it later.
-    Passing(String),
-    /// Slack refused it for good (or the database failed): told, skipped.
-    Lasting(String),
-}
-
-impl From<DbError> for Failed {
-    fn from(e: DbError) -> Failed {
-        Failed::Passing(format!("the database failed: {e}"))
-    }
 }
 
 impl Bot {
@@ -132,79 +108,14 @@ impl Bot {
                 policy: policy.clone(),
                 desk: desk.trim_end_matches('/').to_owned(),
                 buttons,
-                holder: crate::changes::new_id().to_string(),
                 client,
             }),
         })
     }
 
-    /// Tells Slack of each change as it is stored, for as long as the
-    /// server runs; waits longer after each failure, up to a minute.
-    pub async fn run(self) {
-        let mut failures: u32 = 0;
-        loop {
-            let wait = match self.turn().await {
-                Ok(()) => {
-                    failures = 0;
-                    EVERY
-                }
-                Err(said) => {
-                    failures = failures.saturating_add(1);
-                    tracing::warn!("telling Slack failed (trying again): {said}");
-                    EVERY * 2u32.saturating_pow(failures.min(6))
-                }
-            };
-            tokio::time::sleep(wait).await;
-        }
-    }
-
-    /// One turn: if this instance may post, every change since the bot's
-    /// place, in order, each moving the place once told.
-    async fn turn(&self) -> Result<(), String> {
-        let db = &self.shared.db;
-        let holder = &self.shared.holder;
-        let now = chrono::Utc::now();
-        let failed = |e: DbError| e.to_string();
-        let Some(mut position) = db
-            .slack_turn(holder, now, now + LEASE)
-            .await
-            .map_err(failed)?
-        else {
-            return Ok(());
-        };
-        loop {
-            let changes = db.changes_after(position, PAGE).await.map_err(failed)?;
-            if changes.is_empty() {
-                return Ok(());
-            }
-            for change in changes {
-                match self.tell(&change).await {
-                    Ok(()) => {}
-                    Err(Failed::Lasting(said)) => {
-                        tracing::error!(review = %change.confirm_id, "Slack was not told of a change ({said})");
-                    }
-                    Err(Failed::Passing(said)) if given_up(&change) => {
-                        tracing::error!(review = %change.confirm_id, "Slack was not told of a change within a day: {said}");
-                    }
-                    Err(Failed::Passing(said)) => return Err(said),
-                }
-                let until = chrono::Utc::now() + LEASE;
-                if !db
-                    .slack_moved(holder, change.seq, until)
-                    .await
-                    .map_err(failed)?
-                {
-                    // Another instance took the turn (this one was too slow).
-                    return Ok(());
-                }
-                position = change.seq;
-            }
-        }
-    }
-
     /// Posts a new request's message, or updates the messages of one that
     /// changed.
-    async fn tell(&self, change: &Change) -> Result<(), Failed> {
+    async fn told(&self, change: &Change) -> Result<(), Failed> {
         let shared = &self.shared;
         let message = crate::webhooks::slack_message(change, &shared.desk, shared.buttons);
         match change.kind {
@@ -290,6 +201,18 @@ impl Bot {
     }
 }
 
+impl Reader for Bot {
+    const NAME: &'static str = "slack";
+    const TOLD: &'static str = "Slack";
+
+    fn tell(
+        &self,
+        change: &Change,
+    ) -> impl std::future::Future<Output = Result<(), Failed>> + Send {
+        self.told(change)
+    }
+}
+
 impl Shared {
     fn call(&self, method: &str, body: &Value) -> Result<Value, Failed> {
         let answer = self
@@ -345,12 +268,6 @@ fn advice(error: &str) -> &'static str {
         "missing_scope" => "; give the app the chat:write scope and reinstall it",
         _ => "",
     }
-}
-
-/// Whether a change is older than its message is tried for.
-fn given_up(change: &Change) -> bool {
-    chrono::DateTime::parse_from_rfc3339(&change.at)
-        .is_ok_and(|at| chrono::Utc::now() - at.to_utc() > GIVE_UP_AFTER)
 }
 
 #[cfg(test)]

@@ -462,23 +462,34 @@ fn one_instance_at_a_time_posts_to_slack_and_a_review_keeps_its_message_on_both_
             let now = chrono::Utc::now();
             let lease = now + chrono::Duration::seconds(60);
             // The first turn starts at the newest change: no history is posted.
-            assert_eq!(db.slack_turn("a", now, lease).await.unwrap(), Some(newest));
             assert_eq!(
-                db.slack_turn("b", now, lease).await.unwrap(),
+                db.reader_turn("slack", "a", now, lease).await.unwrap(),
+                Some(newest)
+            );
+            assert_eq!(
+                db.reader_turn("slack", "b", now, lease).await.unwrap(),
                 None,
                 "a holds it"
             );
-            assert!(db.slack_moved("a", newest + 1, lease).await.unwrap());
-            assert!(!db.slack_moved("b", newest + 2, lease).await.unwrap());
+            assert!(db
+                .reader_moved("slack", "a", newest + 1, lease)
+                .await
+                .unwrap());
+            assert!(!db
+                .reader_moved("slack", "b", newest + 2, lease)
+                .await
+                .unwrap());
             // A lease run out is taken by another instance, from where a stopped.
             let later = lease + chrono::Duration::seconds(1);
             let next = later + chrono::Duration::seconds(60);
             assert_eq!(
-                db.slack_turn("b", later, next).await.unwrap(),
+                db.reader_turn("slack", "b", later, next).await.unwrap(),
                 Some(newest + 1)
             );
             assert!(
-                !db.slack_moved("a", newest + 3, next).await.unwrap(),
+                !db.reader_moved("slack", "a", newest + 3, next)
+                    .await
+                    .unwrap(),
                 "a lost it"
             );
 

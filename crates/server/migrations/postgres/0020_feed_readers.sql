@@ -1,0 +1,1 @@
+../shared/0020_feed_readers.sql

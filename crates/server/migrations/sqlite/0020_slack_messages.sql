@@ -1,1 +1,0 @@
-../shared/0020_slack_messages.sql
