@@ -21,7 +21,8 @@
 # With --oidc, one (.venv-oidc) with django-oidc-provider and Django, the sign-in
 # browser tests' second OpenID provider (tests/django-oidc). With --slack, one
 # (.venv-slack) with Slack's official Python SDK, which signs the Slack tests'
-# clicks (tests/slack/click.py).
+# clicks (tests/slack/click.py). With --mail, one (.venv-mail) with aiosmtpd, the
+# SMTP server the e-mail browser tests receive Countersign's mail with.
 # With --ops, what the operator's tests run against: Debian's prometheus (and promtool),
 # systemd's systemd-analyze, nginx and Caddy.
 # With --docs, mdBook, which builds the docs book (docs/), and jq for its examples.
@@ -57,6 +58,7 @@ DJANGO_VERSION=5.2.19
 DJANGO_OIDC_PROVIDER_VERSION=0.9.0
 PYJWT_VERSION=2.15.1
 SLACK_SDK_VERSION=3.47.0
+AIOSMTPD_VERSION=1.4.6
 want_browser=false
 only_run=false
 want_postgres=false
@@ -64,6 +66,7 @@ want_udspy=false
 want_mcp=false
 want_oidc=false
 want_slack=false
+want_mail=false
 want_openai_agents=false
 want_langgraph=false
 want_fuzz=false
@@ -79,13 +82,14 @@ for flag in "$@"; do
     --mcp) want_mcp=true ;;
     --oidc) want_oidc=true ;;
     --slack) want_slack=true ;;
+    --mail) want_mail=true ;;
     --openai-agents) want_openai_agents=true ;;
     --langgraph) want_langgraph=true ;;
     --fuzz) want_fuzz=true ;;
     --sdk) want_sdk=true ;;
     --ops) want_ops=true ;;
     --docs) want_docs=true ;;
-    *) echo "usage: setup.sh [--run] [--browser] [--postgres] [--udspy] [--mcp] [--oidc] [--slack] [--openai-agents] [--langgraph] [--sdk] [--ops] [--docs] [--fuzz]" >&2; exit 2 ;;
+    *) echo "usage: setup.sh [--run] [--browser] [--postgres] [--udspy] [--mcp] [--oidc] [--slack] [--mail] [--openai-agents] [--langgraph] [--sdk] [--ops] [--docs] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 apt_install() {
@@ -235,6 +239,16 @@ if $want_slack; then
   if [[ "$(.venv-slack/bin/pip show slack-sdk 2>/dev/null | sed -n 's/^Version: //p')" != "$SLACK_SDK_VERSION" ]]; then
     make_venv .venv-slack
     venv_install .venv-slack "slack-sdk==$SLACK_SDK_VERSION"
+  else
+    echo "present"
+  fi
+fi
+
+if $want_mail; then
+  step "aiosmtpd $AIOSMTPD_VERSION (PyPI) in .venv-mail"
+  if [[ "$(.venv-mail/bin/pip show aiosmtpd 2>/dev/null | sed -n 's/^Version: //p')" != "$AIOSMTPD_VERSION" ]]; then
+    make_venv .venv-mail
+    venv_install .venv-mail "aiosmtpd==$AIOSMTPD_VERSION"
   else
     echo "present"
   fi

@@ -108,8 +108,8 @@ join() {
 low_priority() { renice -n 19 -p "$BASHPID" >/dev/null; }
 
 python_envs() {
-  step "Python environments (udspy, MCP, OpenAI Agents, LangGraph, the Python SDK, django-oidc-provider, slack-sdk) and the TypeScript SDK's tools"
-  plain_rustc scripts/setup.sh --udspy --mcp --oidc --slack --openai-agents --langgraph --sdk
+  step "Python environments (udspy, MCP, OpenAI Agents, LangGraph, the Python SDK, django-oidc-provider, slack-sdk, aiosmtpd) and the TypeScript SDK's tools"
+  plain_rustc scripts/setup.sh --udspy --mcp --oidc --slack --mail --openai-agents --langgraph --sdk
 }
 
 release_app() {

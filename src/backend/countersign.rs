@@ -371,7 +371,9 @@ impl HttpStore {
         review_of(&value["review"])
     }
 
-    /// Posts a decision; the same `idempotency_key` on a retry never records it twice.
+    /// Posts a decision; the same `idempotency_key` on a retry never records
+    /// it twice. Made on the page an e-mail's link opened, it carries the
+    /// link (the server records it as made by e-mail).
     pub async fn decide(
         &self,
         id: MplpId,
@@ -383,6 +385,7 @@ impl HttpStore {
             "decided_by_role": input.decided_by_role,
             "reason": input.reason.as_deref().map(str::trim).filter(|r| !r.is_empty()),
             "tool_call": input.tool_call,
+            "mail_link": mail_link_for(id),
         });
         let body = match body {
             Value::Object(mut map) => {
@@ -518,4 +521,26 @@ pub struct SessionRecord {
     pub ended_at: Option<String>,
     /// Why it ended.
     pub ended_why: Option<String>,
+}
+
+/// The `mail` parameter of the e-mail link this page was opened from, when
+/// the page is review `id`'s: the server then records the decision as made
+/// by e-mail, for the person the e-mail was sent to.
+fn mail_link_for(id: MplpId) -> Option<String> {
+    let location = web_sys::window()?.location();
+    let path = location.pathname().ok()?;
+    if !path.ends_with(&format!("/reviews/{id}")) {
+        return None;
+    }
+    let search = location.search().ok()?;
+    search
+        .trim_start_matches('?')
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("mail="))
+        .filter(|token| {
+            token
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+        .map(str::to_owned)
 }

@@ -171,6 +171,22 @@ fn Reading() -> impl IntoView {
 
 /// An opened review: what was asked, the plan or the call, its problems and
 /// history, the decision (or how it was decided), and the raw documents.
+/// Whether the page was opened from a Countersign e-mail's link.
+fn from_mail() -> bool {
+    crate::router::use_location().param("mail").is_some()
+}
+
+/// What an e-mail's link did (nothing) and what deciding here does.
+#[component]
+fn FromMail(pending: bool) -> impl IntoView {
+    let said = if pending {
+        "You opened this from an e-mail. Opening its link decided nothing: decide below, signed in as yourself, and the decision is recorded as made by e-mail."
+    } else {
+        "You opened this from an e-mail. Opening its link decided nothing, and this request is decided already."
+    };
+    view! { <p class="notice" role="note">{said}</p> }
+}
+
 #[component]
 fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
     let confirm = review.confirm.clone();
@@ -192,6 +208,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
         <article class="review" aria-labelledby="review-title">
             <p class="breadcrumb"><a href=href("/") aria-keyshortcuts="Escape">"← Inbox"</a></p>
             <ReviewHead entry confirm=confirm.clone() reason=own_reason(&review) facts />
+            {from_mail().then(|| view! { <FromMail pending /> })}
             <div class="review-grid">
                 <div class="review-main-col">
                     {review.tool_call().cloned().map(|call| view! { <ToolCallPanel call pending interrupt /> })}

@@ -14,9 +14,10 @@
 //! - [`feed`]: the change feed fanned out to this instance's streams and waiters.
 //! - [`limits`]: per-key request rates.
 //! - [`logs`]: the server's log (text or JSON) and its line per request.
+//! - [`mail`]: telling reviewers by e-mail, with links that decide nothing.
 //! - [`metrics`]: `/metrics` for Prometheus.
 //! - [`outbox`]: the change feed read in order, one instance at a time, by
-//!   what tells the outside world (the Slack bot).
+//!   what tells the outside world (the Slack bot, the mailer).
 //! - [`policy`]: the approval policy file, read strictly.
 //! - [`rate`]: a key's request rate as people write it.
 //! - [`signin`]: reviewers signing in with OpenID Connect; their sessions.
@@ -33,6 +34,7 @@ pub mod feed;
 pub mod http;
 pub mod limits;
 pub mod logs;
+pub mod mail;
 pub mod metrics;
 pub mod options;
 pub mod outbox;

@@ -78,6 +78,28 @@ pub struct ServeOptions {
         env = "COUNTERSIGN_SLACK_API_URL"
     )]
     pub slack_api_url: String,
+    /// Reviewers are told of requests by e-mail, through this SMTP server:
+    /// smtp://host:25, smtp://user:password@host:587?tls=required (STARTTLS)
+    /// or smtps://host:465 (needs --sign-in: a reviewer decides signed in).
+    #[arg(long, value_name = "URL", env = "COUNTERSIGN_SMTP_URL")]
+    pub smtp_url: Option<String>,
+    /// The sender of Countersign's e-mails, e.g. "Countersign <countersign@example.com>".
+    #[arg(
+        long,
+        value_name = "ADDRESS",
+        env = "COUNTERSIGN_MAIL_FROM",
+        requires = "smtp_url"
+    )]
+    pub mail_from: Option<String>,
+    /// Who is told by e-mail of requests whose policy rule names nobody (repeatable).
+    #[arg(
+        long = "mail-to",
+        value_name = "ADDRESS",
+        env = "COUNTERSIGN_MAIL_TO",
+        value_delimiter = ',',
+        requires = "smtp_url"
+    )]
+    pub mail_to: Vec<String>,
     /// An address told of every review created, decided, expired or
     /// escalated, by a signed POST (repeatable).
     #[arg(

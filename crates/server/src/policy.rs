@@ -128,6 +128,10 @@ name = "everything else"
                 "[[rule]]\nname = \"a\"\nslack_channel = \"#security\"\n",
                 "policy.toml:3: rule 1 `slack_channel`: `#security` is not a Slack channel ID",
             ),
+            (
+                "[[rule]]\nname = \"a\"\nemail = [\"Dana <dana@example.com>\"]\n",
+                "policy.toml:3: rule 1 `email`: `Dana <dana@example.com>` is not an e-mail address",
+            ),
             ("[rules]\n", "policy.toml:1:"),
             ("", "no `[[rule]]`"),
         ];

@@ -91,6 +91,7 @@ pub async fn run(options: ServeOptions) -> Result<(), ServeError> {
     let buttons = slack.is_some();
     let webhooks = Webhooks::open(db.clone(), options.webhooks(), &desk, buttons).await?;
     let bot = slack_bot(&options, &db, &policy, &desk, buttons)?;
+    let mailer = mailer(&options, &db, &policy, &desk, sign_in.is_some())?;
     let limits = crate::limits::Limits::new(options.rates());
     let state = AppState::new(db.clone(), limits, signer, policy, webhooks.clone())
         .await?
@@ -102,6 +103,9 @@ pub async fn run(options: ServeOptions) -> Result<(), ServeError> {
     }
     if let Some(bot) = bot {
         tokio::spawn(crate::outbox::run(db.clone(), bot));
+    }
+    if let Some(mailer) = mailer {
+        tokio::spawn(crate::outbox::run(db.clone(), mailer));
     }
     let (beside_api, metrics_at) =
         place_metrics(metrics, options.metrics_at(), address, &state).await?;
@@ -149,6 +153,37 @@ fn slack_bot(
         channel: options.slack_channel.as_deref(),
     };
     crate::slack::bot::Bot::load(db.clone(), &settings, policy, desk, buttons).map(Some)
+}
+
+/// The mailer `--smtp-url` asks for, if it does.
+fn mailer(
+    options: &ServeOptions,
+    db: &Db,
+    policy: &countersign_domain::policy::Policy,
+    desk: &str,
+    signing_in: bool,
+) -> Result<Option<crate::mail::Mailer>, String> {
+    let Some(url) = &options.smtp_url else {
+        if policy.rules.iter().any(|rule| rule.email.is_some()) {
+            tracing::warn!(
+                "the policy names e-mail addresses, but without --smtp-url nobody is told there"
+            );
+        }
+        return Ok(None);
+    };
+    if !signing_in {
+        return Err("--smtp-url needs --sign-in: a reviewer decides from an e-mail signed in to the desk, so that a mail scanner opening its link decides nothing".into());
+    }
+    let from = options
+        .mail_from
+        .as_deref()
+        .ok_or("--smtp-url needs --mail-from: the sender of Countersign's e-mails")?;
+    let settings = crate::mail::MailSettings {
+        url,
+        from,
+        to: &options.mail_to,
+    };
+    crate::mail::Mailer::new(db.clone(), &settings, policy, desk).map(Some)
 }
 
 /// Where metrics are served: beside the API (then the recorder to add to its

@@ -63,6 +63,7 @@ export const ERROR_CODES = [
   "invalid_request",
   "invalid_target",
   "malformed_json",
+  "mail_link_refused",
   "method_not_allowed",
   "no_role",
   "not_found",

@@ -711,6 +711,8 @@ export interface components {
             decided_by_role: string;
             /** @description Required for a rejection. */
             reason?: string;
+            /** @description The `mail` parameter of the link in a Countersign e-mail the desk was opened from: sent with a signed-in session's decision, it records the decision as made by e-mail. Refused (403 `mail_link_refused`) when spent, expired, about another request, sent to someone else, or sent with a reviewer key. */
+            mail_link?: string;
             /** @description Tool calls: how an approval reaches, or feedback instead of a denial. */
             tool_call?: {
                 /** @enum {string} */
@@ -1021,7 +1023,7 @@ export interface components {
          * @description Stable machine code clients branch on. A client should treat a code it does not know as an error it cannot act on.
          * @enum {string}
          */
-        ErrorCode: "already_decided" | "already_exists" | "already_revoked" | "body_too_large" | "busy" | "cannot_resubmit" | "cannot_withdraw" | "changed_meanwhile" | "cross_site" | "idempotency_key_required" | "idempotency_key_reused" | "internal" | "invalid_parameter" | "invalid_request" | "invalid_target" | "malformed_json" | "method_not_allowed" | "no_role" | "not_found" | "pairing_refused" | "policy_refused" | "provider_unavailable" | "rate_limited" | "request_expired" | "reviewer_keys_off" | "role_not_allowed" | "target_not_awaiting_approval" | "token_unknown" | "token_expired" | "token_used" | "token_hash_mismatch" | "token_device_mismatch" | "token_other_approval" | "unauthorized" | "unknown_parameter" | "unreadable_body" | "unsupported_media_type" | "wrong_key_kind";
+        ErrorCode: "already_decided" | "already_exists" | "already_revoked" | "body_too_large" | "busy" | "cannot_resubmit" | "cannot_withdraw" | "changed_meanwhile" | "cross_site" | "idempotency_key_required" | "idempotency_key_reused" | "internal" | "invalid_parameter" | "invalid_request" | "invalid_target" | "malformed_json" | "mail_link_refused" | "method_not_allowed" | "no_role" | "not_found" | "pairing_refused" | "policy_refused" | "provider_unavailable" | "rate_limited" | "request_expired" | "reviewer_keys_off" | "role_not_allowed" | "target_not_awaiting_approval" | "token_unknown" | "token_expired" | "token_used" | "token_hash_mismatch" | "token_device_mismatch" | "token_other_approval" | "unauthorized" | "unknown_parameter" | "unreadable_body" | "unsupported_media_type" | "wrong_key_kind";
         /**
          * @description Where a reviewer made a decision: the desk (a signed-in session), the API (a reviewer key: scripts, SDKs, paired devices, a desk connected with a key), a button in Slack, or the confirmation an e-mail's link opens.
          * @enum {string}

@@ -84,6 +84,10 @@ pub struct Rule {
     /// requests it governs; absent: the server's `--slack-channel`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slack_channel: Option<String>,
+    /// The addresses told by e-mail of the requests it governs; absent: the
+    /// server's `--mail-to`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<Vec<String>>,
 }
 
 fn one() -> u32 {
@@ -252,6 +256,23 @@ pub fn is_slack_channel_id(id: &str) -> bool {
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
 }
 
+/// Whether `address` is written as a plain e-mail address: one `@` with
+/// something on each side, no spaces, no display name. (The server's mail
+/// library checks it fully before anything is sent.)
+pub fn is_mail_address(address: &str) -> bool {
+    match address.split_once('@') {
+        Some((local, domain)) => {
+            !local.is_empty()
+                && domain.contains('.')
+                && !domain.contains('@')
+                && !address
+                    .chars()
+                    .any(|c| c.is_whitespace() || c.is_control() || "<>,;\"".contains(c))
+        }
+        None => false,
+    }
+}
+
 /// One inconsistency of a policy: which rule (0-based), which of its fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyProblem {
@@ -292,6 +313,7 @@ impl Rule {
             escalate_after: None,
             self_approval: None,
             slack_channel: None,
+            email: None,
         }
     }
 
@@ -396,6 +418,20 @@ impl Rule {
                 problem(
                     "slack_channel",
                     format!("`{channel}` is not a Slack channel ID: write the ID (C…, or G… for an older private channel) that the channel's details show at their end, not its name"),
+                );
+            }
+        }
+        if self.email.as_ref().is_some_and(Vec::is_empty) {
+            problem(
+                "email",
+                "an empty list tells nobody: leave the key out to use --mail-to".into(),
+            );
+        }
+        for address in self.email.iter().flatten() {
+            if !is_mail_address(address) {
+                problem(
+                    "email",
+                    format!("`{address}` is not an e-mail address (name@example.com)"),
                 );
             }
         }

@@ -78,6 +78,10 @@ pub enum ErrorCode {
     InvalidTarget,
     /// The body is not JSON.
     MalformedJson,
+    /// The link from an e-mail that came with a decision cannot be used
+    /// for it: unknown or spent, expired, about another request, or sent to
+    /// someone other than the person signed in.
+    MailLinkRefused,
     /// This path does not take this method.
     MethodNotAllowed,
     /// Signed in, but none of the person's groups gives a role here.

@@ -108,7 +108,13 @@ pub fn decision(value: &Value) -> Result<DecisionInput, ApiError> {
     let mut details = check_fields(
         body,
         "",
-        &["status", "decided_by_role", "reason", "tool_call"],
+        &[
+            "status",
+            "decided_by_role",
+            "reason",
+            "tool_call",
+            "mail_link",
+        ],
         &["status", "decided_by_role"],
     );
     let tool_call = match body.get("tool_call") {

@@ -21,7 +21,7 @@ use axum::Json;
 use countersign_domain::review::{Resubmission, ResubmitError};
 use countersign_domain::toolcall::ToolDecideError;
 use countersign_domain::wire::{Answer, Outcome, Refusal, Requesters, ReviewQuery, SummaryPage};
-use countersign_domain::{Channel, DecideError};
+use countersign_domain::{Channel, DecideError, MplpId};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -231,10 +231,29 @@ pub async fn post_decision(
     let idempotency_key = idempotency_key(&headers)?;
     let input = input::decision(&body)?;
     caller.may_sign_as(&input.decided_by_role)?;
-    // A signed-in session is the desk; a reviewer key, whatever holds it, the API.
-    let channel = match caller.1 {
-        Some(_) => Channel::Desk,
-        None => Channel::Api,
+    // A signed-in session is the desk (or an e-mail's link opened in it); a
+    // reviewer key, whatever holds it, the API.
+    let mail_link = match body.get("mail_link") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(token)) => Some(token.as_str()),
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "the decision was refused",
+                vec![Detail::new(
+                    "/mail_link",
+                    "not a string: the `mail` parameter of the e-mail's link",
+                )],
+            ))
+        }
+    };
+    let channel = match (&caller.1, mail_link) {
+        (Some(session), Some(token)) => {
+            check_mail_link(&state, review, &session.person, token).await?;
+            Channel::Email
+        }
+        (None, Some(_)) => return Err(mail_link_refused("a link from an e-mail is used signed in to the desk, as the person it was sent to; a reviewer key cannot use it")),
+        (Some(_), None) => Channel::Desk,
+        (None, None) => Channel::Api,
     };
     let request = DecisionRequest {
         review,
@@ -243,7 +262,51 @@ pub async fn post_decision(
         channel,
     };
     let Decided(answer) = usecases::decide(state.service(), &caller.0, request).await?;
+    if let Some(token) = mail_link {
+        // One decision spends it; a retry (the same idempotency key) finds it spent and decided.
+        state.db.spend_mail_link(token).await?;
+    }
     Ok(json_text(answer))
+}
+
+fn mail_link_refused(message: impl Into<String>) -> ApiError {
+    ApiError::forbidden(ErrorCode::MailLinkRefused, message)
+}
+
+/// Whether the e-mail link `token` may come with `person`'s decision on `review`.
+async fn check_mail_link(
+    state: &AppState,
+    review: MplpId,
+    person: &countersign_domain::Person,
+    token: &str,
+) -> Result<(), ApiError> {
+    let link = state.db.mail_link(token).await?;
+    let link = link.filter(|l| !l.used).ok_or_else(|| {
+        mail_link_refused("this e-mail's link is unknown or was used for a decision already: decide in the desk without it")
+    })?;
+    if link.review_id != review.to_string() {
+        return Err(mail_link_refused(
+            "this e-mail's link is about another request",
+        ));
+    }
+    if link.expires_at <= chrono::Utc::now() {
+        return Err(mail_link_refused(format!(
+            "this e-mail's link expired at {} UTC: decide in the desk without it",
+            link.expires_at.format("%Y-%m-%d %H:%M")
+        )));
+    }
+    let yours = person
+        .email
+        .as_deref()
+        .is_some_and(|email| email.eq_ignore_ascii_case(&link.email));
+    if !yours {
+        return Err(mail_link_refused(format!(
+            "this e-mail was sent to {}, and you are signed in as {}: it decides only for the person it was sent to",
+            link.email,
+            person.label()
+        )));
+    }
+    Ok(())
 }
 
 impl From<NotDecided> for ApiError {

@@ -11,6 +11,7 @@ mod feed;
 pub mod grants;
 pub mod keys;
 mod listing;
+pub mod mail;
 pub mod readers;
 pub mod reviews;
 mod rounds;

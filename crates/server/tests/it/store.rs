@@ -515,3 +515,25 @@ fn one_instance_at_a_time_posts_to_slack_and_a_review_keeps_its_message_on_both_
         })
     });
 }
+
+#[test]
+fn an_e_mail_link_is_kept_as_a_hash_and_spent_once_on_both_databases() {
+    on_both("store_mail_links", |db| {
+        Box::pin(async move {
+            let review = seeded(&db).await[0].confirm.confirm_id;
+            let until = chrono::Utc::now() + chrono::Duration::days(7);
+            let token = db
+                .new_mail_link(review, "dana@example.com", until)
+                .await
+                .unwrap();
+            let link = db.mail_link(&token).await.unwrap().unwrap();
+            assert_eq!(link.review_id, review.to_string());
+            assert_eq!(link.email, "dana@example.com");
+            assert!(!link.used);
+            assert!(db.mail_link("mlk_0000").await.unwrap().is_none());
+            assert!(db.spend_mail_link(&token).await.unwrap());
+            assert!(!db.spend_mail_link(&token).await.unwrap(), "spent once");
+            assert!(db.mail_link(&token).await.unwrap().unwrap().used);
+        })
+    });
+}

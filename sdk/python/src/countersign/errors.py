@@ -22,6 +22,7 @@ ErrorCode = Literal[
     "invalid_request",
     "invalid_target",
     "malformed_json",
+    "mail_link_refused",
     "method_not_allowed",
     "no_role",
     "not_found",
