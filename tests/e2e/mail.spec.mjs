@@ -6,33 +6,17 @@
 // desk, signed in through a real provider (oidc-provider), and the decision
 // is recorded as made by e-mail. The link works once, for that person only.
 import { expect, test } from "@playwright/test";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { api, freePort, newPlanReview, shoot, wcagViolations } from "./support.mjs";
-import { fromDesk, signIn, startDesk, startProvider } from "./sign-in-support.mjs";
+import { fromDesk, signIn, startDesk, startProvider, startSmtp } from "./sign-in-support.mjs";
 
 // How many e-mails the scanner opens every link of (the test command: 200;
 // COUNTERSIGN_SCANNED_MAILS=1000 for the figure in docs/security.md).
 const SCANNED = Number(process.env.COUNTERSIGN_SCANNED_MAILS ?? 200);
 
 let dir, provider, desk, smtp;
-
-/** aiosmtpd on a free port: its port, and the messages it received. */
-async function startSmtp() {
-  const child = spawn(".venv-mail/bin/python", ["tests/mail/smtp.py"], { stdio: ["pipe", "pipe", "inherit"] });
-  const mails = [];
-  const port = await new Promise((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`the SMTP server exited with ${code}`)));
-    createInterface({ input: child.stdout }).on("line", (line) => {
-      if (line.startsWith("listening: ")) resolve(Number(line.slice(11)));
-      else mails.push(JSON.parse(line));
-    });
-  });
-  return { port, mails, stop: () => child.kill("SIGKILL") };
-}
 
 test.beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), "countersign-mail-"));

@@ -1,6 +1,7 @@
 // What the sign-in tests share: the identity providers they run, a desk
-// with sign-in, signing in through a provider's own form, and requests sent
-// from the desk's page as the app sends them.
+// with sign-in, signing in through a provider's own form, requests sent
+// from the desk's page as the app sends them, and the receivers of what the
+// desk sends its signed-in reviewers (webhooks, Slack's response_url, mail).
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -115,4 +116,18 @@ export async function startReceiver() {
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { url: `http://127.0.0.1:${server.address().port}/hook`, bodies, stop: () => server.close() };
+}
+
+/** aiosmtpd on a free port: its port, and the messages it received. */
+export async function startSmtp() {
+  const child = spawn(".venv-mail/bin/python", ["tests/mail/smtp.py"], { stdio: ["pipe", "pipe", "inherit"] });
+  const mails = [];
+  const port = await new Promise((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`the SMTP server exited with ${code}`)));
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      if (line.startsWith("listening: ")) resolve(Number(line.slice(11)));
+      else mails.push(JSON.parse(line));
+    });
+  });
+  return { port, mails, stop: () => child.kill("SIGKILL") };
 }

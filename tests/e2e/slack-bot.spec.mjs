@@ -1,6 +1,7 @@
 // Countersign's own messages in Slack (serve --slack-bot-token-file): each
 // new request posted in its rule's channel, and the message kept true after
-// any decision (the desk, a click in Slack), an expiry or an escalation. A
+// any decision (the desk, the API, a click in Slack, an e-mail's link), an
+// expiry or an escalation; and one decision whatever the channel. A
 // local server stands in for Slack's Web API: it checks each call against
 // Slack's documented request shape (a bot token, JSON, the arguments
 // chat.postMessage and chat.update require) and answers as Slack does.
@@ -11,7 +12,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { api, freePort, newPlanReview } from "./support.mjs";
-import { fromDesk, signIn, startDesk, startProvider, startReceiver } from "./sign-in-support.mjs";
+import { fromDesk, signIn, startDesk, startProvider, startReceiver, startSmtp } from "./sign-in-support.mjs";
 
 // Slack's documented example token and signing secret.
 const TOKEN = "xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy";
@@ -35,7 +36,7 @@ tool = "rotate_*"
 slack_channel = "C0NOTJOINED"
 `;
 
-let dir, provider, desk, slack;
+let dir, provider, desk, slack, smtp;
 
 /** Slack's Web API, as far as the bot uses it: the calls it took, and any it refused for their shape. */
 async function startSlackApi() {
@@ -77,6 +78,7 @@ test.beforeEach(async () => {
   const port = await freePort();
   provider = await startProvider("oidc-provider", `http://127.0.0.1:${port}/auth/callback`);
   slack = await startSlackApi();
+  smtp = await startSmtp();
   const file = (name, text) => (writeFileSync(join(dir, name), text), join(dir, name));
   desk = await startDesk(dir, port, provider, { extra: [
     "--policy", file("policy.toml", POLICY),
@@ -84,6 +86,7 @@ test.beforeEach(async () => {
     "--slack-bot-token-file", file("slack-bot-token", `${TOKEN}\n`),
     "--slack-channel", "C0REVIEWS",
     "--slack-api-url", slack.url,
+    "--smtp-url", `smtp://127.0.0.1:${smtp.port}`, "--mail-from", "countersign@example.com", "--mail-to", "dana@example.com",
   ] });
 });
 
@@ -92,6 +95,7 @@ test.afterEach(async () => {
   desk = undefined;
   provider.stop();
   slack.stop();
+  smtp.stop();
   expect(slack.refused, "every call had Slack's shape").toEqual([]);
   rmSync(dir, { recursive: true, force: true });
 });
@@ -175,7 +179,7 @@ function clicks(specs) {
   });
 }
 
-test("32 decisions at once from the desk, the API and Slack: one stands, and every channel says which", async ({ page }) => {
+test("32 decisions at once from the desk, the API, Slack and e-mail: one stands, and every channel says which", async ({ page }) => {
   const replies = await startReceiver();
   try {
     const created = await api(desk, desk.agent, "POST", "/reviews", newPlanReview(2));
@@ -193,11 +197,17 @@ test("32 decisions at once from the desk, the API and Slack: one stands, and eve
     await signIn(page, desk, "dana");
     expect((await fromDesk(page, "POST", "/slack/links", { code })).status).toBe(201);
 
-    // 12 clicks in Slack, 10 decisions from Dana's desk, 10 with a reviewer key; half deny.
+    // Dana's e-mail about it, with its link.
+    await expect.poll(() => smtp.mails.some((m) => m.body.includes(id)), { timeout: 20_000 }).toBe(true);
+    const mailLink = /\?mail=(mlk_\w+)/.exec(smtp.mails.find((m) => m.body.includes(id)).body)[1];
+
+    // 12 clicks in Slack, 6 decisions from Dana's desk, 4 from her e-mail's
+    // link, 10 with a reviewer key; half deny.
     const choice = (i) => (i % 2 ? "deny" : "approve");
     const body = (i) => ({ status: choice(i) === "deny" ? "rejected" : "approved", decided_by_role: "reviewer", reason: "Checked" });
     const slackAnswers = clicks(Array.from({ length: 12 }, (_, i) => click(`1764400002.${String(i).padStart(6, "0")}`, choice(i))));
-    const deskAnswers = Array.from({ length: 10 }, (_, i) => fromDesk(page, "POST", `/reviews/${id}/decisions`, body(i)));
+    const deskAnswers = Array.from({ length: 10 }, (_, i) =>
+      fromDesk(page, "POST", `/reviews/${id}/decisions`, i < 4 ? { ...body(i), mail_link: mailLink } : body(i)));
     const apiAnswers = Array.from({ length: 10 }, (_, i) =>
       api(desk, desk.reviewer, "POST", `/reviews/${id}/decisions`, body(i), { "Idempotency-Key": `api-${i}` }));
     const [slacked, ...decided] = await Promise.all([slackAnswers, ...deskAnswers, ...apiAnswers]);
@@ -208,9 +218,10 @@ test("32 decisions at once from the desk, the API and Slack: one stands, and eve
     const [decision] = stored.review.confirm.decisions;
     const winner = stored.review.deciders[0].channel;
     expect(stored.outcome.receipt.body.decisions).toEqual([expect.objectContaining({ decision_id: decision.decision_id, channel: winner })]);
-    // The desk and the API: the one that won got 200, every other 409 naming what stands.
+    // The desk, e-mail and the API: the one that won got 200, every other
+    // 409 naming what stands.
     const won = decided.filter((a) => a.status === 200);
-    expect(won).toHaveLength(["desk", "api"].includes(winner) ? 1 : 0);
+    expect(won).toHaveLength(["desk", "email", "api"].includes(winner) ? 1 : 0);
     for (const lost of decided.filter((a) => a.status !== 200)) {
       expect(lost.status).toBe(409);
       expect(JSON.stringify(lost.body)).toContain(decision.decision_id);
@@ -218,7 +229,7 @@ test("32 decisions at once from the desk, the API and Slack: one stands, and eve
     // Slack: every click's message now says the decision that stands (and the
     // one that made it, when it was a click, says the same).
     const word = decision.status === "approved" ? "Approved" : "Denied";
-    const where = { desk: "in the desk", api: "through the API", slack: "in Slack" }[winner];
+    const where = { desk: "in the desk", email: "by e-mail", api: "through the API", slack: "in Slack" }[winner];
     await expect.poll(() => replies.bodies.length, { timeout: 15_000 }).toBe(13);
     for (const reply of replies.bodies.slice(1)) {
       expect(reply.replace_original).toBe(true);
