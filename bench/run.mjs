@@ -592,6 +592,23 @@ if (existsSync(".venv-sdk/bin/python") && existsSync("sdk/typescript/dist/index.
   say();
 }
 
+// ---------------------------------------------------------------- 6b. channels
+// From a reviewer's click, in each channel, to the waiting agent resumed.
+say("## 6b. From a click to the agent resumed");
+say();
+if (existsSync(".venv-slack/bin/python") && existsSync(".venv-mail/bin/python") && existsSync("tests/node22/node_modules") && existsSync("sdk/typescript/dist/index.js")) {
+  say("`bench/channels.mjs` against `target/release/countersign serve` with sign-in (the oidc-provider of `tests/node22`) and Slack's signing secret and mail (aiosmtpd): an agent asks through the TypeScript SDK and waits (`request.wait()`, the server's long poll); a reviewer approves through the API with a reviewer key, through the desk's request with a signed-in session, through the same request from the page an e-mail's link opened, or with a click in Slack (signed by slack-sdk, as the reviewer's linked account); the time runs from the decision's request leaving to `wait()` returning, one decision at a time.");
+  say();
+  const lines = sh("node", ["bench/channels.mjs", `${serverDir}/countersign`, String(quick ? 3 : 200)]).trim().split("\n").filter((l) => l.includes("click to agent resumed"));
+  table(["channel", "p50", "p99"], lines.map((line) => {
+    const [, what, p50, p99] = line.match(/^(.*): click to agent resumed p50 ([\d.]+ ms), p99 ([\d.]+ ms)/) ?? [];
+    return [what ?? line, p50 ?? "n/a", p99 ? `**${p99}**` : "n/a"];
+  }));
+} else {
+  say("Not measured in this run: it needs `.venv-slack`, `.venv-mail` and `tests/node22` (`scripts/setup.sh --slack --mail`) and the TypeScript SDK built.");
+  say();
+}
+
 // ---------------------------------------------------------------- 7. operating
 say("## 7. Operating");
 say();
