@@ -27,7 +27,7 @@ test.beforeEach(async () => {
   writeFileSync(policy, '[[rule]]\nname = "deploys"\ntool = "deploy_*"\nemail = ["erin@example.com"]\n');
   desk = await startDesk(dir, port, provider, { extra: [
     "--smtp-url", `smtp://127.0.0.1:${smtp.port}`, "--mail-from", "Countersign <countersign@example.com>",
-    "--mail-to", "dana@example.com", "--policy", policy, "--agent-rate", "none",
+    "--mail-to", "dana@example.com", "--policy", policy, "--agent-rate", "none", "--reviewer-rate", "none",
   ] });
 });
 
@@ -108,6 +108,8 @@ test(`a mail scanner that opens every link of ${SCANNED} e-mails, runs their scr
     const asked = await api(desk, desk.agent, "POST", "/tool-calls", {
       requestedByRole: "ops-agent", sessionId: `s${n}`, runId: `r${n}`,
       toolCall: { name: "restart_service", args: { service: `svc-${n}` } }, humanSummary: `restart svc-${n}`, riskTier: "R2",
+      // Waiting longer than the scan takes.
+      expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
     });
     expect(asked.status).toBe(201);
     return asked.body.outcome.confirm_id;
@@ -152,7 +154,7 @@ test(`a mail scanner that opens every link of ${SCANNED} e-mails, runs their scr
   const decided = [];
   for (const id of ids) {
     const review = (await api(desk, desk.reviewer, "GET", `/reviews/${id}`)).body.review;
-    if (review.confirm.status !== "pending" || (review.confirm.decisions ?? []).length > 0) decided.push(id);
+    if (review.confirm.status !== "pending" || (review.confirm.decisions ?? []).length > 0 || (review.deciders ?? []).length > 0) decided.push(id);
   }
   expect(decided, "decisions made by the scanner").toEqual([]);
 });
