@@ -122,12 +122,7 @@ impl Webhooks {
                 slots: Arc::new(Semaphore::new(IN_FLIGHT)),
             });
         }
-        let client = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .timeout_global(Some(TIMEOUT))
-            .build()
-            .into();
+        let client = crate::webhooks::outbound(TIMEOUT);
         Ok(Webhooks {
             shared: Arc::new(Shared {
                 db,
@@ -341,6 +336,18 @@ impl Shared {
             said => Err(format!("the receiver answered {status}: {said}")),
         }
     }
+}
+
+/// An HTTP client for calls this server makes out (webhooks, Slack, identity
+/// providers): each call bounded by `timeout`, no redirect followed (an
+/// answer is taken from whom it was asked of), any status read as an answer.
+pub(crate) fn outbound(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .timeout_global(Some(timeout))
+        .build()
+        .into()
 }
 
 /// When to try a failed delivery again: 1 s after the first attempt, then

@@ -164,12 +164,7 @@ struct Discovered {
 impl Provider {
     /// The provider as configured; nothing is fetched yet.
     pub fn new(config: ProviderConfig) -> Provider {
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .timeout_global(Some(TIMEOUT))
-            .build()
-            .into();
+        let agent = crate::webhooks::outbound(TIMEOUT);
         Provider {
             config,
             http: Http(agent),

@@ -93,12 +93,7 @@ impl Bot {
                 "--slack-api-url {api}: not an http:// or https:// address"
             ));
         }
-        let client = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .timeout_global(Some(TIMEOUT))
-            .build()
-            .into();
+        let client = crate::webhooks::outbound(TIMEOUT);
         Ok(Bot {
             shared: Arc::new(Shared {
                 db,

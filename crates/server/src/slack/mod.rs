@@ -61,12 +61,7 @@ impl Slack {
                 secret_file.display()
             ));
         }
-        let client = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .timeout_global(Some(Duration::from_secs(10)))
-            .build()
-            .into();
+        let client = crate::webhooks::outbound(Duration::from_secs(10));
         Ok(Slack {
             shared: Arc::new(Shared {
                 secret: secret.as_bytes().to_vec(),
