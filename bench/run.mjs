@@ -557,6 +557,21 @@ if (!quick && existsSync("/usr/lib/postgresql")) {
   }
 }
 
+// ---------------------------------------------------------------- 5c. waiting agents
+// A decision reaching its agent while many others wait; what each waiter costs.
+{
+  say("## 5c. A decision reaching its waiting agent in a crowd");
+  say();
+  const [crowd, decided] = quick ? [50, 5] : [1000, 200];
+  say(`\`bench/waiting.mjs\` against \`${serverDir}/countersign serve --demo\` (SQLite): an agent asks for a tool call and long-polls its outcome (\`wait=30\`, as the SDKs do); a reviewer key approves it; the time runs from the decision's request leaving to the waiter's answer, one decision at a time, with nobody else waiting, with ${crowd} other agents waiting on other requests, then with ${crowd} event streams open as well (each told of every change). Memory: the server's resident set before and after each crowd arrives. Budget: p99 ≤ 50 ms with the crowds.`);
+  say();
+  const lines = sh("node", ["bench/waiting.mjs", `${serverDir}/countersign`, String(crowd), String(decided)]).trim().split("\n");
+  table(["case", "measured"], lines.map((line) => {
+    const [what, figure] = line.split(": ");
+    return [what, figure.startsWith("p50") ? figure.replace(/p99 ([\d.]+ ms)/, "p99 **$1**") : figure];
+  }));
+}
+
 // ---------------------------------------------------------------- 6. SDKs
 // What the agent SDKs add to a gated call beyond the server's own work.
 if (existsSync(".venv-sdk/bin/python") && existsSync("sdk/typescript/dist/index.js")) {
