@@ -75,6 +75,16 @@ test("the person an e-mail was sent to decides from its link, signed in, and the
   const stored = (await api(desk, desk.reviewer, "GET", `/reviews/${id}`)).body;
   expect(stored.outcome.receipt.body.decisions[0]).toMatchObject({ channel: "email", decided_by_person: { email: "dana@example.com" } });
 
+  // A decision sent again under its Idempotency-Key (the desk retrying after
+  // a timeout) gets the first answer, though the link is spent now.
+  const other = await mailAbout(await ask(2));
+  const first = await fromDesk(page, "POST", `/reviews/${other.link.split("/reviews/")[1].split("?")[0]}/decisions`, approve({ mail_link: other.token }), { key: "from-mail" });
+  expect(first.status).toBe(200);
+  const retried = await fromDesk(page, "POST", `/reviews/${first.body.review.confirm.confirm_id}/decisions`, approve({ mail_link: other.token }), { key: "from-mail" });
+  expect(retried.status).toBe(200);
+  expect(retried.body.review.confirm.decisions).toEqual(first.body.review.confirm.decisions);
+  expect(retried.body.outcome.receipt.body.decisions[0].channel).toBe("email");
+
   // Spent: it comes with no other decision.
   const again = await fromDesk(page, "POST", `/reviews/${id}/decisions`, approve({ mail_link: mail.token }));
   expect(again.status).toBe(403);

@@ -93,14 +93,17 @@ export async function signIn(page, desk, account, { from } = {}) {
   return callback;
 }
 
-/** `fetch` from the desk's page, as the app sends it: same origin, the cookie, the CSRF token. */
-export function fromDesk(page, method, path, body, { csrf = page.csrf } = {}) {
-  return page.evaluate(async ({ method, path, body, csrf }) => {
-    const headers = { "Content-Type": "application/json", "Idempotency-Key": crypto.randomUUID() };
+/**
+ * `fetch` from the desk's page, as the app sends it: same origin, the cookie,
+ * the CSRF token, and a new Idempotency-Key unless `key` is given (a retry).
+ */
+export function fromDesk(page, method, path, body, { csrf = page.csrf, key } = {}) {
+  return page.evaluate(async ({ method, path, body, csrf, key }) => {
+    const headers = { "Content-Type": "application/json", "Idempotency-Key": key ?? crypto.randomUUID() };
     if (csrf) headers["X-Countersign-CSRF"] = csrf;
     const response = await fetch(`/api/v1${path}`, { method, headers, body: body && JSON.stringify(body) });
     return { status: response.status, body: response.status === 204 ? null : await response.json() };
-  }, { method, path, body, csrf });
+  }, { method, path, body, csrf, key });
 }
 
 /** A receiver on a free port (a webhook, Slack's response_url): its URL, and the JSON bodies POSTed to it. */

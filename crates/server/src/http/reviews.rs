@@ -247,10 +247,7 @@ pub async fn post_decision(
         }
     };
     let channel = match (&caller.1, mail_link) {
-        (Some(session), Some(token)) => {
-            check_mail_link(&state, review, &session.person, token).await?;
-            Channel::Email
-        }
+        (Some(_), Some(_)) => Channel::Email,
         (None, Some(_)) => return Err(mail_link_refused("a link from an e-mail is used signed in to the desk, as the person it was sent to; a reviewer key cannot use it")),
         (Some(_), None) => Channel::Desk,
         (None, None) => Channel::Api,
@@ -261,10 +258,23 @@ pub async fn post_decision(
         idempotency_key,
         channel,
     };
+    if let (Some(session), Some(token)) = (&caller.1, mail_link) {
+        // A retry (the desk's, after a timeout) gets the first answer, though
+        // that decision spent the link.
+        let first = usecases::decide::answered_before(state.service(), &caller.0, &request);
+        if let Some(Decided(answer)) = first.await? {
+            return Ok(json_text(answer));
+        }
+        check_mail_link(&state, review, &session.person, token).await?;
+    }
     let Decided(answer) = usecases::decide(state.service(), &caller.0, request).await?;
     if let Some(token) = mail_link {
-        // One decision spends it; a retry (the same idempotency key) finds it spent and decided.
-        state.db.spend_mail_link(token).await?;
+        // The decision stands whatever happens here; a link left unspent
+        // can only come with a later decision of the same person on a
+        // request they have decided.
+        if let Err(e) = state.db.spend_mail_link(token).await {
+            tracing::warn!(review = %review, "an e-mail's link was not marked spent: {e}");
+        }
     }
     Ok(json_text(answer))
 }

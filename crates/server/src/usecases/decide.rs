@@ -54,6 +54,31 @@ pub enum NotDecided {
     Broken(#[from] Broken),
 }
 
+/// The first answer to `request` if `reviewer` sent it before under its
+/// idempotency key; [`NotDecided::KeyReused`] if that key was used for
+/// another decision.
+pub async fn answered_before(
+    service: Service<'_>,
+    reviewer: &ApiKey,
+    request: &DecisionRequest,
+) -> Result<Option<Decided>, NotDecided> {
+    let first = service
+        .db
+        .idempotent_result(&reviewer.id, &request.idempotency_key)
+        .await?;
+    match first {
+        Some(first) if first.request == asked(request) => Ok(Some(Decided(first.response))),
+        Some(_) => Err(NotDecided::KeyReused),
+        None => Ok(None),
+    }
+}
+
+/// What an idempotency record keeps of a request, to know a retry from
+/// another decision under the same key.
+fn asked(request: &DecisionRequest) -> String {
+    serde_json::json!({"confirm_id": request.review, "decision": request.input}).to_string()
+}
+
 /// Decides `request.review` as `reviewer` (a reviewer key allowed to sign
 /// as the decision's role: the caller checks both).
 pub async fn decide(
@@ -61,24 +86,9 @@ pub async fn decide(
     reviewer: &ApiKey,
     request: DecisionRequest,
 ) -> Result<Decided, NotDecided> {
-    let DecisionRequest {
-        review: id,
-        input,
-        idempotency_key,
-        channel,
-    } = request;
-    let asked = serde_json::json!({"confirm_id": id, "decision": input}).to_string();
-    let first_answer = || async {
-        match service
-            .db
-            .idempotent_result(&reviewer.id, &idempotency_key)
-            .await?
-        {
-            Some(first) if first.request == asked => Ok(Some(Decided(first.response))),
-            Some(_) => Err(NotDecided::KeyReused),
-            None => Ok(None),
-        }
-    };
+    let first_answer = || answered_before(service, reviewer, &request);
+    let asked = asked(&request);
+    let (id, input, channel) = (request.review, &request.input, request.channel);
     let acting = reviewer.key_ref();
     // No lookup up front: a retry finds the review decided (then its first
     // result is read below) or its key taken at commit (nothing is written).
@@ -100,7 +110,7 @@ pub async fn decide(
             channel: Some(channel),
         };
         let now = chrono::Utc::now();
-        let next = match decide_under(&stored.review, &input, judge, now, &mut new_id) {
+        let next = match decide_under(&stored.review, input, judge, now, &mut new_id) {
             Ok(next) => next,
             // A retry of a decision that was stored: of the last one (the
             // review is decided now) or of a partial approval (its reviewer
@@ -121,7 +131,7 @@ pub async fn decide(
         };
         let record = IdempotencyRecord {
             key_id: reviewer.id.clone(),
-            key: idempotency_key.clone(),
+            key: request.idempotency_key.clone(),
             first,
         };
         match service
