@@ -131,6 +131,21 @@ make_venv() {
   fi
 }
 
+# An environment of pinned PyPI packages (`name==version`...): made and
+# filled again unless every one is installed at its pin.
+pinned_venv() {
+  local venv=$1 pin
+  shift
+  for pin in "$@"; do
+    if [[ "$("$venv/bin/pip" show "${pin%%==*}" 2>/dev/null | sed -n 's/^Version: //p')" != "${pin#*==}" ]]; then
+      make_venv "$venv"
+      venv_install "$venv" "$@"
+      return
+    fi
+  done
+  echo "present"
+}
+
 step "rust: wasm target and components"
 installed_targets=$(rustup target list --installed)
 grep -qx wasm32-unknown-unknown <<<"$installed_targets" || rustup target add wasm32-unknown-unknown
@@ -214,44 +229,23 @@ fi
 
 if $want_mcp; then
   step "MCP Python SDK $MCP_VERSION (PyPI) in .venv-mcp"
-  if [[ "$(.venv-mcp/bin/pip show mcp 2>/dev/null | sed -n 's/^Version: //p')" != "$MCP_VERSION" ]]; then
-    make_venv .venv-mcp
-    venv_install .venv-mcp "mcp==$MCP_VERSION"
-  else
-    echo "present"
-  fi
+  pinned_venv .venv-mcp "mcp==$MCP_VERSION"
 fi
 
 if $want_oidc; then
   step "django-oidc-provider $DJANGO_OIDC_PROVIDER_VERSION and Django $DJANGO_VERSION (PyPI) in .venv-oidc"
-  if [[ "$(.venv-oidc/bin/pip show django-oidc-provider 2>/dev/null | sed -n 's/^Version: //p')" != "$DJANGO_OIDC_PROVIDER_VERSION" ]] \
-    || [[ "$(.venv-oidc/bin/pip show django 2>/dev/null | sed -n 's/^Version: //p')" != "$DJANGO_VERSION" ]]; then
-    make_venv .venv-oidc
-    venv_install .venv-oidc "django==$DJANGO_VERSION" "django-oidc-provider==$DJANGO_OIDC_PROVIDER_VERSION" \
-      "pyjwt==$PYJWT_VERSION" "cryptography==$CRYPTOGRAPHY_VERSION"
-  else
-    echo "present"
-  fi
+  pinned_venv .venv-oidc "django==$DJANGO_VERSION" "django-oidc-provider==$DJANGO_OIDC_PROVIDER_VERSION" \
+    "pyjwt==$PYJWT_VERSION" "cryptography==$CRYPTOGRAPHY_VERSION"
 fi
 
 if $want_slack; then
   step "slack-sdk $SLACK_SDK_VERSION (PyPI) in .venv-slack"
-  if [[ "$(.venv-slack/bin/pip show slack-sdk 2>/dev/null | sed -n 's/^Version: //p')" != "$SLACK_SDK_VERSION" ]]; then
-    make_venv .venv-slack
-    venv_install .venv-slack "slack-sdk==$SLACK_SDK_VERSION"
-  else
-    echo "present"
-  fi
+  pinned_venv .venv-slack "slack-sdk==$SLACK_SDK_VERSION"
 fi
 
 if $want_mail; then
   step "aiosmtpd $AIOSMTPD_VERSION (PyPI) in .venv-mail"
-  if [[ "$(.venv-mail/bin/pip show aiosmtpd 2>/dev/null | sed -n 's/^Version: //p')" != "$AIOSMTPD_VERSION" ]]; then
-    make_venv .venv-mail
-    venv_install .venv-mail "aiosmtpd==$AIOSMTPD_VERSION"
-  else
-    echo "present"
-  fi
+  pinned_venv .venv-mail "aiosmtpd==$AIOSMTPD_VERSION"
 fi
 
 if $want_openai_agents; then

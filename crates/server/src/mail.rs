@@ -84,10 +84,15 @@ impl Mailer {
             desk: desk.trim_end_matches('/').to_owned(),
         })
     }
+}
+
+impl Reader for Mailer {
+    const NAME: &'static str = "mail";
+    const TOLD: &'static str = "the mail server";
 
     /// Sends a new or escalated request to each of its addresses, each
     /// with a link of its own.
-    async fn told(&self, change: &Change) -> Result<(), Failed> {
+    async fn tell(&self, change: &Change) -> Result<(), Failed> {
         let reminder = match change.kind {
             ChangeKind::Created => false,
             ChangeKind::Escalated => true,
@@ -119,7 +124,16 @@ impl Mailer {
                 true => format!("Still waiting for approval: {}", one_line(&summary.title)),
             };
             let body = format!(
-                "{} asks for approval{}:\n\n    {}\n    {}{}\n\nOpen it in Countersign to decide:\n{link}\n\nOpening the link decides nothing: you decide in the desk, signed in as yourself. This link is for {address} alone and works for one decision, until {} UTC.\n",
+                "{} asks for approval{}:
+
+    {}
+    {}{}
+
+Open it in Countersign to decide:
+{link}
+
+Opening the link decides nothing: you decide in the desk, signed in as yourself. This link is for {address} alone and works for one decision, until {} UTC.
+",
                 one_line(&summary.by),
                 if reminder { " (still waiting, escalated)" } else { "" },
                 one_line(&summary.title),
@@ -147,18 +161,6 @@ impl Mailer {
             })?;
         }
         Ok(())
-    }
-}
-
-impl Reader for Mailer {
-    const NAME: &'static str = "mail";
-    const TOLD: &'static str = "the mail server";
-
-    fn tell(
-        &self,
-        change: &Change,
-    ) -> impl std::future::Future<Output = Result<(), Failed>> + Send {
-        self.told(change)
     }
 }
 

@@ -101,8 +101,17 @@ pub fn new_review(value: &Value) -> Result<Review, ApiError> {
     }
 }
 
-/// A decision: `{"status", "decided_by_role", "reason"?, "tool_call"?}`.
-pub fn decision(value: &Value) -> Result<DecisionInput, ApiError> {
+/// A decision as posted: the decision, and the e-mail link the desk was
+/// opened from, if it was.
+pub struct DecisionBody {
+    /// The decision.
+    pub input: DecisionInput,
+    /// The `mail` parameter of a Countersign e-mail's link.
+    pub mail_link: Option<String>,
+}
+
+/// A decision: `{"status", "decided_by_role", "reason"?, "tool_call"?, "mail_link"?}`.
+pub fn decision(value: &Value) -> Result<DecisionBody, ApiError> {
     let refuse = |details: Vec<Detail>| ApiError::invalid("the decision was refused", details);
     let body = object(value, "").map_err(|d| refuse(vec![d]))?;
     let mut details = check_fields(
@@ -150,12 +159,16 @@ pub fn decision(value: &Value) -> Result<DecisionInput, ApiError> {
     };
     let decided_by_role = text("decided_by_role").unwrap_or_default();
     let reason = text("reason");
+    let mail_link = text("mail_link");
     match status {
-        Some(status) if details.is_empty() => Ok(DecisionInput {
-            status,
-            decided_by_role,
-            reason,
-            tool_call,
+        Some(status) if details.is_empty() => Ok(DecisionBody {
+            input: DecisionInput {
+                status,
+                decided_by_role,
+                reason,
+                tool_call,
+            },
+            mail_link,
         }),
         _ => Err(refuse(details)),
     }

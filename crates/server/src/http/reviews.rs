@@ -229,23 +229,11 @@ pub async fn post_decision(
 ) -> Result<Response, ApiError> {
     caller.require(KeyKind::Reviewer)?;
     let idempotency_key = idempotency_key(&headers)?;
-    let input = input::decision(&body)?;
+    let input::DecisionBody { input, mail_link } = input::decision(&body)?;
     caller.may_sign_as(&input.decided_by_role)?;
+    let mail_link = mail_link.as_deref();
     // A signed-in session is the desk (or an e-mail's link opened in it); a
     // reviewer key, whatever holds it, the API.
-    let mail_link = match body.get("mail_link") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(token)) => Some(token.as_str()),
-        Some(_) => {
-            return Err(ApiError::invalid(
-                "the decision was refused",
-                vec![Detail::new(
-                    "/mail_link",
-                    "not a string: the `mail` parameter of the e-mail's link",
-                )],
-            ))
-        }
-    };
     let channel = match (&caller.1, mail_link) {
         (Some(_), Some(_)) => Channel::Email,
         (None, Some(_)) => return Err(mail_link_refused("a link from an e-mail is used signed in to the desk, as the person it was sent to; a reviewer key cannot use it")),

@@ -108,26 +108,6 @@ impl Bot {
         })
     }
 
-    /// Posts a new request's message, or updates the messages of one that
-    /// changed.
-    async fn told(&self, change: &Change) -> Result<(), Failed> {
-        let shared = &self.shared;
-        let message = crate::webhooks::slack_message(change, &shared.desk, shared.buttons);
-        match change.kind {
-            ChangeKind::Created => self.post(change, message).await,
-            ChangeKind::Decided | ChangeKind::Expired | ChangeKind::Escalated => {
-                for posted in shared.db.slack_messages(&change.confirm_id).await? {
-                    self.update(&posted, &message).await?;
-                    if change.kind == ChangeKind::Escalated {
-                        self.remind(&posted, change).await?;
-                    }
-                }
-                Ok(())
-            }
-            _ => Ok(()),
-        }
-    }
-
     /// Posts a new request's message in its rule's channel (or the
     /// server's), and records where it is.
     async fn post(&self, change: &Change, mut message: Value) -> Result<(), Failed> {
@@ -200,11 +180,24 @@ impl Reader for Bot {
     const NAME: &'static str = "slack";
     const TOLD: &'static str = "Slack";
 
-    fn tell(
-        &self,
-        change: &Change,
-    ) -> impl std::future::Future<Output = Result<(), Failed>> + Send {
-        self.told(change)
+    /// Posts a new request's message, or updates the messages of one that
+    /// changed.
+    async fn tell(&self, change: &Change) -> Result<(), Failed> {
+        let shared = &self.shared;
+        let message = crate::webhooks::slack_message(change, &shared.desk, shared.buttons);
+        match change.kind {
+            ChangeKind::Created => self.post(change, message).await,
+            ChangeKind::Decided | ChangeKind::Expired | ChangeKind::Escalated => {
+                for posted in shared.db.slack_messages(&change.confirm_id).await? {
+                    self.update(&posted, &message).await?;
+                    if change.kind == ChangeKind::Escalated {
+                        self.remind(&posted, change).await?;
+                    }
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
     }
 }
 
