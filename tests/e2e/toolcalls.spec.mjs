@@ -106,7 +106,8 @@ test("cancelling asks once more, saying what the agent receives, and closes the 
 
 test("an expired request cannot be approved and is closed as denied", async ({ page }) => {
   await page.goto("/import");
-  const expiresAt = new Date(Date.now() + 4000).toISOString();
+  // Time to import and open it on a loaded machine before it expires.
+  const expiresAt = new Date(Date.now() + 10_000).toISOString();
   const request = {
     approvalId: "bbbbbbbb-0000-4000-8000-000000000001", requestedByRole: "ops-agent", sessionId: "s-exp", runId: "r-1",
     toolCall: { name: "restart_service", args: { service: "billing" } }, humanSummary: "restart_service billing",
@@ -117,8 +118,8 @@ test("an expired request cannot be approved and is closed as denied", async ({ p
   await page.goto("/?type=other");
   await page.getByRole("link", { name: /restart_service/ }).click();
   await expect(page.getByRole("button", { name: "Approve once" })).toBeEnabled();
-  await expect(page.getByText("This request has expired")).toBeVisible({ timeout: 10000 });
-  await expect(page.getByText("Expired: denied by default")).toBeVisible({ timeout: 10000 });
+  await expect(page.getByText("This request has expired")).toBeVisible({ timeout: 20_000 });
+  await expect(page.getByText("Expired: denied by default")).toBeVisible({ timeout: 10_000 });
   const review = await page.evaluate(() => {
     // The review's own key (the inbox index holds its summary too).
     const key = Object.keys(localStorage).find((k) => k.startsWith("countersign.v1.review.") && localStorage.getItem(k).includes("restart_service"));

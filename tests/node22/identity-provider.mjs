@@ -9,6 +9,7 @@
 //
 //   node identity-provider.mjs REDIRECT_URL   (prints "issuer: URL" when ready)
 //   POST /test/accounts/ID {groups?, disabled?}   POST /test/tamper {mode}
+//   GET /test/refreshes   (how many refresh-token grants it has answered)
 import { generateKeyPair, exportJWK, SignJWT, decodeJwt, decodeProtectedHeader } from "jose";
 import Provider from "oidc-provider";
 import { createServer } from "node:http";
@@ -24,6 +25,7 @@ const accounts = new Map(
   }),
 );
 let tamper = null;
+let refreshes = 0;
 
 const { privateKey } = await generateKeyPair("RS256", { extractable: true });
 const jwk = { ...(await exportJWK(privateKey)), kid: "test-key", alg: "RS256", use: "sig" };
@@ -73,6 +75,7 @@ provider.proxy = false;
 // The faults a test asks for, applied to the token endpoint's answer.
 provider.use(async (ctx, next) => {
   await next();
+  if (ctx.path === "/token" && ctx.oidc?.params?.grant_type === "refresh_token") refreshes += 1;
   const location = ctx.response.get("location");
   if (tamper === "iss-parameter" && location?.startsWith(redirect)) {
     const answer = new URL(location);
@@ -95,6 +98,10 @@ provider.use(async (ctx, next) => {
 
 const handle = provider.callback();
 server.on("request", async (req, res) => {
+  if (req.method === "GET" && req.url === "/test/refreshes") {
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ refreshes }));
+    return;
+  }
   if (req.method === "POST" && req.url.startsWith("/test/")) {
     let body = "";
     for await (const chunk of req) body += chunk;

@@ -341,11 +341,15 @@ impl Shared {
 /// An HTTP client for calls this server makes out (webhooks, Slack, identity
 /// providers): each call bounded by `timeout`, no redirect followed (an
 /// answer is taken from whom it was asked of), any status read as an answer.
+/// A connection is reused only within a second: servers close idle ones
+/// from 2 s (gunicorn) or 5 s (Node, uvicorn), and a call written as the
+/// server closes fails with a reset.
 pub(crate) fn outbound(timeout: Duration) -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
         .timeout_global(Some(timeout))
+        .max_idle_age(Duration::from_secs(1))
         .build()
         .into()
 }

@@ -11,10 +11,15 @@ use crate::store::sessions::{Attempt, NewSession, Opened, Session};
 use crate::store::{Db, DbError};
 use config::SignInConfig;
 use provider::{Provider, ProviderError};
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
+use tokio::sync::Mutex;
 
 /// How long a sign-in may take at the provider.
 const ATTEMPT_TTL: chrono::Duration = chrono::Duration::minutes(10);
+
+/// How many sessions' checks with their provider may run at once.
+const CHECK_LANES: usize = 64;
 
 /// Sign-in as this server runs it.
 #[derive(Clone)]
@@ -22,6 +27,10 @@ pub struct SignIn {
     /// As configured.
     pub config: Arc<SignInConfig>,
     providers: Arc<Vec<Provider>>,
+    /// One check with the provider at a time per session: a page's requests
+    /// that all find the word too old wait for one answer instead of
+    /// spending the same (rotating) refresh token together.
+    checks: Arc<(RandomState, Vec<Mutex<()>>)>,
 }
 
 /// Why a sign-in or a session was refused.
@@ -60,6 +69,10 @@ impl SignIn {
         SignIn {
             config: Arc::new(config),
             providers: Arc::new(providers),
+            checks: Arc::new((
+                RandomState::new(),
+                (0..CHECK_LANES).map(|_| Mutex::new(())).collect(),
+            )),
         }
     }
 
@@ -145,13 +158,29 @@ impl SignIn {
     /// ended when the provider no longer vouches for the person). When the
     /// provider cannot be asked, the session may not act: an error.
     pub async fn fresh(&self, db: &Db, session: Session) -> Result<Session, SignInError> {
-        let validated = chrono::DateTime::parse_from_rfc3339(&session.validated_at)
-            .map(|t| t.with_timezone(&chrono::Utc))
-            .unwrap_or_default();
-        if chrono::Utc::now() - validated < self.config.revalidate_after {
+        if self.vouched_lately(&session) {
             return Ok(session);
         }
+        let (hasher, lanes) = &*self.checks;
+        let lane = hasher.hash_one(&session.id) as usize % lanes.len();
+        let _turn = lanes[lane].lock().await;
+        // Another request of this session may have asked while this one waited.
         let provider = self.provider(&session.provider)?;
+        let session = match db.session(&session.id).await? {
+            Some(now) if now.ended_at.is_none() => now,
+            ended => {
+                return Err(ProviderError::Ended {
+                    provider: provider.config.name.clone(),
+                    reason: ended
+                        .and_then(|s| s.ended_why)
+                        .unwrap_or_else(|| "the session is gone".into()),
+                }
+                .into())
+            }
+        };
+        if self.vouched_lately(&session) {
+            return Ok(session);
+        }
         let Some(refresh_token) = session.refresh_token.clone() else {
             db.end_session(
                 &session.id,
@@ -198,6 +227,14 @@ impl SignIn {
             }
             Err(other) => Err(other.into()),
         }
+    }
+
+    /// Whether the provider's word on the session is younger than the bound.
+    fn vouched_lately(&self, session: &Session) -> bool {
+        let validated = chrono::DateTime::parse_from_rfc3339(&session.validated_at)
+            .map(|t| t.with_timezone(&chrono::Utc))
+            .unwrap_or_default();
+        chrono::Utc::now() - validated < self.config.revalidate_after
     }
 
     /// The providers a person may sign in with: id and name.
