@@ -4,17 +4,31 @@
 // SDKs' long poll); a reviewer key approves it; the time runs from the
 // decision's request leaving to the waiter's answer arriving. Measured with
 // nobody else waiting, with WAITERS other agents waiting on other requests,
-// and with WAITERS event streams open as well (`GET /api/v1/events`). The
-// server's resident memory is read before and after each crowd arrives.
+// and with WAITERS event streams open as well (`GET /api/v1/events`), read by
+// another process as reviewers' browsers are. The server's resident memory is
+// read before and after each crowd arrives.
 //
 // Usage: node bench/waiting.mjs SERVER_BINARY WAITERS DECISIONS.
 // Prints one line per case and one per memory figure.
+// (`node bench/waiting.mjs --streams URL KEY COUNT` is the stream reader: it
+// prints "open" once its COUNT streams are, and reads until killed.)
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+
+if (process.argv[2] === "--streams") {
+  const [url, key, count] = process.argv.slice(3);
+  await Promise.all(Array.from({ length: Number(count) }, async () => {
+    const response = await fetch(`${url}/events`, { headers: { authorization: `Bearer ${key}`, accept: "text/event-stream" } });
+    const reader = response.body.getReader();
+    (async () => { while (!(await reader.read()).done) { /* read and thrown away */ } })().catch(() => {});
+  }));
+  console.log("open");
+  await new Promise(() => {});
+}
 
 const [binary, waitersText, decisionsText] = process.argv.slice(2);
 const [crowd, decisions] = [Number(waitersText), Number(decisionsText)];
@@ -73,12 +87,16 @@ async function waitForever(id, ready) {
   }
 }
 
-/** An event stream kept open, read and thrown away. */
-async function streamForever(ready) {
-  const response = await fetch(`${url}/events`, { headers: { authorization: `Bearer ${keys.reviewer}`, accept: "text/event-stream" } });
-  ready();
-  const reader = response.body.getReader();
-  while (!closing && !(await reader.read().catch(() => ({ done: true }))).done) { /* keep reading */ }
+/** `count` event streams held open and read by another process: it, once they are open. */
+async function streamsElsewhere(count) {
+  const reader = spawn(process.execPath, [process.argv[1], "--streams", url, keys.reviewer, String(count)], { stdio: ["ignore", "pipe", "inherit"] });
+  await new Promise((resolve, reject) => {
+    reader.once("exit", (code) => reject(new Error(`the stream reader exited with ${code}`)));
+    createInterface({ input: reader.stdout }).on("line", (line) => line === "open" && resolve());
+  });
+  // The streams' first reads settle on the server.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  return reader;
 }
 
 /** Decisions, one at a time, each on a request its agent waits on: the times. */
@@ -114,12 +132,13 @@ const before = residentKb();
 await crowdOf(crowd, (ready) => waitForever(others.pop(), ready));
 const withWaiters = residentKb();
 console.log(`decision to waiting agent, ${crowd} other agents waiting: ${await measure()}`);
-await crowdOf(crowd, (ready) => streamForever(ready));
+const streams = await streamsElsewhere(crowd);
 const withStreams = residentKb();
 console.log(`decision to waiting agent, ${crowd} agents waiting and ${crowd} event streams open: ${await measure()}`);
 console.log(`memory per idle waiting agent: ${((withWaiters - before) / crowd).toFixed(1)} KB (resident ${(before / 1024).toFixed(1)} → ${(withWaiters / 1024).toFixed(1)} MiB)`);
 console.log(`memory per idle event stream: ${((withStreams - withWaiters) / crowd).toFixed(1)} KB (resident → ${(withStreams / 1024).toFixed(1)} MiB)`);
 closing = true;
+streams.kill("SIGKILL");
 server.kill("SIGKILL");
 rmSync(dir, { recursive: true, force: true });
 process.exit(0);

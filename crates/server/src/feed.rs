@@ -9,9 +9,10 @@
 
 use crate::store::Change;
 use crate::store::{Backend, Db, DbError};
-use countersign_domain::wire::ChangeKind;
+use axum::body::Bytes;
 use serde_json::json;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{broadcast, watch, Notify};
 
@@ -26,17 +27,18 @@ const FAN_OUT: usize = 128;
 /// Changes read per query.
 const PAGE: i64 = 200;
 
-/// One change as subscribers receive it: its position and the event's JSON.
+/// One change as subscribers receive it: its position and the event, encoded
+/// once for every stream that sends it.
 #[derive(Debug)]
 pub struct FeedEvent {
     /// Position in the feed.
     pub seq: i64,
-    /// What happened.
-    pub kind: ChangeKind,
     /// The review it happened to.
     pub confirm_id: String,
-    /// The event's data: the change with its list row and review as they now stand.
-    pub data: String,
+    /// The Server-Sent Event as sent: `id` (the position), `event` (the
+    /// kind) and `data` (the change with its list row and review as they
+    /// now stand, JSON on one line).
+    pub frame: Bytes,
 }
 
 /// This instance's reader of the feed; cheap to clone.
@@ -53,6 +55,37 @@ struct Shared {
     wake: Notify,
     /// Set when the server shuts down: streams end, waiters answer now.
     closing: watch::Sender<bool>,
+    /// Waiting agents by the review they wait on: a change wakes only its
+    /// review's waiters, however many others wait.
+    waiters: Mutex<HashMap<String, (usize, Arc<Notify>)>>,
+}
+
+/// An agent waiting on one review's changes, from any instance; it stops
+/// being counted when dropped.
+pub struct Waiting {
+    shared: Arc<Shared>,
+    id: String,
+    changed: Arc<Notify>,
+}
+
+impl Waiting {
+    /// Resolves at the review's next change fanned out after this was
+    /// enabled (`Notified::enable`), or was first polled.
+    pub fn changed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.changed.notified()
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let mut waiters = self.shared.waiting();
+        if let Some((count, _)) = waiters.get_mut(&self.id) {
+            *count -= 1;
+            if *count == 0 {
+                waiters.remove(&self.id);
+            }
+        }
+    }
 }
 
 /// A subscriber's place in the feed.
@@ -76,6 +109,7 @@ impl Feed {
             position: watch::Sender::new(position),
             wake: Notify::new(),
             closing: watch::Sender::new(false),
+            waiters: Mutex::new(HashMap::new()),
         });
         tokio::spawn(read(shared.clone(), position));
         if shared.db.backend() == Backend::Postgres {
@@ -103,7 +137,22 @@ impl Feed {
 
     /// How many event streams and waiting agents follow the feed now.
     pub fn followers(&self) -> usize {
-        self.shared.events.receiver_count()
+        let waiting: usize = self.shared.waiting().values().map(|(n, _)| n).sum();
+        self.shared.events.receiver_count() + waiting
+    }
+
+    /// Waits on review `id`'s changes from now on.
+    pub fn wait_on(&self, id: &str) -> Waiting {
+        let mut waiters = self.shared.waiting();
+        let (count, changed) = waiters
+            .entry(id.to_owned())
+            .or_insert_with(|| (0, Arc::new(Notify::new())));
+        *count += 1;
+        Waiting {
+            shared: self.shared.clone(),
+            id: id.to_owned(),
+            changed: changed.clone(),
+        }
     }
 
     /// Follows the feed from now on.
@@ -140,12 +189,37 @@ impl FeedEvent {
             "summary": change.summary,
             "review": review,
         });
+        let frame = format!(
+            "id: {}\nevent: {}\ndata: {data}\n\n",
+            change.seq,
+            change.kind.as_str()
+        );
         FeedEvent {
             seq: change.seq,
-            kind: change.kind,
             confirm_id: change.confirm_id,
-            data: data.to_string(),
+            frame: Bytes::from(frame),
         }
+    }
+}
+
+impl Shared {
+    /// The waiters' table (a panic elsewhere while it was held leaves it usable).
+    fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<String, (usize, Arc<Notify>)>> {
+        self.waiters.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether anyone on this instance follows the feed.
+    fn followed(&self) -> bool {
+        self.events.receiver_count() > 0 || !self.waiting().is_empty()
+    }
+
+    /// Hands `event` to every stream and to its review's waiters.
+    fn fan_out(&self, event: Arc<FeedEvent>) {
+        if let Some((_, changed)) = self.waiting().get(&event.confirm_id) {
+            changed.notify_waiters();
+        }
+        // No stream is not an error.
+        let _ = self.events.send(event);
     }
 }
 
@@ -157,7 +231,7 @@ async fn read(shared: Arc<Shared>, mut position: i64) {
     };
     loop {
         let _ = tokio::time::timeout(SAFETY_NET, shared.wake.notified()).await;
-        if shared.events.receiver_count() == 0 {
+        if !shared.followed() {
             // Nobody follows: only the position moves (a subscriber reads what
             // it missed from the database when it opens).
             match shared.db.last_change().await {
@@ -177,8 +251,7 @@ async fn read(shared: Arc<Shared>, mut position: i64) {
                     let full = events.len() as i64 == PAGE;
                     for event in events {
                         position = event.seq;
-                        // No subscriber is not an error: the position still moves.
-                        let _ = shared.events.send(event);
+                        shared.fan_out(event);
                     }
                     shared.position.send_replace(position);
                     if !full {
@@ -215,5 +288,38 @@ async fn listen(shared: Arc<Shared>) {
             }
         }
         tokio::time::sleep(SAFETY_NET).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_change_wakes_its_reviews_waiters_only_and_a_dropped_waiter_is_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("feed.db").display());
+        let feed = Feed::start(Db::open(&url).await.unwrap()).await.unwrap();
+        let (mine, again, other) = (feed.wait_on("a"), feed.wait_on("a"), feed.wait_on("b"));
+        assert_eq!(feed.followers(), 3);
+        {
+            let (woken, twice, not_woken) = (mine.changed(), again.changed(), other.changed());
+            tokio::pin!(woken, twice, not_woken);
+            for n in [woken.as_mut(), twice.as_mut(), not_woken.as_mut()] {
+                n.enable();
+            }
+            feed.shared.fan_out(Arc::new(FeedEvent {
+                seq: 1,
+                confirm_id: "a".into(),
+                frame: Bytes::new(),
+            }));
+            let soon = Duration::from_millis(50);
+            assert!(tokio::time::timeout(soon, woken).await.is_ok());
+            assert!(tokio::time::timeout(soon, twice).await.is_ok());
+            assert!(tokio::time::timeout(soon, not_woken).await.is_err());
+        }
+        drop((mine, again));
+        assert_eq!(feed.followers(), 1);
+        assert!(!feed.shared.waiting().contains_key("a"));
     }
 }

@@ -14,18 +14,22 @@ use super::query::Params;
 use super::AppState;
 use crate::feed::{Feed, FeedEvent};
 use crate::store::keys::KeyKind;
+use axum::body::{Body, Bytes};
 use axum::extract::{RawQuery, State};
-use axum::http::{HeaderMap, HeaderName, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::http::{header, HeaderMap, HeaderName, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use countersign_domain::wire::{self, ChangePage};
-use futures_util::stream::{self, Stream, StreamExt};
+use futures_util::stream::{self, StreamExt};
 use serde_json::json;
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
+
+/// How long a stream stays quiet before it sends a keep-alive comment.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// How long an event ticket may wait before it opens its stream.
 const TICKET_SECONDS: i64 = 60;
@@ -101,13 +105,7 @@ pub async fn stream(
     caller: Caller,
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
-) -> Result<
-    (
-        [(HeaderName, &'static str); 1],
-        Sse<impl Stream<Item = Result<Event, Infallible>>>,
-    ),
-    ApiError,
-> {
+) -> Result<Response, ApiError> {
     caller.require(KeyKind::Reviewer)?;
     let params = Params::parse(raw.as_deref(), &["after", "ticket"])?;
     let mut after = params
@@ -129,31 +127,35 @@ pub async fn stream(
         _open: OpenStream::new(),
     };
     let feed = state.feed.clone();
+    // Each change's frame was encoded once for every stream; a comment keeps
+    // a quiet stream alive through proxies and tells a dead peer apart.
     let events = stream::unfold(cursor, move |mut cursor| {
         let feed = feed.clone();
         async move {
             // Ends the stream when the server shuts down, so it can stop.
-            let event = tokio::select! {
-                event = cursor.next() => event?,
+            let frame = tokio::select! {
+                event = tokio::time::timeout(KEEP_ALIVE, cursor.next()) => match event {
+                    Ok(event) => event?.frame.clone(),
+                    Err(_) => Bytes::from_static(b":\n\n"),
+                },
                 () = feed.closed() => return None,
             };
-            let sent = Event::default()
-                .id(event.seq.to_string())
-                .event(event.kind.as_str())
-                .data(&event.data);
-            Some((Ok(sent), cursor))
+            Some((Ok::<_, Infallible>(frame), cursor))
         }
     });
-    // A proxy passes each event on at once (nginx reads this header), and
-    // a first comment gets the stream's head through proxies that hold it
+    // A first comment gets the stream's head through proxies that hold it
     // until the body starts (nginx over HTTP/2), so the client knows it is live.
-    let unbuffered = [(HeaderName::from_static("x-accel-buffering"), "no")];
-    let opened = stream::once(async { Ok(Event::default().comment("open")) });
+    let opened = stream::once(async { Ok(Bytes::from_static(b":open\n\n")) });
     Ok((
-        unbuffered,
-        Sse::new(opened.chain(events))
-            .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))),
-    ))
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+            // A proxy passes each event on at once (nginx reads this header).
+            (HeaderName::from_static("x-accel-buffering"), "no"),
+        ],
+        Body::from_stream(opened.chain(events)),
+    )
+        .into_response())
 }
 
 /// Counts an open event stream for the metrics while it lives.

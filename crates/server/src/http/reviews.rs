@@ -8,7 +8,6 @@ use super::error::{ApiError, Detail, ErrorCode};
 use super::input;
 use super::query::Params;
 use super::AppState;
-use crate::feed::FeedEvent;
 use crate::store::keys::KeyKind;
 use crate::store::Cursor;
 use crate::usecases::{
@@ -23,9 +22,7 @@ use countersign_domain::toolcall::ToolDecideError;
 use countersign_domain::wire::{Answer, Outcome, Refusal, Requesters, ReviewQuery, SummaryPage};
 use countersign_domain::{Channel, DecideError, MplpId};
 use serde_json::{json, Value};
-use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast;
 
 /// `POST /api/v1/reviews` (agent): create a review. 201 with the review and its
 /// outcome; 200 when the same review was already created (a retry); 409 when
@@ -178,10 +175,12 @@ pub async fn outcome(
         }
     };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
-    // Opened before the review is read: a change stored after the read is fanned out after it.
-    let mut live = state.feed.subscribe().live;
-    let watched = id.to_string();
+    let waiting = state.feed.wait_on(&id.to_string());
     loop {
+        // Enabled before the review is read: a change stored after the read wakes it.
+        let changed = waiting.changed();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
         let stored = caller.review(&state, id).await?;
         if state
             .changes
@@ -195,23 +194,10 @@ pub async fn outcome(
             return Ok(Json(outcome));
         }
         tokio::select! {
-            () = changed(&mut live, &watched, deadline) => {}
+            () = changed => {}
+            () = tokio::time::sleep_until(deadline) => {}
             // Shutting down: answer now with the outcome as it stands.
             () = state.feed.closed() => return Ok(Json(outcome)),
-        }
-    }
-}
-
-/// Waits until the feed fans out a change of review `id` (from any instance),
-/// the feed skipped some changes for this waiter, or the deadline passes.
-async fn changed(
-    live: &mut broadcast::Receiver<Arc<FeedEvent>>,
-    id: &str,
-    deadline: tokio::time::Instant,
-) {
-    while let Ok(Ok(event)) = tokio::time::timeout_at(deadline, live.recv()).await {
-        if event.confirm_id == id {
-            return;
         }
     }
 }
