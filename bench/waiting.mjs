@@ -4,14 +4,14 @@
 // SDKs' long poll); a reviewer key approves it; the time runs from the
 // decision's request leaving to the waiter's answer arriving. Measured with
 // nobody else waiting, with WAITERS other agents waiting on other requests,
-// and with WAITERS event streams open as well (`GET /api/v1/events`), read by
-// another process as reviewers' browsers are. The server's resident memory is
-// read before and after each crowd arrives.
+// and with WAITERS event streams open as well (`GET /api/v1/events`); each
+// crowd in another process, as agents and reviewers' browsers are. The
+// server's resident memory is read before and after each crowd arrives.
 //
 // Usage: node bench/waiting.mjs SERVER_BINARY WAITERS DECISIONS.
 // Prints one line per case and one per memory figure.
-// (`node bench/waiting.mjs --streams URL KEY COUNT` is the stream reader: it
-// prints "open" once its COUNT streams are, and reads until killed.)
+// (`node bench/waiting.mjs --crowd waiters|streams URL KEY ID...` is a crowd:
+// it prints "open" once each has sent its request, and goes on until killed.)
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
@@ -19,13 +19,25 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 
-if (process.argv[2] === "--streams") {
-  const [url, key, count] = process.argv.slice(3);
-  await Promise.all(Array.from({ length: Number(count) }, async () => {
-    const response = await fetch(`${url}/events`, { headers: { authorization: `Bearer ${key}`, accept: "text/event-stream" } });
+if (process.argv[2] === "--crowd") {
+  const [kind, url, key, ...ids] = process.argv.slice(3);
+  const headers = { authorization: `Bearer ${key}` };
+  /** An agent waiting on `id` until killed (asking again each 30 s). */
+  async function waiter(id, ready) {
+    for (let first = true; ; first = false) {
+      const answer = fetch(`${url}/reviews/${id}/outcome?wait=30`, { headers });
+      if (first) ready();
+      await answer.then((r) => r.arrayBuffer(), () => undefined);
+    }
+  }
+  /** An event stream read and thrown away until killed. */
+  async function stream(ready) {
+    const response = await fetch(`${url}/events`, { headers: { ...headers, accept: "text/event-stream" } });
+    ready();
     const reader = response.body.getReader();
-    (async () => { while (!(await reader.read()).done) { /* read and thrown away */ } })().catch(() => {});
-  }));
+    while (!(await reader.read()).done) { /* read and thrown away */ }
+  }
+  await Promise.all(ids.map((id) => new Promise((ready) => (kind === "waiters" ? waiter(id, ready) : stream(ready)).catch(() => {}))));
   console.log("open");
   await new Promise(() => {});
 }
@@ -56,7 +68,6 @@ const keys = await new Promise((resolve, reject) => {
 const url = `http://127.0.0.1:${port}/api/v1`;
 const now = () => performance.timeOrigin + performance.now();
 const residentKb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, "utf8"))[1]);
-let closing = false;
 
 async function call(key, method, path, body, headers = {}) {
   const response = await fetch(`${url}${path}`, {
@@ -78,25 +89,22 @@ async function ask() {
   return answer.body.outcome.confirm_id;
 }
 
-/** An agent waiting on `id` for as long as the run lasts (asking again each 30 s). */
-async function waitForever(id, ready) {
-  for (let first = true; !closing; first = false) {
-    const answer = fetch(`${url}/reviews/${id}/outcome?wait=30`, { headers: { authorization: `Bearer ${keys.agent}` } });
-    if (first) ready();
-    await answer.then((r) => r.arrayBuffer(), () => undefined);
-  }
-}
-
-/** `count` event streams held open and read by another process: it, once they are open. */
-async function streamsElsewhere(count) {
-  const reader = spawn(process.execPath, [process.argv[1], "--streams", url, keys.reviewer, String(count)], { stdio: ["ignore", "pipe", "inherit"] });
+/**
+ * A crowd in another process, as agents and reviewers' browsers are:
+ * `waiters` long-polling the reviews `ids`, or `streams` (one per id), each
+ * sent once it resolves.
+ */
+async function crowdElsewhere(kind, key, ids) {
+  // At the lowest priority: on this machine's 2 cores the crowd stands for
+  // clients on other machines, and must not take the CPU the server needs.
+  const crowd = spawn("nice", ["-n", "19", process.execPath, process.argv[1], "--crowd", kind, url, key, ...ids], { stdio: ["ignore", "pipe", "inherit"] });
   await new Promise((resolve, reject) => {
-    reader.once("exit", (code) => reject(new Error(`the stream reader exited with ${code}`)));
-    createInterface({ input: reader.stdout }).on("line", (line) => line === "open" && resolve());
+    crowd.once("exit", (code) => reject(new Error(`the ${kind} exited with ${code}`)));
+    createInterface({ input: crowd.stdout }).on("line", (line) => line === "open" && resolve());
   });
-  // The streams' first reads settle on the server.
+  // Their requests reach the server and settle there.
   await new Promise((resolve) => setTimeout(resolve, 1000));
-  return reader;
+  return crowd;
 }
 
 /** Decisions, one at a time, each on a request its agent waits on: the times. */
@@ -118,26 +126,19 @@ async function measure() {
   return `p50 ${q(0.5)} ms, p99 ${q(0.99)} ms (${decisions} decisions)`;
 }
 
-/** Starts `count` of `one` and resolves once each has sent its request. */
-async function crowdOf(count, one) {
-  await Promise.all(Array.from({ length: count }, () => new Promise((ready) => one(ready))));
-  // Their requests reach the server and settle there.
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-}
-
 console.log(`decision to waiting agent, nobody else waiting: ${await measure()}`);
 const others = [];
 for (let i = 0; i < crowd; i++) others.push(await ask());
 const before = residentKb();
-await crowdOf(crowd, (ready) => waitForever(others.pop(), ready));
+const waiters = await crowdElsewhere("waiters", keys.agent, others);
 const withWaiters = residentKb();
 console.log(`decision to waiting agent, ${crowd} other agents waiting: ${await measure()}`);
-const streams = await streamsElsewhere(crowd);
+const streams = await crowdElsewhere("streams", keys.reviewer, others);
 const withStreams = residentKb();
 console.log(`decision to waiting agent, ${crowd} agents waiting and ${crowd} event streams open: ${await measure()}`);
 console.log(`memory per idle waiting agent: ${((withWaiters - before) / crowd).toFixed(1)} KB (resident ${(before / 1024).toFixed(1)} → ${(withWaiters / 1024).toFixed(1)} MiB)`);
 console.log(`memory per idle event stream: ${((withStreams - withWaiters) / crowd).toFixed(1)} KB (resident → ${(withStreams / 1024).toFixed(1)} MiB)`);
-closing = true;
+waiters.kill("SIGKILL");
 streams.kill("SIGKILL");
 server.kill("SIGKILL");
 rmSync(dir, { recursive: true, force: true });
