@@ -29,6 +29,7 @@ pub use reviews::Stored;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Connection, Executor};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Which database the server runs on.
@@ -40,9 +41,12 @@ pub enum Backend {
     Postgres,
 }
 
-/// A pool of connections to the server's database, migrated to the current schema.
+/// A pool of connections to the server's database, migrated to the current
+/// schema. Cloned for every request's state: one reference count.
 #[derive(Clone)]
-pub struct Db {
+pub struct Db(Arc<Inner>);
+
+struct Inner {
     pool: AnyPool,
     backend: Backend,
     url: String,
@@ -123,12 +127,12 @@ impl Db {
     /// database file (so a copy of that file alone has every write), then
     /// the connections close.
     pub async fn close(&self) -> Result<(), DbError> {
-        if self.backend == Backend::Sqlite {
+        if self.0.backend == Backend::Sqlite {
             sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
-                .execute(&self.pool)
+                .execute(&self.0.pool)
                 .await?;
         }
-        self.pool.close().await;
+        self.0.pool.close().await;
         Ok(())
     }
 
@@ -208,26 +212,26 @@ impl Db {
         let writer = commit::Writer::start(pool.clone(), backend);
         let key_reader = rounds::Rounds::start(pool.clone(), keys::live_keys);
         let review_reader = rounds::Rounds::start(pool.clone(), reviews::stored_rows);
-        let db = Db {
+        let db = Db(Arc::new(Inner {
             pool,
             backend,
             url: url.to_owned(),
             writer,
             key_reader,
             review_reader,
-        };
+        }));
         db.adopt_unaudited().await?;
         Ok(db)
     }
 
     /// Which database this is.
     pub fn backend(&self) -> Backend {
-        self.backend
+        self.0.backend
     }
 
     /// The address it was opened with.
     pub(crate) fn url(&self) -> &str {
-        &self.url
+        &self.0.url
     }
 
     /// Writes a consistent copy of this SQLite database to a new file at
@@ -235,30 +239,30 @@ impl Db {
     pub async fn copy_into(&self, path: &str) -> Result<(), DbError> {
         sqlx::query("VACUUM INTO $1")
             .bind(path)
-            .execute(&self.pool)
+            .execute(&self.0.pool)
             .await?;
         Ok(())
     }
 
     /// This instance's pool: its connections, and how many of them are idle.
     pub fn pool_use(&self) -> (u32, usize) {
-        (self.pool.size(), self.pool.num_idle())
+        (self.0.pool.size(), self.0.pool.num_idle())
     }
 
     pub(crate) fn pool(&self) -> &AnyPool {
-        &self.pool
+        &self.0.pool
     }
 
     pub(crate) fn writer(&self) -> &commit::Writer {
-        &self.writer
+        &self.0.writer
     }
 
     pub(crate) fn key_reader(&self) -> &rounds::Rounds<keys::ApiKey> {
-        &self.key_reader
+        &self.0.key_reader
     }
 
     pub(crate) fn review_reader(&self) -> &rounds::Rounds<reviews::StoredRow> {
-        &self.review_reader
+        &self.0.review_reader
     }
 }
 
