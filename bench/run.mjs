@@ -2,7 +2,8 @@
 //   1. size of the release build (raw / gzip / brotli) beside a minimal Leptos
 //      app built with the same profile, and what each crate's code weighs;
 //   2. the inbox in headless chromium with 100, 1,000 and 10,000 stored reviews,
-//      beside a plain hand-written JavaScript page rendering the same rows;
+//      beside a plain hand-written JavaScript page rendering the same rows; the
+//      desk on a server; a reviewer on a phone's link;
 //   3. plan DAG layout in wasm beside dagre (npm) on the same graphs in the same
 //      page, with the edge crossings each leaves and the time to draw;
 //   4. canonical JSON + SHA-256 in wasm beside an npm RFC 8785 implementation
@@ -27,6 +28,7 @@ import { join, resolve } from "node:path";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { distFiles } from "../scripts/dist-files.mjs";
 import { chromium } from "@playwright/test";
+import { phoneLink } from "./phone.mjs";
 import { layoutPlot } from "./plot.mjs";
 import { crateShares } from "./wasm-names.mjs";
 
@@ -425,6 +427,26 @@ for (const count of deskSizes) {
   deskRows.push(["local demo, first visit", spread(m.ready), "", spread(m.appReady), "", spread(m.files, "KB"), spread(m.memory, "MB"), ""]);
 }
 table(["reviews on the server", "to the first rows (budget ≤ 300 ms at 100,000)", "÷ 100 reviews (budget ≤ 1.2×)", "to the app ready", "from the API (budget ≤ 50 KB)", "files before the first row (budget ≤ 150 KB)", "wasm memory", "search keystroke (budget ≤ 150 ms)"], deskRows);
+
+// ---------------------------------------------------------------- 2c. phone link
+say("## 2c. A reviewer on a phone's link");
+say();
+say("Lighthouse's mobile link (1.6 Mbps down, 750 Kbps up, 150 ms round trip), emulated by Chromium for the tab (`bench/phone.mjs`), at 375 px. A returning reviewer: `countersign serve` (release build, SQLite, 100 reviews from the seed example) serving the desk, the connection saved. A first visit: the release build on a static host (`scripts/serve-dist.mjs`, files sent as brotli), nothing stored. Cold: a fresh browser profile (an empty HTTP cache, as after an update of the app); warm: the same tab opens the inbox again. The first row drawn (mark `countersign:first-row`, else the app's `countersign:inbox-ready`); the first row a person can open (mark `countersign:rows-open`: the first paint's links open their screen, the app opening it when it starts; else the app's inbox ready); what crossed the link by then (bodies as sent and headers; nothing for what came from the cache); and a tap on the first row at that moment until its review is drawn.");
+say();
+{
+  const phoneRows = [];
+  const server = await seededServer(100);
+  const runs = quick ? 1 : 5;
+  for (const [visit, origin, saved] of [["returning reviewer, own server", server.url, server], ["first visit, static host", appUrl, null]]) {
+    const { cold, warm } = await phoneLink(browser, origin, saved && { url: saved.url, key: saved.key }, runs);
+    for (const [cache, m] of [["cold", cold], ["warm", warm]]) {
+      const by = [...new Set(m.map((v) => v.by))].join(", ");
+      phoneRows.push([visit, cache, spread(m.map((v) => v.drawn), "ms", 0), spread(m.map((v) => v.openable), "ms", 0), spread(m.map((v) => v.kb), "KB"), by, spread(m.map((v) => v.tap), "ms", 0)]);
+    }
+  }
+  server.stop();
+  table(["visit", "HTTP cache", "first row drawn (budget ≤ 500 ms)", "first row can be opened (budget ≤ 1,000 ms)", "over the link by then (budget ≤ 100 KB)", "opened by", "a tap then → its review drawn"], phoneRows);
+}
 
 // ---------------------------------------------------------------- 3. layout
 const bp = await (await browser.newContext()).newPage();

@@ -1,12 +1,15 @@
 // Adds the first paint (crates/first-paint) to the release build and makes the
-// boot script choose. On a visit to the inbox it loads the first paint's small
-// module before the app: on a first visit (no demo stored yet, no connection
-// saved) it draws the demo's rows; with a Countersign server connection saved
-// it fetches the server's first page of pending reviews meanwhile and draws
-// it. The app is fetched once the rows are drawn (or half a second later if
-// the server is slow); on any other visit at once. The app's preloads move
-// from index.html into the boot script for that reason (a preload in the page
-// is fetched on every visit).
+// boot script choose. On a visit to the inbox it draws the inbox's first page
+// before the app: on a first visit (no demo stored yet, no connection saved)
+// the demo's rows, written by the first paint's small module; with a
+// Countersign server connection saved, the server's first page of pending
+// reviews, written by the server itself when it serves this page (`GET
+// /api/v1/inbox`: nothing to fetch but the page) or else by the module from
+// the server's answer. The drawing's links open their screen: the address
+// changes at once and the app opens it when it starts. The app is fetched once
+// the rows are drawn (or half a second later if the server is slow); on any
+// other visit at once. The app's preloads move from index.html into the boot
+// script for that reason (a preload in the page is fetched on every visit).
 // Runs after split-app.mjs (the app's files are final) and before
 // harden-dist.mjs (which allows the boot script by its hash).
 // Usage: node scripts/first-paint.mjs <dist-dir> <cargo-wasm of countersign-first-paint>
@@ -89,27 +92,61 @@ const painting = (() => {
 const loadPaint = async () => {
   const paint = await import(firstPaint.glue.href);
   await paint.default({ module_or_path: firstPaint.wasm.href });
-  await parsed;
   return paint;
 };
 const paintFailed = (e) => console.warn("The first paint failed; the app draws the inbox itself.", e);
+// Draws the first paint's HTML (written by countersign-markup) at the top of the page, unless the app has started.
+// Its links work at once: the address changes, a review's code is fetched, and the app opens that screen when it
+// starts. Its tabs, filters and buttons are the app's: until then they are a picture, hidden from assistive technology.
+const draw = (html) => {
+  if (!html || performance.getEntriesByName("countersign:start").length > 0) return;
+  document.body.insertAdjacentHTML("afterbegin", html);
+  const drawn = document.body.firstElementChild;
+  document.body.classList.add("painting");
+  performance.mark("countersign:first-row");
+  for (const control of drawn.querySelectorAll(".tabs, .filters, button, input, select")) {
+    control.inert = true;
+    control.setAttribute("aria-hidden", "true");
+  }
+  const opening = () => drawn.querySelector("[aria-busy]");
+  drawn.addEventListener("click", (event) => {
+    const link = event.target.closest("a[href]");
+    if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    const url = new URL(link.href);
+    if (url.origin !== location.origin || !url.pathname.startsWith(base) || url.hash) return;
+    event.preventDefault();
+    opening()?.removeAttribute("aria-busy");
+    link.setAttribute("aria-busy", "true");
+    if (url.pathname !== location.pathname) history.pushState(null, "", url.pathname);
+    if (url.pathname.startsWith(\`\${base}reviews/\`)) preloadReview();
+  });
+  addEventListener("popstate", () => opening()?.removeAttribute("aria-busy"));
+  performance.mark("countersign:rows-open");
+};
 if (painting?.demo) {
   preload(firstPaint.glue, firstPaint.wasm);
   try {
-    (await loadPaint()).draw_demo(base);
+    const html = (await loadPaint()).demo_inbox(base);
+    await parsed;
+    draw(html);
   } catch (e) {
     paintFailed(e);
   }
 } else if (painting) {
-  preload(firstPaint.glue, firstPaint.wasm);
   const { server, key } = painting;
-  // The app's own first question: ReviewQuery { status: Pending, order: Expiring, limit: PAGE_SIZE }.
-  const answer = fetch(\`\${server}/api/v1/reviews?view=summary&status=pending&order=expiring&limit=50\`,
-    { headers: key ? { Authorization: \`Bearer \${key}\` } : {} }).then((r) => (r.ok ? r.text() : null));
-  const drawn = Promise.all([loadPaint(), answer]).then(([paint, text]) => {
-    // Once the app has started, it lists the inbox itself: a late answer is not drawn over it.
-    if (text !== null && performance.getEntriesByName("countersign:start").length === 0) paint.draw_served(server, text, base);
-  }).catch(paintFailed);
+  const headers = key ? { Authorization: \`Bearer \${key}\` } : {};
+  // A server that serves this page writes the drawing itself (no code to fetch first); the page of another one is
+  // written here, by the first paint's module (HTML from another origin is never put in the page).
+  const own = new URL(server, location.href).origin === location.origin;
+  if (!own) preload(firstPaint.glue, firstPaint.wasm);
+  const html = own
+    ? fetch(\`\${server}/api/v1/inbox?\${new URLSearchParams({ base, server })}\`, { headers })
+      .then((r) => (r.status === 200 && r.headers.get("content-type")?.startsWith("text/html") ? r.text() : null))
+    // The app's own first question: ReviewQuery { status: Pending, order: Expiring, limit: PAGE_SIZE }.
+    : Promise.all([loadPaint(), fetch(\`\${server}/api/v1/reviews?view=summary&status=pending&order=expiring&limit=50\`, { headers })
+      .then((r) => (r.ok ? r.text() : null))]).then(([paint, text]) => (text === null ? null : paint.served_inbox(server, text, base)));
+  // Once the app has started, it lists the inbox itself: a late answer is not drawn over it.
+  const drawn = html.then(async (h) => (await parsed, draw(h))).catch(paintFailed);
   // The app waits for the rows (its files would slow them down), but not for a slow server.
   await Promise.race([drawn, new Promise((resolve) => setTimeout(resolve, 500))]);
 }

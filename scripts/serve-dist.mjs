@@ -6,6 +6,8 @@
 //     any other path the nearest 404.html above it with status 404.
 //   netlify: files, then the site's _redirects applied by Netlify's own engine
 //     (@netlify/redirects), else 404.
+// A file with a brotli copy beside it (scripts/compress-dist.mjs) is sent as that
+// copy to a browser that accepts brotli, as static hosts compress what they send.
 import { createServer } from "node:http";
 import { readFile, stat } from "node:fs/promises";
 import { dirname, extname, join, normalize, resolve } from "node:path";
@@ -64,6 +66,7 @@ async function fileResponse([path, info], status = 200) {
   return new Response(await bodyOf(path, info), {
     status,
     headers: {
+      "x-file": path,
       "content-type": types[extname(path)] ?? "application/octet-stream",
       "cache-control": hashed ? "public, max-age=31536000, immutable" : "no-cache",
     },
@@ -105,8 +108,17 @@ createServer(async (incoming, outgoing) => {
   try {
     const request = new Request(new URL(incoming.url, `http://${incoming.headers.host ?? "localhost"}`), { method: incoming.method });
     const answer = await hosts[like](request);
-    outgoing.writeHead(answer.status, Object.fromEntries(answer.headers));
-    outgoing.end(incoming.method === "HEAD" ? undefined : Buffer.from(await answer.arrayBuffer()));
+    const headers = Object.fromEntries(answer.headers);
+    const file = headers["x-file"];
+    delete headers["x-file"];
+    let body = Buffer.from(await answer.arrayBuffer());
+    const brotli = file && /\bbr\b/.test(incoming.headers["accept-encoding"] ?? "") && (await stat(`${file}.br`).catch(() => null))?.isFile();
+    if (brotli) {
+      body = await bodyOf(`${file}.br`, await stat(`${file}.br`));
+      Object.assign(headers, { "content-encoding": "br", vary: "accept-encoding" });
+    }
+    outgoing.writeHead(answer.status, headers);
+    outgoing.end(incoming.method === "HEAD" ? undefined : body);
   } catch (error) {
     outgoing.writeHead(500, { "content-type": "text/plain" });
     outgoing.end(`cannot serve ${incoming.url}: ${error.message}`);

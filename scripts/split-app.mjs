@@ -44,21 +44,33 @@ try {
     if (!loader.includes(`"./${chunk}"`)) throw new Error(`__wasm_split.js does not load ${chunk}`);
     loader = loader.replaceAll(`"./${chunk}"`, `"./${name}"`);
   }
-  // Opened by a review's address (a link to one request): the review page's code
-  // is fetched beside the app's own instead of after it starts.
-  const review = renamed["split_review.wasm"];
-  if (!review) throw new Error("no review page chunk (split_review.wasm)");
+  // The review page's code: its chunk and the chunks it needs, as the loader lists them.
+  const reviewAt = renamed["split_review.wasm"] ? loader.indexOf(`"./${renamed["split_review.wasm"]}"`) : -1;
+  if (reviewAt < 0) throw new Error("no review page chunk (split_review.wasm)");
+  const needed = loader.slice(reviewAt, loader.indexOf("]", reviewAt)).match(/__chunk_\d+/g) ?? [];
+  const review = ["split_review.wasm", ...needed.map((name) => `${name.slice(2)}.wasm`)].map((chunk) => {
+    if (!renamed[chunk]) throw new Error(`the review page needs ${chunk}, which was not split out`);
+    return renamed[chunk];
+  });
   const indexPath = join(dist, "index.html");
   const boot = '<script type="module">';
   const html = readFileSync(indexPath, "utf8");
   if (!html.includes(boot)) throw new Error(`${indexPath}: no inline boot script to extend`);
-  // Under the path the app is served at (scripts/rebase-dist.mjs writes it in the page).
-  const preload = `{
+  // Fetched beside the app's own code when a review's address is opened (a link to
+  // one request), or when a row of the first paint is tapped (scripts/first-paint.mjs),
+  // instead of after the app starts: under the path the app is served at
+  // (scripts/rebase-dist.mjs writes it in the page), once.
+  const preload = `function preloadReview() {
   const base = document.querySelector('meta[name="countersign-base"]')?.content ?? "/";
-  if (location.pathname.startsWith(\`\${base}reviews/\`)) {
-    const link = Object.assign(document.createElement("link"), { rel: "preload", as: "fetch", href: base + "${review}", crossOrigin: "anonymous" });
-    document.head.append(link);
+  if (preloadReview.done) return;
+  preloadReview.done = true;
+  for (const file of ${JSON.stringify(review)}) {
+    document.head.append(Object.assign(document.createElement("link"), { rel: "preload", as: "fetch", href: base + file, crossOrigin: "anonymous" }));
   }
+}
+{
+  const base = document.querySelector('meta[name="countersign-base"]')?.content ?? "/";
+  if (location.pathname.startsWith(\`\${base}reviews/\`)) preloadReview();
 }
 `;
   let page = html.replace(boot, `${boot}\n${preload}`);

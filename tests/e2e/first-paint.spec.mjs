@@ -1,7 +1,8 @@
-// The first paint (crates/first-paint): the inbox's first page drawn by a
-// small module before the app's code is fetched (the demo's on a first visit,
-// a saved Countersign server's otherwise), then replaced by the app's own,
-// element for element.
+// The first paint: the inbox's first page drawn before the app's code is
+// fetched (the demo's on a first visit, written by a small module; a saved
+// Countersign server's otherwise, written by the server when it serves the
+// page, else by the module), then replaced by the app's own, element for
+// element. Its links work before the app has arrived.
 import { expect, test } from "@playwright/test";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -28,14 +29,14 @@ async function holdBack(page, pattern) {
 }
 
 /**
- * The markup under `selector`, without the app's placeholder comments and the
- * page's blank lines, and with each time's exact instant left out: the demo's
- * requests are dated relative to the moment each drew them, apart by the time
- * the app took to load.
+ * The markup under `selector`, without the app's placeholder comments, the
+ * page's blank lines and what hides the first paint's controls, and with each
+ * time's exact instant left out: the demo's requests are dated relative to the
+ * moment each drew them, apart by the time the app took to load.
  */
 const markup = (page, selector) =>
   page.locator(selector).evaluate((el) =>
-    el.innerHTML.replaceAll("<!---->", "").replace(/<time datetime="[^"]*" title="[^"]*">/g, "<time>").trim());
+    el.innerHTML.replaceAll("<!---->", "").replaceAll(' inert=""', "").replaceAll(' aria-hidden="true"', "").replace(/<time datetime="[^"]*" title="[^"]*">/g, "<time>").trim());
 
 /** The same, with the server link's state left out (the app's may already say Live). */
 const servedMarkup = async (page, selector) =>
@@ -68,8 +69,9 @@ test("a first visit draws the inbox before the app's code arrives, as the app th
   const painted = page.locator(".first-paint");
   await expect(painted.locator(".review-row")).toHaveCount(7);
   await expect(painted).toContainText("Database Migration Plan");
-  expect(await painted.getAttribute("aria-hidden"), "a picture of the inbox, hidden from assistive technology").toBe("true");
-  expect(await painted.evaluate((el) => el.inert), "nothing in it can be clicked or focused").toBe(true);
+  expect(await painted.evaluate((el) => el.inert), "its links can be followed").toBe(false);
+  expect(await painted.locator("button, input, select").evaluateAll((controls) => controls.every((c) => c.closest("[inert][aria-hidden=true]"))),
+    "its tabs, filters and buttons are the app's: a picture until then, hidden from assistive technology").toBe(true);
   const firstRow = await page.evaluate(() => performance.getEntriesByName("countersign:first-row").length);
   expect(firstRow, "the first row is marked").toBe(1);
   const before = fetched.filter((p) => p.endsWith(".wasm"));
@@ -85,6 +87,17 @@ test("a first visit draws the inbox before the app's code arrives, as the app th
   expect(await rowBoxes(page), "the rows stand where they stood, at 1280 and 375 px").toEqual(paintBoxes);
   releaseDemo();
   await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem").nth(5)).toContainText("1 problem");
+});
+
+test("a first visit: a row tapped before the app's code arrives opens the demo's review once it starts", async ({ page }) => {
+  const releaseApp = await holdBack(page, APP_WASM);
+  await page.goto("/");
+  const link = page.locator(".first-paint .review-link").filter({ hasText: "Database Migration Plan" });
+  await link.click();
+  await expect(link).toHaveAttribute("aria-busy", "true");
+  releaseApp();
+  await expect(page.getByRole("heading", { level: 1, name: "Database Migration Plan" })).toBeVisible();
+  await expect(page.locator(".first-paint")).toHaveCount(0);
 });
 
 test("a returning reviewer and a saved LangGraph connection get no first paint", async ({ page }) => {
@@ -113,37 +126,47 @@ test.describe("with a Countersign server connection saved", () => {
   let dataDir;
   let server;
   let keys;
-  test.beforeAll(async () => {
+  test.beforeAll(async ({}, testInfo) => {
     dataDir = mkdtempSync(join(tmpdir(), "countersign-e2e-"));
     // About three in four of the seeded reviews are pending: more than a page.
     keys = seedReviews(dataDir, 120);
-    server = await startServer(dataDir, "127.0.0.1:0", { demo: false });
+    // The desk on the static host (another origin) may call it too.
+    const desk = new URL(testInfo.project.use.baseURL).origin;
+    server = await startServer(dataDir, "127.0.0.1:0", { demo: false, extra: ["--cors-origin", desk] });
   });
   test.afterAll(async () => {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  test("the server's first page is drawn before the app's code arrives, as the app then draws it", async ({ page }) => {
+  /**
+   * Opens the desk at `origin` with the server's connection saved, the app's
+   * code held back: the server's first page is drawn, asked with `asked`
+   * (and the first paint's module fetched or not: `module`), then replaced by
+   * the app's own, element for element.
+   */
+  async function drawnBeforeTheApp(page, origin, { asked, module, shot }) {
     const fetched = [];
     page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
     await saveConnection(page, { url: `${server.url}/`, key: keys.reviewer, backend: "countersign" });
     const releaseApp = await holdBack(page, APP_WASM);
     // The requester filter's full list is held too: until it comes, both list the page's requesters.
     const releaseRequesters = await holdBack(page, "**/api/v1/requesters");
-    await page.goto(`${server.url}/`);
+    await page.goto(`${origin}/`);
     const painted = page.locator(".first-paint");
     await expect(painted.locator(".review-row")).toHaveCount(50);
     const { body } = await api(server, keys.reviewer, "GET", "/reviews?view=summary&status=pending&limit=1");
     await expect(painted.locator(".pager")).toContainText(`1–50 of ${body.counts.pending}`);
     await expect(painted.getByText("Connecting…")).toHaveAttribute("title", server.url);
-    expect(await page.evaluate(() => performance.getEntriesByName("countersign:first-row").length)).toBe(1);
-    expect(fetched.filter((p) => p === "/api/v1/reviews"), "one page asked before the app").toHaveLength(1);
+    expect(await page.evaluate(() => ["countersign:first-row", "countersign:rows-open"].map((m) => performance.getEntriesByName(m).length)))
+      .toEqual([1, 1]);
+    expect(fetched.filter((p) => p === asked), "one page asked before the app").toHaveLength(1);
+    expect(fetched.filter((p) => PAINT_WASM.test(p)), "the first paint's module").toHaveLength(module ? 1 : 0);
     await expect.poll(() => fetched.findIndex((p) => APP_WASM.test(p)), "the app's code is fetched after the page is asked")
-      .toBeGreaterThan(fetched.indexOf("/api/v1/reviews"));
+      .toBeGreaterThan(fetched.indexOf(asked));
     const paintMarkup = await servedMarkup(page, ".first-paint");
     const paintBoxes = await rowBoxes(page);
-    await shoot(page, "first-paint-server");
+    await shoot(page, shot);
 
     releaseApp();
     await expect(painted).toHaveCount(0);
@@ -153,6 +176,44 @@ test.describe("with a Countersign server connection saved", () => {
     expect(await rowBoxes(page), "the rows stand where they stood, at 1280 and 375 px").toEqual(paintBoxes);
     releaseRequesters();
     await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
+  }
+
+  test("a server that serves the desk draws its first page itself before the app's code arrives, as the app then draws it", async ({ page }) => {
+    await drawnBeforeTheApp(page, server.url, { asked: "/api/v1/inbox", module: false, shot: "first-paint-server" });
+  });
+
+  test("a server on another origin: its answer is drawn by the first paint's module, as the app then draws it", async ({ page, baseURL }) => {
+    await drawnBeforeTheApp(page, baseURL, { asked: "/api/v1/reviews", module: true, shot: "first-paint-other-origin" });
+  });
+
+  test("a row tapped before the app's code arrives opens its review once the app starts; going back takes the tap back", async ({ page }) => {
+    await saveConnection(page, { url: server.url, key: keys.reviewer, backend: "countersign" });
+    const releaseApp = await holdBack(page, APP_WASM);
+    const fetched = [];
+    page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
+    await page.goto(`${server.url}/`);
+    const links = page.locator(".first-paint .review-link");
+    await expect(links).toHaveCount(50);
+    await links.first().click();
+    await expect(page).toHaveURL(`${server.url}${await links.first().getAttribute("href")}`);
+    await expect(links.first()).toHaveAttribute("aria-busy", "true");
+    await page.goBack();
+    await expect(page).toHaveURL(`${server.url}/`);
+    await expect(links.first()).not.toHaveAttribute("aria-busy", "true");
+    const third = links.nth(2);
+    const title = await third.locator(".review-title").textContent();
+    await third.focus();
+    await page.keyboard.press("Enter");
+    await expect(third).toHaveAttribute("aria-busy", "true");
+    await expect(page).toHaveURL(`${server.url}${await third.getAttribute("href")}`);
+    await expect.poll(() => fetched.filter((p) => /\/split_review-[0-9a-f]+\.wasm$/.test(p)).length, "the review's code is fetched at once").toBe(1);
+    await shoot(page, "first-paint-opening");
+
+    releaseApp();
+    await expect(page.getByRole("heading", { level: 1, name: title })).toBeVisible();
+    await expect(page.locator(".first-paint")).toHaveCount(0);
+    expect(await page.evaluate(() => document.body.classList.contains("painting"))).toBe(false);
+    await expect(page.getByRole("button", { name: "Approve" })).toBeVisible();
   });
 
   test("a slow server does not hold the app back, and its late answer is not drawn over the app", async ({ page }) => {
@@ -160,7 +221,7 @@ test.describe("with a Countersign server connection saved", () => {
     let first = true;
     let answered;
     const late = new Promise((resolve) => (answered = resolve));
-    await page.route("**/api/v1/reviews?view=summary&status=pending&order=expiring&limit=50", async (route) => {
+    await page.route("**/api/v1/inbox?**", async (route) => {
       if (!first) return route.continue();
       first = false;
       await new Promise((resolve) => setTimeout(resolve, 3000));

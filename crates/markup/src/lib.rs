@@ -7,7 +7,10 @@
 //!   inbox's defaults (pending, what expires first), drawn by the first paint before
 //!   the app has loaded with the same elements, classes and text as the app's
 //!   components, so the app replaces it without anything moving. The browser
-//!   tests compare the two.
+//!   tests compare the two. [`Inbox::first_paint`] is what the first paint
+//!   draws: the wasm module of `countersign-first-paint` writes it from a
+//!   server's answer or the demo, and `countersign serve` writes it for a desk
+//!   it serves itself (`GET /api/v1/inbox`), with no code to fetch first.
 
 use chrono::{DateTime, Utc};
 use countersign_domain::langgraph::ThreadStatus;
@@ -118,6 +121,7 @@ impl<'a> Inbox<'a> {
     /// The shell and the inbox, with times said as of `now` and links under
     /// `base` (the path the app is served under: `/` or e.g. `/countersign/`).
     pub fn html(&self, now: DateTime<Utc>, base: &str) -> String {
+        let base = &escape(base);
         let mut html = Html(String::with_capacity(4096 + 800 * self.page.len()));
         self.shell(&mut html, base);
         html.tag("<main id=\"main\" tabindex=\"-1\"><section class=\"inbox\" aria-labelledby=\"inbox-title\"><div class=\"page-head\"><h1 id=\"inbox-title\">Inbox</h1><p class=\"subtle\">Requests from agents waiting for a human decision.</p></div>");
@@ -134,6 +138,13 @@ impl<'a> Inbox<'a> {
         self.pager(&mut html);
         html.tag("</section></main>");
         html.0
+    }
+
+    /// The first paint: [`Inbox::html`] in the element that the desk's boot
+    /// script puts at the top of the page while the app loads, and that the app
+    /// removes once it draws the screen itself.
+    pub fn first_paint(&self, now: DateTime<Utc>, base: &str) -> String {
+        format!("<div class=\"first-paint\">{}</div>", self.html(now, base))
     }
 
     /// The skip link, the header with the server's link state and the
@@ -267,6 +278,7 @@ pub fn review_rows<'a>(
     now: DateTime<Utc>,
     base: &str,
 ) -> String {
+    let base = &escape(base);
     let mut html = Html(String::with_capacity(800 * PAGE_SIZE));
     for (summary, marks) in rows {
         row(&mut html, summary, marks, now, base);
@@ -519,6 +531,21 @@ mod tests {
         assert!(html.contains("aria-label=\"120 pending\">120</span>"));
         assert!(html.contains("All<span class=\"count\">124</span>"));
         assert!(html.contains("<span>1–1 of 120</span><button type=\"button\" disabled=\"\">Previous</button><button type=\"button\">Next</button>"));
+    }
+
+    #[test]
+    fn the_first_paint_wraps_the_inbox_and_a_base_can_only_be_text() {
+        let page = answer(
+            vec![summary(1, ConfirmStatus::Pending, "2026-11-26T11:00:00Z")],
+            StatusCounts::default(),
+        );
+        let inbox = Inbox::served(&page, "http://127.0.0.1:4000").unwrap();
+        let drawn = inbox.first_paint(now(), "/");
+        assert!(drawn.starts_with("<div class=\"first-paint\"><a class=\"skip-link\""));
+        assert!(drawn.ends_with("</main></div>"));
+        let hostile = inbox.html(now(), "/\"><script>x</script>/");
+        assert!(!hostile.contains("<script>"));
+        assert!(hostile.contains("href=\"/&quot;&gt;&lt;script&gt;x&lt;/script&gt;/reviews/"));
     }
 
     #[test]

@@ -15,12 +15,13 @@ use crate::usecases::{
 };
 use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
 use countersign_domain::review::{Resubmission, ResubmitError};
 use countersign_domain::toolcall::ToolDecideError;
 use countersign_domain::wire::{Answer, Outcome, Refusal, Requesters, ReviewQuery, SummaryPage};
 use countersign_domain::{Channel, DecideError, MplpId};
+use countersign_markup::Inbox;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -121,6 +122,79 @@ pub async fn list(
         "counts": counts,
         "position": position,
     })))
+}
+
+/// `GET /api/v1/inbox?base=/&server=URL` (reviewer): the inbox's first page of
+/// pending reviews (what expires first), as the desk draws it: HTML written
+/// by `countersign-markup`, with links under `base` (the path the desk is
+/// served under) and `server` named as the desk's server. A desk served by
+/// this server draws it before the app's code arrives; 204 when nothing is
+/// pending (the app then says so itself).
+pub async fn inbox(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    caller.require(KeyKind::Reviewer)?;
+    let params = Params::parse(raw.as_deref(), &["base", "server"])?;
+    let mut details = Vec::new();
+    let base = params.get("base").map_or("/", String::as_str);
+    if !is_base(base) {
+        details.push(Detail::new(
+            "base",
+            "a path that starts and ends with / (like / or /countersign/), of letters, digits and - . _ ~",
+        ));
+    }
+    let server = params.get("server").map_or("", String::as_str);
+    if server.is_empty() || server.len() > 2_048 {
+        details.push(Detail::new(
+            "server",
+            "the desk's server URL, 1 to 2,048 characters",
+        ));
+    }
+    if !details.is_empty() {
+        return Err(ApiError::bad_request(
+            ErrorCode::InvalidParameter,
+            "the query has invalid parameters",
+        )
+        .with_details(details));
+    }
+    // The desk's first question (`ReviewQuery` at its defaults, pending).
+    let query = ReviewQuery {
+        status: Some(countersign_domain::model::ConfirmStatus::Pending),
+        order: countersign_domain::wire::Order::Expiring,
+        limit: countersign_domain::wire::PAGE_SIZE as u32,
+        ..ReviewQuery::default()
+    };
+    let position = state.db.last_change().await?;
+    let counts = state.db.status_counts().await?;
+    let page = state.db.list_summaries(&query, None).await?;
+    let page = SummaryPage {
+        items: page.items,
+        next_cursor: page.next.map(|c| c.encode()),
+        counts,
+        position: Some(position),
+    };
+    Ok(match Inbox::served(&page, server) {
+        Some(inbox) => Html(inbox.first_paint(chrono::Utc::now(), base)).into_response(),
+        None => StatusCode::NO_CONTENT.into_response(),
+    })
+}
+
+/// Whether `text` is a path the desk can be served under: `/`, or segments
+/// of unreserved URL characters each followed by `/`.
+fn is_base(text: &str) -> bool {
+    text.strip_prefix('/').is_some_and(|rest| {
+        rest.is_empty()
+            || rest.strip_suffix('/').is_some_and(|inner| {
+                inner.split('/').all(|segment| {
+                    !segment.is_empty()
+                        && segment
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
+                })
+            })
+    })
 }
 
 /// How many requesters the list of requesters names at most.

@@ -54,6 +54,7 @@ fn every_operation_and_documented_status_matches_the_openapi_document() {
     grant_operations(&agent, &reviewer, &anonymous);
     device_operations(&agent, &reviewer, &anonymous);
     over_the_rate(&server, &contract);
+    nothing_pending_draws_nothing(&contract);
     session_operations(&anonymous, &contract);
 
     let missing = contract.unexercised_operations();
@@ -233,6 +234,41 @@ fn listing_operations(agent: &Client, reviewer: &Client, anonymous: &Client) {
     assert!(names.windows(2).all(|w| w[0] < w[1]), "{names:?}");
     assert_eq!(anonymous.get("/requesters").status, 401);
     assert_eq!(agent.get("/requesters").status, 403);
+
+    // inbox, drawn: 200 (HTML with its links under the base), 400, 401, 403
+    let drawn = reviewer.get("/inbox?server=https%3A%2F%2Freview.example.com");
+    assert_eq!(drawn.status, 200, "{}", drawn.text);
+    assert!(drawn
+        .header("content-type")
+        .is_some_and(|t| t.starts_with("text/html")));
+    assert!(
+        drawn.text.starts_with("<div class=\"first-paint\">"),
+        "{}",
+        drawn.text
+    );
+    assert!(drawn.text.contains("title=\"https://review.example.com\""));
+    let pending = reviewer.get("/reviews?status=pending&limit=1").body["counts"]["pending"].clone();
+    assert_eq!(
+        drawn.text.matches("<li class=\"review-row\">").count() as u64,
+        pending.as_u64().unwrap().min(50)
+    );
+    assert!(drawn
+        .text
+        .contains("<a class=\"review-link\" href=\"/reviews/"));
+    let under = reviewer.get("/inbox?base=%2Fcountersign%2Fdesk%2F&server=x");
+    assert!(under.text.contains("href=\"/countersign/desk/reviews/"));
+    for base in ["", "countersign/", "/countersign", "/a//", "/%22%3E/"] {
+        let refused = reviewer.get(&format!("/inbox?base={base}&server=x"));
+        assert_eq!(refused.code(), "invalid_parameter", "{base}");
+        assert_eq!(
+            refused.body["error"]["details"][0]["path"], "base",
+            "{base}"
+        );
+    }
+    let unnamed = reviewer.get("/inbox");
+    assert_eq!(unnamed.body["error"]["details"][0]["path"], "server");
+    assert_eq!(anonymous.get("/inbox?server=x").status, 401);
+    assert_eq!(agent.get("/inbox?server=x").status, 403);
 
     // changes: 200, 400, 401, 403
     let changes = reviewer.get("/changes?after=0&limit=1");
@@ -591,6 +627,23 @@ fn event_operations(
 /// Every operation that takes a key answers 429 with `Retry-After` once the
 /// key has used up its rate (a key minted with `--rate 1/min,1`), whatever
 /// the request.
+/// The inbox's drawing when every review is decided: 204, nothing to draw.
+fn nothing_pending_draws_nothing(contract: &Arc<Contract>) {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let reviewer = server.client(&server.reviewer).checked(contract);
+    let pending = reviewer.get("/reviews?status=pending&view=summary");
+    for (n, item) in pending.body["items"].as_array().unwrap().iter().enumerate() {
+        let id = item["id"].as_str().unwrap();
+        let body =
+            json!({"status": "rejected", "decided_by_role": "reviewer", "reason": "Not now"});
+        let decided = reviewer.decide(id, &format!("empty-{n}"), &body);
+        assert_eq!(decided.status, 200, "{}", decided.text);
+    }
+    let drawn = reviewer.get("/inbox?server=x");
+    assert_eq!((drawn.status, drawn.text.as_str()), (204, ""));
+}
+
 fn over_the_rate(server: &Server, contract: &Arc<Contract>) {
     let (code, out, err) = server.keys(&[
         "add", "--kind", "reviewer", "--role", "reviewer", "--rate", "1/min,1",
@@ -604,6 +657,7 @@ fn over_the_rate(server: &Server, contract: &Arc<Contract>) {
         ("GET", "/reviews".to_owned()),
         ("GET", format!("/reviews/{id}")),
         ("GET", "/requesters".to_owned()),
+        ("GET", "/inbox?server=x".to_owned()),
         ("GET", format!("/reviews/{id}/outcome")),
         ("POST", format!("/reviews/{id}/redeem")),
         ("POST", format!("/reviews/{id}/withdraw")),

@@ -22,7 +22,7 @@ const CALLERS: [&str; 6] = [
 
 /// Every endpoint and the status each caller gets; the owner is the agent that
 /// created the review, the role is the one the decision signs as.
-const TABLE: [(&str, [u16; 6]); 25] = [
+const TABLE: [(&str, [u16; 6]); 26] = [
     ("GET /health", [200, 200, 200, 200, 200, 200]),
     ("GET /signing-key", [200, 200, 200, 200, 200, 200]),
     ("GET /policy", [401, 401, 200, 200, 200, 200]),
@@ -39,6 +39,7 @@ const TABLE: [(&str, [u16; 6]); 25] = [
     ("GET /reviews", [401, 401, 403, 403, 200, 200]),
     ("GET /reviews/{id}", [401, 401, 200, 404, 200, 200]),
     ("GET /requesters", [401, 401, 403, 403, 200, 200]),
+    ("GET /inbox", [401, 401, 403, 403, 200, 200]),
     ("GET /reviews/{id}/outcome", [401, 401, 200, 404, 200, 200]),
     (
         "POST /reviews/{id}/decisions",
@@ -198,6 +199,7 @@ fn call(
         }
         "POST /events/tickets" => caller.post("/events/tickets", &json!({})).status,
         "GET /requesters" => caller.get("/requesters").status,
+        "GET /inbox" => caller.get("/inbox?server=x").status,
         "GET /changes" => caller.get("/changes?after=0").status,
         "GET /signing-key" => caller.get("/signing-key").status,
         "GET /grants" => caller.get("/grants").status,
