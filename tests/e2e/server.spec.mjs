@@ -158,6 +158,8 @@ test("an inbox page the server does not give says why, and the live link and oth
     (route) => route.abort("connectionrefused"));
   await page.goto(`${server.url}/`);
   await expect(rows(page)).toHaveCount(7);
+  // The search box is the app's: the first paint's is a picture of it.
+  await expect(page.locator(".first-paint")).toHaveCount(0);
   await page.getByLabel("Search reviews").fill("boom");
   await expect(page.getByRole("alert").filter({ hasText: "This page of the inbox could not be listed" })).toBeVisible();
   await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");

@@ -71,6 +71,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The inbox's first page, drawn
+         * @description The first page of pending reviews (what expires first, 50 at most) as the desk draws it: HTML written by the same code as the desk's rows, every text escaped. A desk served by this server draws it before the app's code has arrived (on a slow link, the inbox can be read and its rows opened while the app loads); the app then replaces it. Other clients list reviews with `GET /reviews`.
+         */
+        get: operations["drawInbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/reviews/{confirm_id}/outcome": {
         parameters: {
             query?: never;
@@ -1332,6 +1352,76 @@ export interface operations {
                 };
             };
             /** @description The key is an agent key: only reviewers list requesters. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key sent more requests than its rate allows (per key, on each instance; `countersign keys add --rate`, `countersign serve --agent-rate/--reviewer-rate`). Nothing was done; send again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request of this key is accepted again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    drawInbox: {
+        parameters: {
+            query: {
+                /** @description The path the desk is served under; its links start with it. */
+                base?: string;
+                /** @description The server's URL as the desk names it in its header. */
+                server: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The drawing: one `<div class="first-paint">` with the desk's header and the inbox's first page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Nothing is pending: nothing to draw. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `base` or `server` is not as described, or the query has another parameter; each named in `details`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is an agent key: only reviewers read the inbox. */
             403: {
                 headers: {
                     [name: string]: unknown;
