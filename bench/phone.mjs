@@ -10,6 +10,9 @@
 //   node bench/phone.mjs <origin> [<server url> <reviewer key>]
 // without a server, the origin's first visit (the local demo).
 
+import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
 const LINK = { offline: false, latency: 150, downloadThroughput: (1638.4 * 1024) / 8, uploadThroughput: (750 * 1024) / 8 };
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -61,6 +64,36 @@ async function visit(p, url) {
 }
 
 /**
+ * Writes into `dir` the floor of a drawn first page: the rows the server at
+ * `server` draws, in a static page with the desk's stylesheet and nothing
+ * else (no script, no second question), to be served from a static host.
+ */
+export async function writeFloor(dir, server, dist = "dist") {
+  const answer = await fetch(`${server.url}/api/v1/inbox?${new URLSearchParams({ base: "/", server: server.url })}`, { headers: { Authorization: `Bearer ${server.key}` } });
+  if (answer.status !== 200) throw new Error(`${server.url}/api/v1/inbox answered ${answer.status}`);
+  const css = readdirSync(dist).find((f) => /^main-[0-9a-f]{16}\.css$/.test(f));
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(dist, css), join(dir, css));
+  writeFileSync(join(dir, "index.html"), `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Countersign</title><link rel="stylesheet" href="/${css}"></head><body>${await answer.text()}</body></html>`);
+}
+
+/** The static floor's page at `url`, cold, `runs` times: its first contentful paint, ms. */
+export async function floorPaints(browser, url, runs) {
+  const paints = [];
+  for (let run = 0; run < runs; run++) {
+    const context = await browser.newContext({ viewport: { width: 375, height: 800 } });
+    const p = await context.newPage();
+    const cdp = await context.newCDPSession(p);
+    await cdp.send("Network.emulateNetworkConditions", LINK);
+    await p.goto(url, { waitUntil: "commit" });
+    await pause(2000);
+    paints.push(await markAt(p, "first-contentful-paint"));
+    await context.close();
+  }
+  return paints;
+}
+
+/**
  * Cold and warm visits of the inbox at `origin`, `runs` times each, in fresh
  * contexts of `browser`; with `server` ({url, key}) a saved connection.
  */
@@ -86,12 +119,25 @@ export async function phoneLink(browser, origin, server, runs) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { chromium } = await import("@playwright/test");
+  const { spawn } = await import("node:child_process");
+  const { mkdtempSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
   const [origin, url, key] = process.argv.slice(2);
   if (!origin) throw new Error("usage: node bench/phone.mjs <origin> [<server url> <reviewer key>]");
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu", "--disable-quic"] });
-  const { cold, warm } = await phoneLink(browser, origin, url && { url, key }, Number(process.env.RUNS ?? 3));
+  const runs = Number(process.env.RUNS ?? 3);
+  const { cold, warm } = await phoneLink(browser, origin, url && { url, key }, runs);
   const show = (label, v) => console.log(`${label}: drawn ${v.drawn.toFixed(0)} ms, openable ${v.openable.toFixed(0)} ms (${v.by}) after ${v.kb.toFixed(1)} KB, tap → review ${v.tap.toFixed(0)} ms`);
   cold.forEach((v) => show("cold", v));
   warm.forEach((v) => show("warm", v));
+  if (url) {
+    const dir = mkdtempSync(join(tmpdir(), "countersign-floor-"));
+    await writeFloor(dir, { url, key });
+    const host = spawn("node", ["scripts/serve-dist.mjs", dir, "7899"], { stdio: "ignore" });
+    await pause(1000);
+    console.log(`static floor: first paint ${(await floorPaints(browser, "http://127.0.0.1:7899/", runs)).map((t) => t.toFixed(0)).join(", ")} ms`);
+    host.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
   await browser.close();
 }

@@ -28,7 +28,7 @@ import { join, resolve } from "node:path";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { distFiles } from "../scripts/dist-files.mjs";
 import { chromium } from "@playwright/test";
-import { phoneLink } from "./phone.mjs";
+import { floorPaints, phoneLink, writeFloor } from "./phone.mjs";
 import { layoutPlot } from "./plot.mjs";
 import { crateShares } from "./wasm-names.mjs";
 
@@ -431,7 +431,7 @@ table(["reviews on the server", "to the first rows (budget ≤ 300 ms at 100,000
 // ---------------------------------------------------------------- 2c. phone link
 say("## 2c. A reviewer on a phone's link");
 say();
-say("Lighthouse's mobile link (1.6 Mbps down, 750 Kbps up, 150 ms round trip), emulated by Chromium for the tab (`bench/phone.mjs`), at 375 px. A returning reviewer: `countersign serve` (release build, SQLite, 100 reviews from the seed example) serving the desk, the connection saved. A first visit: the release build on a static host (`scripts/serve-dist.mjs`, files sent as brotli), nothing stored. Cold: a fresh browser profile (an empty HTTP cache, as after an update of the app); warm: the same tab opens the inbox again. The first row drawn (mark `countersign:first-row`, else the app's `countersign:inbox-ready`); the first row a person can open (mark `countersign:rows-open`: the first paint's links open their screen, the app opening it when it starts; else the app's inbox ready); what crossed the link by then (bodies as sent and headers; nothing for what came from the cache); and a tap on the first row at that moment until its review is drawn.");
+say("Lighthouse's mobile link (1.6 Mbps down, 750 Kbps up, 150 ms round trip), emulated by Chromium for the tab (`bench/phone.mjs`), at 375 px. A returning reviewer: `countersign serve` (release build, SQLite, 100 reviews from the seed example) serving the desk, the connection saved. A first visit: the release build on a static host (`scripts/serve-dist.mjs`, files sent as brotli), nothing stored. Cold: a fresh browser profile (an empty HTTP cache, as after an update of the app); warm: the same tab opens the inbox again. The first row drawn (mark `countersign:first-row`, else the app's `countersign:inbox-ready`); the first row a person can open (mark `countersign:rows-open`: the first paint's links open their screen, the app opening it when it starts; else the app's inbox ready); what crossed the link by then (bodies as sent and headers; nothing for what came from the cache); and a tap on the first row at that moment until its review is drawn. The floor: the same rows, as the server draws them, in a static page with the desk's stylesheet and nothing else (its first contentful paint): what one page and its stylesheet cost on this link and machine.");
 say();
 {
   const phoneRows = [];
@@ -444,6 +444,12 @@ say();
       phoneRows.push([visit, cache, spread(m.map((v) => v.drawn), "ms", 0), spread(m.map((v) => v.openable), "ms", 0), spread(m.map((v) => v.kb), "KB"), by, spread(m.map((v) => v.tap), "ms", 0)]);
     }
   }
+  // The floor: the same drawn rows as a static page with the stylesheet, on a static host.
+  const floorDir = "target/bench-phone-floor";
+  rmSync(floorDir, { recursive: true, force: true });
+  await writeFloor(floorDir, server);
+  const floor = await floorPaints(browser, `${await serve(floorDir)}/`, runs);
+  phoneRows.push(["floor: the same rows as a static page", "cold", spread(floor, "ms", 0), "", "", "", ""]);
   server.stop();
   table(["visit", "HTTP cache", "first row drawn (budget ≤ 500 ms)", "first row can be opened (budget ≤ 1,000 ms)", "over the link by then (budget ≤ 100 KB)", "opened by", "a tap then → its review drawn"], phoneRows);
 }
