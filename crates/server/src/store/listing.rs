@@ -10,7 +10,7 @@ use sqlx::Row;
 
 /// The deadline that orders a review without one last (see migration 0016,
 /// whose indexes hold the same expression).
-const NO_DEADLINE: &str = "'9999-12-31T23:59:59.999999Z'";
+pub(super) const NO_DEADLINE: &str = "'9999-12-31T23:59:59.999999Z'";
 
 /// Where a page starts: after this (deadline, requested_at, id), the
 /// deadline only in the order of what expires first.

@@ -1,0 +1,1 @@
+../shared/0022_expiry_through_deadline.sql
