@@ -1,13 +1,16 @@
 //! Release builds carry the built app (trunk's `dist/`, made by
 //! `scripts/build-app.sh`), so one binary is the whole product;
 //! `COUNTERSIGN_APP_DIR` names another folder. Debug builds carry none, and
-//! watch nothing, so building the server for its tests never waits on the app:
-//! they serve it with `--app-dir`.
+//! do not watch it, so building the server for its tests never waits on the
+//! app: they serve it with `--app-dir`. Every build watches the migrations.
 
 use std::path::{Path, PathBuf};
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
+    // sqlx's `migrate!` embeds the migrations as they are when it compiles: a
+    // migration added later must build the server again.
+    println!("cargo::rerun-if-changed=migrations");
     println!("cargo::rerun-if-env-changed=COUNTERSIGN_APP_DIR");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let release = std::env::var("PROFILE").is_ok_and(|p| p == "release");
