@@ -111,7 +111,9 @@ const draw = (html) => {
   const opening = () => drawn.querySelector("[aria-busy]");
   drawn.addEventListener("click", (event) => {
     const link = event.target.closest("a[href]");
-    if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    // Once the app has started, its router follows the link (the drawing stands until its rows come).
+    const started = performance.getEntriesByName("countersign:start").length > 0;
+    if (!link || started || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
     const url = new URL(link.href);
     if (url.origin !== location.origin || !url.pathname.startsWith(base) || url.hash) return;
     event.preventDefault();

@@ -216,6 +216,20 @@ test.describe("with a Countersign server connection saved", () => {
     await expect(page.getByRole("button", { name: "Approve" })).toBeVisible();
   });
 
+  test("a row tapped once the app has started, while its own rows are on their way, is opened by the app", async ({ page }) => {
+    await saveConnection(page, { url: server.url, key: keys.reviewer, backend: "countersign" });
+    // The app's own question for the inbox's rows is held: the drawing stands meanwhile.
+    const releaseRows = await holdBack(page, "**/api/v1/reviews?view=summary**");
+    await page.goto(`${server.url}/`);
+    await expect.poll(() => page.evaluate(() => performance.getEntriesByName("countersign:start").length)).toBe(1);
+    const link = page.locator(".first-paint .review-link").nth(1);
+    const title = await link.locator(".review-title").textContent();
+    await link.click();
+    await expect(page.getByRole("heading", { level: 1, name: title })).toBeVisible();
+    await expect(page.locator(".first-paint")).toHaveCount(0);
+    releaseRows();
+  });
+
   test("a slow server does not hold the app back, and its late answer is not drawn over the app", async ({ page }) => {
     await saveConnection(page, { url: server.url, key: keys.reviewer, backend: "countersign" });
     let first = true;
