@@ -108,15 +108,15 @@ impl Changes {
         )
     }
 
-    /// Replaces a review read at `version` with `next`. Returns false, having
+    /// Replaces a review as it was `read` with `next`. Returns false, having
     /// written nothing, when the review changed since it was read.
     pub async fn replace(
         &self,
-        version: i64,
+        read: &Stored,
         next: &Review,
         kind: ChangeKind,
     ) -> Result<bool, DbError> {
-        match self.db.replace_review(version, next, kind, None).await {
+        match self.db.replace_review(read, next, kind, None).await {
             Ok(_) => {
                 self.feed.wake();
                 if matches!(kind, ChangeKind::Decided | ChangeKind::Expired) {
@@ -131,18 +131,18 @@ impl Changes {
     }
 
     /// Stores a decision: `next` (already serialized as `doc`) in place of
-    /// the review read at `version`, with its first result under the caller's
+    /// the review as it was `read`, with its first result under the caller's
     /// idempotency key (`record`), all or nothing.
     pub async fn decide(
         &self,
-        version: i64,
+        read: &Stored,
         next: &Review,
         doc: String,
         record: IdempotencyRecord,
     ) -> Result<Written, DbError> {
         let written = self
             .db
-            .replace_serialized_review(version, next, doc, ChangeKind::Decided, Some(record))
+            .replace_serialized_review(read, next, doc, ChangeKind::Decided, Some(record))
             .await;
         match written {
             Ok(_) => {
@@ -166,10 +166,7 @@ impl Changes {
     ) -> Result<bool, DbError> {
         let closing = self.policy.rule_for(&stored.review).expiry_decision();
         match expire_if_due(&stored.review, closing, now, &mut new_id) {
-            Some(next) => {
-                self.replace(stored.version, &next, ChangeKind::Expired)
-                    .await
-            }
+            Some(next) => self.replace(stored, &next, ChangeKind::Expired).await,
             None => Ok(false),
         }
     }
@@ -196,9 +193,7 @@ impl Changes {
             };
             if let Some(next) = escalate_if_due(&stored.review, now, &mut new_id) {
                 // A decision that landed meanwhile stands: nothing to escalate then.
-                let done = self
-                    .replace(stored.version, &next, ChangeKind::Escalated)
-                    .await?;
+                let done = self.replace(&stored, &next, ChangeKind::Escalated).await?;
                 escalated += usize::from(done);
             }
         }

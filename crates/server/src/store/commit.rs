@@ -7,7 +7,8 @@
 
 use super::audit;
 use super::grants::NewGrant;
-use super::row::Columns;
+use super::reviews::Stored;
+use super::row::{search_text, Columns};
 use super::{begin_write, is_transient, stored_time, Backend, Db, DbError, RETRIES};
 use countersign_domain::wire::ChangeKind;
 use sqlx::{AnyPool, Row};
@@ -160,6 +161,9 @@ impl From<sqlx::Error> for ChangeError {
 /// One review change waiting for the group commit.
 pub struct Replacement {
     version: i64,
+    /// Whether the search text is the one stored: then the statement leaves
+    /// it out, and the indexes that carry it are not rewritten.
+    search_kept: bool,
     row: Columns,
     kind: ChangeKind,
     idempotency: Option<IdempotencyRecord>,
@@ -167,16 +171,17 @@ pub struct Replacement {
 }
 
 impl Replacement {
-    /// The change of a review read at `version` to the state in `row`, with
-    /// the decision's idempotency record.
+    /// The change of review `read` to the state in `row`, with the
+    /// decision's idempotency record.
     pub(super) fn new(
-        version: i64,
+        read: &Stored,
         row: Columns,
         kind: ChangeKind,
         idempotency: Option<IdempotencyRecord>,
     ) -> Replacement {
         Replacement {
-            version,
+            version: read.version,
+            search_kept: search_text(&read.review) == row.search,
             row,
             kind,
             idempotency,
@@ -292,46 +297,69 @@ async fn update_reviews(
             results[i] = Err(ChangeError::Stale);
         }
     }
-    if going.is_empty() {
-        return Ok(());
+    // A decision keeps the search text (the usual case) and then leaves it
+    // out of the statement, so the list indexes that carry it are not
+    // rewritten; the changes that replace it go in a second statement.
+    let (kept, replaced): (Vec<usize>, Vec<usize>) =
+        going.into_iter().partition(|&i| batch[i].search_kept);
+    let mut updated = std::collections::HashSet::new();
+    for (group, with_search) in [(kept, false), (replaced, true)] {
+        if !group.is_empty() {
+            updated.extend(update_group(tx, batch, &group, with_search, now).await?);
+        }
+        for i in group {
+            if !updated.contains(&batch[i].row.id) {
+                results[i] = Err(ChangeError::Stale);
+            }
+        }
     }
-    const COLUMNS: usize = 8;
+    Ok(())
+}
+
+/// One compare-and-swap update of the changes `group` of `batch`, setting
+/// the search text only `with_search`. Returns the ids it updated.
+async fn update_group(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    batch: &[&Replacement],
+    group: &[usize],
+    with_search: bool,
+    now: &str,
+) -> Result<Vec<String>, sqlx::Error> {
+    let (columns, search, set_search) = if with_search {
+        (7, ", search", "search = v.search, ")
+    } else {
+        (6, "", "")
+    };
     let sql = format!(
-        "WITH v (id, version, status, target_type, search, doc, summary, escalate_at) AS (VALUES {})
-         UPDATE reviews SET status = v.status, target_type = v.target_type, search = v.search,
-           doc = v.doc, summary = v.summary, escalate_at = v.escalate_at,
-           version = reviews.version + 1, updated_at = ${}
+        "WITH v (id, version, status, doc, summary, escalate_at{search}) AS (VALUES {})
+         UPDATE reviews SET status = v.status, {set_search}doc = v.doc, summary = v.summary,
+           escalate_at = v.escalate_at, version = reviews.version + 1, updated_at = ${}
          FROM v WHERE reviews.id = v.id AND reviews.version = v.version
          RETURNING reviews.id AS id",
-        placeholders(going.len(), COLUMNS),
-        going.len() * COLUMNS + 1
+        placeholders(group.len(), columns),
+        group.len() * columns + 1
     );
     let mut update = sqlx::query(&sql);
-    for &i in &going {
+    for &i in group {
         let (row, version) = (&batch[i].row, batch[i].version);
         update = update
             .bind(&row.id)
             .bind(version)
             .bind(&row.status)
-            .bind(&row.target_type)
-            .bind(&row.search)
             .bind(&row.doc)
             .bind(&row.summary)
             .bind(&row.escalate_at);
+        if with_search {
+            update = update.bind(&row.search);
+        }
     }
-    let updated: std::collections::HashSet<String> = update
+    update
         .bind(now)
         .fetch_all(&mut **tx)
         .await?
         .iter()
         .map(|row| row.try_get("id"))
-        .collect::<Result<_, _>>()?;
-    for i in going {
-        if !updated.contains(&batch[i].row.id) {
-            results[i] = Err(ChangeError::Stale);
-        }
-    }
-    Ok(())
+        .collect()
 }
 
 /// Stores the idempotency records of a batch in one statement; a change

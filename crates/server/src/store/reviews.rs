@@ -217,20 +217,20 @@ impl Db {
         }))
     }
 
-    /// Replaces a review read at `version` with its next state, records the
+    /// Replaces a review as it was `read` with its next state, records the
     /// change and, for a decision, the first result under its idempotency key:
     /// all or nothing, committed durably before this returns. Concurrent calls
     /// share one transaction and one sync (group commit, see [`super::commit`]).
     /// Returns the change's feed position.
     pub async fn replace_review(
         &self,
-        version: i64,
+        read: &Stored,
         next: &Review,
         kind: ChangeKind,
         idempotency: Option<IdempotencyRecord>,
     ) -> Result<(), ChangeError> {
         self.replace_serialized_review(
-            version,
+            read,
             next,
             serde_json::to_string(next).unwrap_or_default(),
             kind,
@@ -243,7 +243,7 @@ impl Db {
     /// `doc` (a decision sends the same text back, so it is written once).
     pub async fn replace_serialized_review(
         &self,
-        version: i64,
+        read: &Stored,
         next: &Review,
         doc: String,
         kind: ChangeKind,
@@ -253,7 +253,7 @@ impl Db {
             ChangeKind::Decided => NewGrant::of(next)?,
             _ => None,
         };
-        let change = Replacement::new(version, Columns::with_doc(next, doc), kind, idempotency)
+        let change = Replacement::new(read, Columns::with_doc(next, doc), kind, idempotency)
             .with_grant(grant);
         self.writer().submit(change).await
     }

@@ -49,31 +49,14 @@ impl Columns {
     /// The columns of a review already serialized as `doc`.
     pub(super) fn with_doc(review: &Review, doc: String) -> Columns {
         let confirm = &review.confirm;
-        let plan = review.plan();
         let request = review.tool_call().map(|c| &c.request);
-        let search = [
-            plan.map(|p| p.title.as_str()).unwrap_or_default(),
-            plan.map(|p| p.objective.as_str()).unwrap_or_default(),
-            request
-                .map(|r| r.human_summary.as_str())
-                .unwrap_or_default(),
-            request
-                .map(|r| r.tool_call_canonical.as_str())
-                .unwrap_or_default(),
-            confirm.reason.as_deref().unwrap_or_default(),
-            confirm.requested_by_role.as_str(),
-            &confirm.confirm_id.to_string(),
-        ]
-        .join(" ")
-        .to_lowercase();
-        let search = lookup_text(&search);
         Columns {
             id: confirm.confirm_id.to_string(),
             status: confirm.status.to_string(),
             target_type: confirm.target_type.to_string(),
             requester: lookup_text(&confirm.requested_by_role),
             requested_at: stored_time(confirm.requested_at.to_utc()),
-            search,
+            search: search_text(review),
             doc,
             summary: serde_json::to_string(&ReviewSummary::of(review)).unwrap_or_default(),
             expires_at: request.map(|r| stored_time(r.expires_at.to_utc())),
@@ -83,6 +66,31 @@ impl Columns {
                 .and_then(|d| serde_json::to_string(&d).ok()),
         }
     }
+}
+
+/// What a text search looks in: the plan's title and objective, the tool
+/// call's summary and arguments, the reason, the requester and the id,
+/// lowercased.
+pub(super) fn search_text(review: &Review) -> String {
+    let confirm = &review.confirm;
+    let plan = review.plan();
+    let request = review.tool_call().map(|c| &c.request);
+    let search = [
+        plan.map(|p| p.title.as_str()).unwrap_or_default(),
+        plan.map(|p| p.objective.as_str()).unwrap_or_default(),
+        request
+            .map(|r| r.human_summary.as_str())
+            .unwrap_or_default(),
+        request
+            .map(|r| r.tool_call_canonical.as_str())
+            .unwrap_or_default(),
+        confirm.reason.as_deref().unwrap_or_default(),
+        confirm.requested_by_role.as_str(),
+        &confirm.confirm_id.to_string(),
+    ]
+    .join(" ")
+    .to_lowercase();
+    lookup_text(&search)
 }
 
 /// Text as stored in a lookup column (requester, search, tool name): NUL,

@@ -170,7 +170,7 @@ pub async fn resubmit_review(
     }
     let replaced = service
         .changes
-        .replace(stored.version, &next, ChangeKind::Resubmitted)
+        .replace(&stored, &next, ChangeKind::Resubmitted)
         .await?;
     if !replaced {
         return Err(NotResubmitted::ChangedMeanwhile);

@@ -134,11 +134,7 @@ pub async fn decide(
             key: request.idempotency_key.clone(),
             first,
         };
-        match service
-            .changes
-            .decide(stored.version, &next, doc, record)
-            .await?
-        {
+        match service.changes.decide(&stored, &next, doc, record).await? {
             Written::Stored => return Ok(Decided(answer)),
             Written::Stale => continue,
             Written::KeyTaken => {

@@ -86,7 +86,7 @@ async fn change_agents_own<E>(
             .await?
             .ok_or(NotSpent::NotFound(id))?;
         let next = change(&stored.review).map_err(NotSpent::Refused)?;
-        if service.changes.replace(stored.version, &next, kind).await? {
+        if service.changes.replace(&stored, &next, kind).await? {
             return Ok(next);
         }
     }

@@ -153,7 +153,7 @@ fn counts_oldest_pending_and_the_feed_follow_each_stored_change() {
                 .unwrap()
                 .unwrap();
             db.replace_review(
-                stored.version,
+                &stored,
                 &approved(&stored.review),
                 ChangeKind::Decided,
                 None,
@@ -201,14 +201,9 @@ fn a_stale_change_is_refused_and_an_idempotency_record_is_kept_once() {
                 key: "idem-1".into(),
                 first: result.clone(),
             };
-            db.replace_review(
-                stored.version,
-                &next,
-                ChangeKind::Decided,
-                Some(record.clone()),
-            )
-            .await
-            .unwrap();
+            db.replace_review(&stored, &next, ChangeKind::Decided, Some(record.clone()))
+                .await
+                .unwrap();
             let kept = db
                 .idempotent_result("key_r", "idem-1")
                 .await
@@ -225,7 +220,7 @@ fn a_stale_change_is_refused_and_an_idempotency_record_is_kept_once() {
                 .is_none());
             // Read at the old version: someone changed it meanwhile.
             let again = db
-                .replace_review(stored.version, &next, ChangeKind::Decided, None)
+                .replace_review(&stored, &next, ChangeKind::Decided, None)
                 .await;
             assert!(matches!(again, Err(ChangeError::Stale)), "{again:?}");
             // The same key again: a duplicate request, and nothing changes.
@@ -236,7 +231,7 @@ fn a_stale_change_is_refused_and_an_idempotency_record_is_kept_once() {
                 .unwrap();
             let duplicate = db
                 .replace_review(
-                    fresh.version,
+                    &fresh,
                     &approved(&fresh.review),
                     ChangeKind::Decided,
                     Some(record),
@@ -252,6 +247,60 @@ fn a_stale_change_is_refused_and_an_idempotency_record_is_kept_once() {
                 .unwrap()
                 .unwrap();
             assert_eq!(unchanged.version, fresh.version);
+        })
+    });
+}
+
+#[test]
+fn a_change_that_keeps_the_search_text_and_one_that_replaces_it_land_together() {
+    on_both("store_search_kept", |db| {
+        Box::pin(async move {
+            seeded(&db).await;
+            let read = |n| {
+                let db = db.clone();
+                async move {
+                    db.review(numbered_id(n).parse().unwrap())
+                        .await
+                        .unwrap()
+                        .unwrap()
+                }
+            };
+            let (five, six) = (read(5).await, read(6).await);
+            let mut reworded = six.review.clone();
+            reworded.confirm.reason = Some("Zebra crossing".into());
+            // Submitted together, so the writer usually takes both in one
+            // batch (one statement each); either way both must land.
+            let decided = approved(&five.review);
+            let (a, b) = tokio::join!(
+                db.replace_review(&five, &decided, ChangeKind::Decided, None),
+                db.replace_review(&six, &reworded, ChangeKind::Resubmitted, None),
+            );
+            a.unwrap();
+            b.unwrap();
+            let search = |text: &str, status: Option<ConfirmStatus>| {
+                let mut q = query(100);
+                q.text = text.into();
+                q.status = status;
+                q
+            };
+            assert_eq!(
+                every_page(&db, &search("zebra", None)).await,
+                [numbered_id(6)]
+            );
+            assert!(every_page(&db, &search("request 6:", None))
+                .await
+                .is_empty());
+            assert_eq!(
+                every_page(&db, &search("request 5:", Some(ConfirmStatus::Approved))).await,
+                [numbered_id(5)]
+            );
+            assert!(
+                every_page(&db, &search("request 5:", Some(ConfirmStatus::Pending)))
+                    .await
+                    .is_empty()
+            );
+            assert_eq!(read(5).await.version, five.version + 1);
+            assert_eq!(read(6).await.review, reworded);
         })
     });
 }
