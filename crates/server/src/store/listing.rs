@@ -12,6 +12,11 @@ use sqlx::Row;
 /// whose indexes hold the same expression).
 pub(super) const NO_DEADLINE: &str = "'9999-12-31T23:59:59.999999Z'";
 
+/// PostgreSQL: the reviews whose search text its list index holds, and the
+/// others, as migration 0023's partial indexes say them.
+const SHORT_SEARCH: &str = "octet_length(search) <= 2000";
+const LONG_SEARCH: &str = "octet_length(search) > 2000";
+
 /// Where a page starts: after this (deadline, requested_at, id), the
 /// deadline only in the order of what expires first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,9 +116,8 @@ impl Db {
         columns: &str,
     ) -> Result<Vec<sqlx::any::AnyRow>, DbError> {
         let deadline = format!("COALESCE(expires_at, {NO_DEADLINE})");
-        let mut sql = Sql::new(&format!(
-            "SELECT id, requested_at, {deadline} AS deadline, {columns} FROM reviews WHERE 1 = 1"
-        ));
+        // The conditions first; the statement around them is written last.
+        let mut sql = Sql::new("");
         if let Some(status) = filter.status {
             sql.push(" AND status = ").bind(status.as_str());
         }
@@ -123,7 +127,8 @@ impl Db {
         if let Some(requester) = &filter.requester {
             sql.push(" AND requester = ").bind(lookup_text(requester));
         }
-        if let Some(text) = Some(filter.text.trim()).filter(|t| !t.is_empty()) {
+        let text = Some(filter.text.trim()).filter(|t| !t.is_empty());
+        if let Some(text) = text {
             let needle = lookup_text(&text.to_lowercase());
             // SQLite: a text few reviews hold is found through the trigram
             // index; a common one by walking the time order, where matches
@@ -185,11 +190,36 @@ impl Db {
             Order::Expiring => format!("{deadline} ASC, "),
             Order::Oldest | Order::Newest => String::new(),
         };
-        sql.push(&format!(
+        let order = format!(
             " ORDER BY {first}requested_at {direction}, id {direction} LIMIT {}",
             u64::from(filter.limit) + 1
-        ));
-        Ok(sql.query().fetch_all(self.pool()).await?)
+        );
+        let select =
+            format!("SELECT id, requested_at, {deadline} AS deadline, {columns} FROM reviews");
+        let conditions = std::mem::take(&mut sql.text);
+        // PostgreSQL, a status's reviews by deadline (the inbox): the text is
+        // checked inside an index that holds it (migration 0023) for the
+        // reviews whose text fits in one, beside the others; each part's page
+        // ids, then the page (the same numbered values serve both parts).
+        // Other orders read as before: without such an index, the part of
+        // the long texts would walk every row.
+        let searchable = filter.status.is_some() && filter.order == Order::Expiring;
+        sql.text = match (self.backend(), text) {
+            (Backend::Postgres, Some(_)) if searchable => format!(
+                "{select} WHERE id IN ((SELECT id FROM reviews WHERE {SHORT_SEARCH}{conditions}{order}) \
+                 UNION ALL (SELECT id FROM reviews WHERE {LONG_SEARCH}{conditions}{order})){order}"
+            ),
+            _ => format!("{select} WHERE 1 = 1{conditions}{order}"),
+        };
+        // A search is planned for its own text each time: a plan PostgreSQL
+        // keeps for any text (after five runs of one statement) walks the
+        // whole index for a text that no review holds (0.4-0.6 s at
+        // 1,000,000 reviews) where the trigram index answers it at once.
+        Ok(sql
+            .query()
+            .persistent(text.is_none())
+            .fetch_all(self.pool())
+            .await?)
     }
 
     /// The page of `rows` (from `page_rows`), each item read by `item`.

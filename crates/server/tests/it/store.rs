@@ -306,6 +306,41 @@ fn a_change_that_keeps_the_search_text_and_one_that_replaces_it_land_together() 
 }
 
 #[test]
+fn a_search_finds_texts_too_long_for_an_index_entry_in_every_order() {
+    on_both("store_long_search", |db| {
+        Box::pin(async move {
+            // PostgreSQL keeps a text of more than 2,000 bytes out of its
+            // searchable index (migration 0023): it must still be found, in
+            // its place in the order, a page of one at a time.
+            let mut long = numbered(1).unwrap();
+            long.confirm.reason = Some(format!("{} needle", "x".repeat(3_000)));
+            let mut short = numbered(2).unwrap();
+            short.confirm.reason = Some("a needle".into());
+            let reviews = [long, short, numbered(3).unwrap()];
+            db.insert_reviews(&reviews, "key_test").await.unwrap();
+            let (first, second) = (numbered_id(1), numbered_id(2));
+            for (order, expected) in [
+                (Order::Expiring, [first.as_str(), &second]),
+                (Order::Oldest, [&first, &second]),
+                (Order::Newest, [&second, &first]),
+            ] {
+                for status in [None, Some(ConfirmStatus::Pending)] {
+                    let mut needle = query(1);
+                    needle.text = "NEEDLE".into();
+                    needle.order = order;
+                    needle.status = status;
+                    assert_eq!(
+                        every_page(&db, &needle).await,
+                        expected,
+                        "{order:?} {status:?}"
+                    );
+                }
+            }
+        })
+    });
+}
+
+#[test]
 fn sign_ins_are_taken_once_and_sessions_end_for_good_on_both_databases() {
     use countersign_server::store::sessions::{Attempt, NewSession};
     on_both("store_sessions", |db| {
