@@ -516,6 +516,14 @@ if (!quick && existsSync("/usr/lib/postgresql")) {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+// A smoke run whose requests failed measured nothing, so it fails (a full run
+// shows the failures in its tables).
+if (quick) {
+  for (const [backend, text] of serverRuns) {
+    const failed = text.split("\n").filter((l) => / [1-9]\d* failed in |Non-2xx/.test(l));
+    if (failed.length > 0) throw new Error(`${backend}: requests of the load example failed:\n${failed.join("\n")}`);
+  }
+}
 const pick = (text, label) => text.split("\n").find((l) => l.startsWith(label))?.slice(label.length).replace(/^[:,]\s*/, "") ?? "n/a";
 const p99 = (cell) => cell.match(/(?:p99|99%) ([\d.]+ ?ms)/)?.[1] ?? "n/a";
 const rate = (text, label) => Number(pick(text, label).match(/= (\d+)\/s|Requests\/sec: ([\d.]+)/)?.slice(1).find(Boolean) ?? NaN);

@@ -155,23 +155,15 @@ fn one_thread_decisions(
     (latencies, failures, started.elapsed())
 }
 
-/// How many reviews the wrk run may decide.
-const WRK_RANGE: usize = 30_000;
-
 /// Runs wrk (one thread, 64 connections) deciding distinct pending reviews
-/// from `first` on: its summary line and how many requests it made; None when
+/// after `first`: its summary line and how many requests it made; None when
 /// wrk is not installed.
 fn wrk_decisions(base: &str, key: &str, first: usize, seconds: u64) -> Option<(String, u64)> {
     let script = std::env::temp_dir().join(format!("countersign-wrk-{}.lua", std::process::id()));
     std::fs::write(
         &script,
         format!(
-            r#"local next_thread = 0
-function setup(thread)
-  thread:set("first", {first} + next_thread * {WRK_RANGE})
-  next_thread = next_thread + 1
-end
-function init(args) n = first end
+            r#"function init(args) n = {first} end
 function request()
   n = n + 1
   local id = string.format("aaaa0000-0000-4000-8000-%012x", n)
@@ -265,7 +257,7 @@ fn main() {
     // quick runs, of one second each, make at most a few thousand in all).
     let pending = match (list_only, quick, observed) {
         (true, _, _) => 0,
-        (false, true, _) => 5_000,
+        (false, true, _) => 10_000,
         (false, false, false) => 80_000,
         // Up to ~5,000 decisions/s in each of 12 runs of 3 s.
         (false, false, true) => 200_000,
@@ -499,7 +491,9 @@ fn decision_runs(
         wrk_decisions(&base, &key, next.load(Ordering::Relaxed), seconds)
     {
         println!("{line}");
-        next.fetch_add(WRK_RANGE, Ordering::Relaxed);
+        // The reviews wrk decided, and those its 64 connections still had in
+        // flight when it stopped (it counts only the answered ones).
+        next.fetch_add(requests as usize + 64, Ordering::Relaxed);
         requests
     } else {
         let (latencies, failures, elapsed) = one_thread_decisions(port, &key, &next, 64, seconds);
