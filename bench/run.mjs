@@ -503,7 +503,8 @@ say();
 say("`target/release/examples/load` (`crates/server/examples/load.rs`; the server in its own process, the load clients in the example's, on 127.0.0.1: 64 client threads, then 64 connections on one thread from Debian's `wrk` when installed, else from hyper's client). Decisions are durable (SQLite WAL with `synchronous=FULL`; PostgreSQL with `fsync=on`). The floor: a bare SQLite insert loop on the same disk and settings, one transaction per insert, run just before and just after the one-thread decisions (their mean: this disk's sync speed drifts by a third within minutes).");
 say();
 buildNative("--example", "load");
-const load = (extra) => sh(`${serverDir}/examples/load`, [...(quick ? ["--quick"] : []), ...extra], { stdio: ["ignore", "pipe", "ignore"] });
+// Its standard error says why a request failed.
+const load = (extra) => sh(`${serverDir}/examples/load`, [...(quick ? ["--quick"] : []), ...extra], { stdio: ["ignore", "pipe", "inherit"] });
 const serverRuns = [];
 for (let run = 0; run < (quick ? 1 : 2); run++) serverRuns.push(["SQLite", load([])]);
 if (!quick && existsSync("/usr/lib/postgresql")) {

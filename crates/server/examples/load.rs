@@ -67,15 +67,27 @@ fn client() -> ureq::Agent {
 
 fn decide(agent: &ureq::Agent, base: &str, key: &str, n: usize) -> bool {
     let id = numbered_id(n);
-    agent
+    let answer = agent
         .post(&format!("{base}/api/v1/reviews/{id}/decisions"))
         .header("Authorization", &format!("Bearer {key}"))
         .header("Idempotency-Key", &format!("bench-{n}"))
         .send_json(
             json!({"status": "approved", "decided_by_role": "reviewer", "reason": "benchmark"}),
-        )
-        .map(|r| r.status().as_u16() == 200)
-        .unwrap_or(false)
+        );
+    // A failed decision says why on standard error (the figures stay on
+    // standard output).
+    match answer {
+        Ok(r) if r.status() == 200 => true,
+        Ok(mut r) => {
+            let body = r.body_mut().read_to_string().unwrap_or_default();
+            eprintln!("decision {n} answered {}: {body}", r.status());
+            false
+        }
+        Err(e) => {
+            eprintln!("decision {n} failed: {e}");
+            false
+        }
+    }
 }
 
 /// Decides as fast as the server answers from `connections` keep-alive
@@ -155,21 +167,36 @@ fn one_thread_decisions(
     (latencies, failures, started.elapsed())
 }
 
+/// What a wrk run did.
+struct WrkRun {
+    /// Its summary line.
+    line: String,
+    /// How many requests it had answered.
+    requests: u64,
+    /// The number of the last review it asked to decide (it also asks for
+    /// some it never counts: those in flight when it stops, and more).
+    last: usize,
+}
+
 /// Runs wrk (one thread, 64 connections) deciding distinct pending reviews
-/// after `first`: its summary line and how many requests it made; None when
-/// wrk is not installed.
-fn wrk_decisions(base: &str, key: &str, first: usize, seconds: u64) -> Option<(String, u64)> {
+/// after `first`; None when wrk is not installed.
+fn wrk_decisions(base: &str, key: &str, first: usize, seconds: u64) -> Option<WrkRun> {
     let script = std::env::temp_dir().join(format!("countersign-wrk-{}.lua", std::process::id()));
     std::fs::write(
         &script,
         format!(
-            r#"function init(args) n = {first} end
+            r#"local threads = {{}}
+function setup(thread) table.insert(threads, thread) end
+function init(args) n = {first} end
 function request()
   n = n + 1
   local id = string.format("aaaa0000-0000-4000-8000-%012x", n)
   return wrk.format("POST", "/api/v1/reviews/" .. id .. "/decisions",
     {{["Authorization"] = "Bearer {key}", ["Content-Type"] = "application/json", ["Idempotency-Key"] = "wrk-" .. n}},
     '{{"status":"approved","decided_by_role":"reviewer","reason":"benchmark"}}')
+end
+function done(summary, latency, requests)
+  for _, thread in ipairs(threads) do io.write(string.format("last review number: %d\n", thread:get("n"))) end
 end
 "#
         ),
@@ -206,7 +233,15 @@ end
             "all 200".into()
         }
     );
-    Some((line, requests))
+    let last = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("last review number: ")?.trim().parse().ok())
+        .max()?;
+    Some(WrkRun {
+        line,
+        requests,
+        last,
+    })
 }
 
 /// CPU time (user and system) a process has used so far, in seconds (Linux).
@@ -487,14 +522,12 @@ fn decision_runs(
     //     without wrk, from 64 connections of hyper's client on one thread.
     let before = floor();
     let cpu_before = cpu_seconds(server);
-    let decided = if let Some((line, requests)) =
+    let decided = if let Some(run) =
         wrk_decisions(&base, &key, next.load(Ordering::Relaxed), seconds)
     {
-        println!("{line}");
-        // The reviews wrk decided, and those its 64 connections still had in
-        // flight when it stopped (it counts only the answered ones).
-        next.fetch_add(requests as usize + 64, Ordering::Relaxed);
-        requests
+        println!("{}", run.line);
+        next.fetch_max(run.last + 1, Ordering::Relaxed);
+        run.requests
     } else {
         let (latencies, failures, elapsed) = one_thread_decisions(port, &key, &next, 64, seconds);
         let decided = latencies.len() as u64;
