@@ -221,7 +221,7 @@ impl Db {
     /// change and, for a decision, the first result under its idempotency key:
     /// all or nothing, committed durably before this returns. Concurrent calls
     /// share one transaction and one sync (group commit, see [`super::commit`]).
-    /// Returns the change's feed position.
+    /// A review changed since it was read is refused ([`ChangeError::Stale`]).
     pub async fn replace_review(
         &self,
         read: &Stored,
