@@ -29,6 +29,7 @@ import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { distFiles } from "../scripts/dist-files.mjs";
 import { chromium } from "@playwright/test";
 import { floorPaints, phoneLink, writeFloor } from "./phone.mjs";
+import { signIn as signInAs, signInSettings, startProvider } from "../tests/e2e/sign-in-support.mjs";
 import { layoutPlot } from "./plot.mjs";
 import { crateShares } from "./wasm-names.mjs";
 
@@ -346,11 +347,12 @@ const brotliKb = (name) => {
   }
   return brotliOf.get(name) / 1024;
 };
-async function seededServer(count) {
+// With `signIn(dir)`: served with those sign-in settings (a file it writes into the desk's folder), on `port`.
+async function seededServer(count, { port = freePort(), signIn } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "countersign-bench-desk."));
   const key = sh(`${serverDir}/examples/seed`, ["--database", `sqlite://${dir}/countersign.db`, "--count", String(count)]).match(/reviewer key: (\S+)/)[1];
-  const port = freePort();
-  const child = spawn(`${serverDir}/countersign`, ["serve", "--listen", `127.0.0.1:${port}`, "--app-dir", "dist", "--data", dir], { stdio: "ignore" });
+  const settings = signIn ? ["--sign-in", signIn(dir)] : [];
+  const child = spawn(`${serverDir}/countersign`, ["serve", "--listen", `127.0.0.1:${port}`, "--app-dir", "dist", "--data", dir, ...settings], { stdio: "ignore" });
   started.push(child);
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100 && !(await fetch(`${url}/api/v1/health`).then((r) => r.ok, () => false)); i++) await pause(100);
@@ -437,8 +439,24 @@ say();
   const phoneRows = [];
   const server = await seededServer(100);
   const runs = quick ? 1 : 5;
-  for (const [visit, origin, saved] of [["returning reviewer, own server", server.url, server], ["first visit, static host", appUrl, null]]) {
-    const { cold, warm } = await phoneLink(browser, origin, saved && { url: saved.url, key: saved.key }, runs);
+  // A reviewer signed in with OpenID Connect (the sign-in tests' provider, oidc-provider): the server
+  // writes the first rows into the page itself. Their session's cookies are taken from one sign-in.
+  const port = freePort();
+  const provider = await startProvider("oidc-provider", `http://127.0.0.1:${port}/auth/callback`);
+  const signedIn = await seededServer(100, { port, signIn: (dir) => signInSettings(dir, port, provider) });
+  {
+    const context = await browser.newContext();
+    const p = await context.newPage();
+    await signInAs(p, { url: signedIn.url, provider }, "dana");
+    signedIn.cookies = await context.cookies();
+    await context.close();
+  }
+  for (const [visit, origin, saved] of [
+    ["returning reviewer, own server", server.url, { url: server.url, key: server.key }],
+    ["returning reviewer signed in, own server", signedIn.url, { cookies: signedIn.cookies }],
+    ["first visit, static host", appUrl, null],
+  ]) {
+    const { cold, warm } = await phoneLink(browser, origin, saved, runs);
     for (const [cache, m] of [["cold", cold], ["warm", warm]]) {
       const by = [...new Set(m.map((v) => v.by))].join(", ");
       phoneRows.push([visit, cache, spread(m.map((v) => v.drawn), "ms", 0), spread(m.map((v) => v.openable), "ms", 0), spread(m.map((v) => v.kb), "KB"), by, spread(m.map((v) => v.tap), "ms", 0)]);
@@ -451,6 +469,8 @@ say();
   const floor = await floorPaints(browser, `${await serve(floorDir)}/`, runs);
   phoneRows.push(["floor: the same rows as a static page", "cold", spread(floor, "ms", 0), "", "", "", ""]);
   server.stop();
+  signedIn.stop();
+  provider.stop();
   table(["visit", "HTTP cache", "first row drawn (budget ≤ 500 ms)", "first row can be opened (budget ≤ 1,000 ms)", "over the link by then (budget ≤ 100 KB)", "opened by", "a tap then → its review drawn"], phoneRows);
 }
 

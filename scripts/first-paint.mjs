@@ -8,7 +8,9 @@
 // the server's answer. The drawing's links open their screen: the address
 // changes at once and the app opens it when it starts. The app is fetched once
 // the rows are drawn (or half a second later if the server is slow); on any
-// other visit at once. The app's preloads move from index.html into the boot
+// other visit at once. A server that knows the browser's session (a signed-in
+// reviewer) writes its first page into the page itself; the boot script makes
+// its links work the same way. The app's preloads move from index.html into the boot
 // script for that reason (a preload in the page is fetched on every visit).
 // Runs after split-app.mjs (the app's files are final) and before
 // harden-dist.mjs (which allows the boot script by its hash).
@@ -101,7 +103,10 @@ const paintFailed = (e) => console.warn("The first paint failed; the app draws t
 const draw = (html) => {
   if (!html || performance.getEntriesByName("countersign:start").length > 0) return;
   document.body.insertAdjacentHTML("afterbegin", html);
-  const drawn = document.body.firstElementChild;
+  adopt(document.body.firstElementChild);
+};
+// Makes a drawing in the page the app's stand-in until it starts: written here, or by the server in the page itself.
+const adopt = (drawn) => {
   document.body.classList.add("painting");
   performance.mark("countersign:first-row");
   for (const control of drawn.querySelectorAll(".tabs, .filters, button, input, select")) {
@@ -125,6 +130,11 @@ const draw = (html) => {
   addEventListener("popstate", () => opening()?.removeAttribute("aria-busy"));
   performance.mark("countersign:rows-open");
 };
+// A Countersign server that knows this browser's session drew its first page into the page (nothing to fetch first).
+if (!painting) parsed.then(() => {
+  const drawn = document.querySelector("body > .first-paint");
+  if (drawn && performance.getEntriesByName("countersign:start").length === 0) adopt(drawn);
+});
 if (painting?.demo) {
   preload(firstPaint.glue, firstPaint.wasm);
   try {

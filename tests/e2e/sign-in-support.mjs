@@ -44,8 +44,12 @@ export async function startProvider(kind, redirect) {
   return { kind, issuer, control, ...how, stop: () => child.kill("SIGKILL") };
 }
 
-/** A desk with sign-in through `provider` (and any `settings` lines), on `port`. */
-export async function startDesk(dir, port, provider, { settings = "", extra = [] } = {}) {
+/**
+ * Writes into `dir` the sign-in settings of a desk on `port` through
+ * `provider` (and any `settings` lines), sets the client's secret in this
+ * process's environment (a desk started from here inherits it); the file's path.
+ */
+export function signInSettings(dir, port, provider, settings = "") {
   const file = join(dir, `sign-in-${port}.toml`);
   writeFileSync(file, `${settings}
 [[provider]]
@@ -61,6 +65,12 @@ scopes = ${JSON.stringify(provider.scopes)}
 "security" = ["security_officer"]
 `);
   process.env.TEST_OIDC_SECRET = "test-secret";
+  return file;
+}
+
+/** A desk with sign-in through `provider` (and any `settings` lines), on `port`. */
+export async function startDesk(dir, port, provider, { settings = "", extra = [] } = {}) {
+  const file = signInSettings(dir, port, provider, settings);
   const desk = await startServer(dir, `127.0.0.1:${port}`, { extra: ["--sign-in", file, ...extra] });
   return Object.assign(desk, { provider });
 }

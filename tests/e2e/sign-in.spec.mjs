@@ -190,6 +190,45 @@ test("a reviewer signs in with the provider's form, and their decision names the
   receiver.stop();
 });
 
+test("a signed-in reviewer's page holds the inbox's first rows, drawn without any script, then the app's", async ({ page, browser }) => {
+  desk = await startDesk(dir, port, provider);
+  const id = await ask();
+  await signIn(page, desk, "dana");
+  // The page itself holds the first rows and its stylesheet: one round trip draws them on a slow link.
+  const served = await page.request.get(`${desk.url}/`);
+  expect(served.headers()["cache-control"]).toBe("private, no-store");
+  expect(served.headers()["vary"]).toContain("cookie");
+  const html = await served.text();
+  expect(html).toContain('<body class="painting"><div class="first-paint">');
+  expect(html).toContain(`href="/reviews/${id}"`);
+  expect(html).toContain("<style>");
+  expect(html).not.toContain('rel="stylesheet"');
+  // Anyone else gets the page as built; so does a path that is not the inbox.
+  for (const plain of [await (await fetch(`${desk.url}/`)).text(), await (await page.request.get(`${desk.url}/index.html`)).text()]) {
+    expect(plain).not.toContain(`<div class="first-paint">`);
+    expect(plain).toContain('rel="stylesheet"');
+  }
+  // With scripts off, the rows stand styled (the policy allows the stylesheet by its hash) and are links.
+  const still = await browser.newContext({ javaScriptEnabled: false, storageState: await page.context().storageState() });
+  const bare = await still.newPage();
+  const refused = [];
+  bare.on("console", (m) => m.type() === "error" && refused.push(m.text()));
+  await bare.goto(`${desk.url}/`);
+  const row = bare.locator(`.first-paint a[href="/reviews/${id}"]`);
+  await expect(row).toBeVisible();
+  await expect(bare.locator(".first-paint .topbar")).toHaveCSS("display", "flex");
+  expect(refused).toEqual([]);
+  await shoot(bare, "signed-in-first-paint");
+  await still.close();
+  // With the app: the drawing gives way to the app's own rows, and a row opens its review.
+  const errors = watchDesk(page);
+  await page.goto(`${desk.url}/`);
+  await expect(page.locator(".first-paint")).toHaveCount(0);
+  await page.locator(`a[href="/reviews/${id}"]`).click();
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("Delete stale preview environments 1");
+  expect(errors).toEqual([]);
+});
+
 test("a person whose groups give no role is signed in but may not review", async ({ page }) => {
   desk = await startDesk(dir, port, provider);
   await signIn(page, desk, "nobody");
@@ -199,6 +238,8 @@ test("a person whose groups give no role is signed in but may not review", async
   expect(listed.status).toBe(403);
   expect(listed.body.error.code).toBe("no_role");
   expect(listed.body.error.message).toContain("you are signed in as No Role, but none of your groups gives a role");
+  // Nor does the desk's page draw the inbox for them.
+  expect(await (await page.request.get(`${desk.url}/`)).text()).not.toContain(`<div class="first-paint">`);
 });
 
 test("signing out ends the session on the server, not only in the browser", async ({ page }) => {
@@ -210,6 +251,10 @@ test("signing out ends the session on the server, not only in the browser", asyn
   const replayed = await fetch(`${desk.url}/api/v1/reviews`, { headers: { Cookie: `${cookie.name}=${cookie.value}` } });
   expect(replayed.status).toBe(401);
   expect((await replayed.json()).error.message).toContain("your session has ended");
+  // The desk's page no longer draws the inbox with that cookie: it is the page as built.
+  const served = await (await fetch(`${desk.url}/`, { headers: { Cookie: `${cookie.name}=${cookie.value}` } })).text();
+  expect(served).not.toContain(`<div class="first-paint">`);
+  expect(served).toContain('rel="stylesheet"');
   // Its start and end are in the audit chain, which holds.
   const verified = spawnSync(binary, ["audit", "--data", dir, "verify"]);
   expect(verified.status, String(verified.stdout) + String(verified.stderr)).toBe(0);

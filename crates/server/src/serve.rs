@@ -319,7 +319,7 @@ pub fn app(
 ) -> Result<(axum::Router, Option<String>), String> {
     let mut app = http::router(state.clone(), options.max_body);
     app = match metrics {
-        Some(metrics) => app.merge(metrics.router(state.db)),
+        Some(metrics) => app.merge(metrics.router(state.db.clone())),
         None => app.merge(crate::metrics::off()),
     };
     let mut policy = None;
@@ -333,7 +333,7 @@ pub fn app(
         None => None,
     };
     if let Some(source) = source {
-        let (files, index) = crate::http::app::router(source)?;
+        let (files, index) = crate::http::app::router(source, state)?;
         app = app.merge(files);
         policy = crate::http::headers::app_policy(&String::from_utf8_lossy(&index));
         if policy.is_none() {

@@ -3,15 +3,26 @@
 //! Files are served as they are, with their brotli or gzip copy when the
 //! browser takes it; `index.html` answers every other path without a file
 //! extension (the app's own routes, e.g. `/reviews/<id>`), marked so the app
-//! knows a Countersign server serves it and opens on this server.
+//! knows a Countersign server serves it and opens on this server. A
+//! signed-in reviewer's `/` holds the inbox's first page and the stylesheet
+//! as well, so a slow link draws it in one round trip (the app then takes
+//! over, as from the boot script's drawing).
 
+use super::auth::{Caller, SESSION_COOKIE};
+use super::signin::cookie_value;
+use super::AppState;
+use crate::store::keys::KeyKind;
 use axum::body::Bytes;
-use axum::extract::Request;
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use sha2::{Digest, Sha256};
 use std::path::Path;
+use std::sync::Arc;
 use tower_http::services::ServeDir;
 
 mod embedded {
@@ -35,38 +46,21 @@ pub fn embedded() -> bool {
     !embedded::FILES.is_empty()
 }
 
-/// The app's routes, and its `index.html` as served (for its
+/// The app's routes over `state`, and its `index.html` as served (for its
 /// Content-Security-Policy).
-pub fn router(source: Source) -> Result<(Router, Bytes), String> {
-    let index = match &source {
-        Source::Dir(dir) => std::fs::read(dir.join("index.html")).map_err(|e| {
-            format!(
-                "no built app in {} ({e}); build it with ./scripts/build-app.sh or leave out --app-dir",
-                dir.display()
-            )
-        })?,
-        Source::Embedded => file("/index.html")
-            .ok_or("this countersign carries no built app")?
-            .to_vec(),
-    };
-    if let Some(base) = sub_path(&index) {
-        return Err(format!(
-            "the built app was made for a static host serving it under {base} (COUNTERSIGN_BASE); \
-             countersign serves it at /: build it again without COUNTERSIGN_BASE"
-        ));
-    }
-    let index = Bytes::from(marked(&index));
-    let page = index.clone();
-    let start = {
-        let index = index.clone();
-        move || {
-            let index = index.clone();
-            async move { ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], index) }
-        }
-    };
+pub fn router(source: Source, state: AppState) -> Result<(Router, Bytes), String> {
+    let (index, signed_in) = pages(&source)?;
+    let index = Bytes::from(index);
+    let home = Arc::new(Home {
+        index: index.clone(),
+        signed_in,
+        state,
+    });
     let pages = Router::new()
-        .route("/", get(start.clone()))
-        .route("/index.html", get(start));
+        .route("/", get(home_page))
+        .route("/index.html", get(home_page))
+        .with_state(home);
+    let page = index.clone();
     let fallback = move |request: Request| {
         let index = index.clone();
         async move { fallback(&request, index) }
@@ -94,6 +88,144 @@ pub fn router(source: Source) -> Result<(Router, Bytes), String> {
         }),
     };
     Ok((router, page))
+}
+
+/// What `/` answers.
+struct Home {
+    /// `index.html` as served to everyone.
+    index: Bytes,
+    /// The page for a signed-in reviewer, when the build's stylesheet could
+    /// be put in it.
+    signed_in: Option<SignedInPage>,
+    state: AppState,
+}
+
+/// `index.html` with its stylesheet inline (allowed by its hash), cut where
+/// the drawn inbox goes: at the start of the body, which is marked as
+/// painting (the app's own nodes stay hidden until the drawing gives way).
+#[derive(Debug)]
+struct SignedInPage {
+    head: String,
+    tail: String,
+}
+
+/// `/` and `/index.html`: the page, with the inbox's first page drawn in it
+/// at `/` for a signed-in reviewer. That page is theirs alone: never stored by a
+/// cache. Any failure to draw it serves the usual page.
+async fn home_page(State(home): State<Arc<Home>>, request: Request) -> Response {
+    let html = HeaderValue::from_static("text/html; charset=utf-8");
+    let by_cookie = HeaderValue::from_static("cookie");
+    let drawn = match &home.signed_in {
+        Some(page)
+            if request.uri().path() == "/"
+                && cookie_value(request.headers(), SESSION_COOKIE).is_some() =>
+        {
+            drawn_inbox(&home.state, request)
+                .await
+                .map(|inbox| format!("{}{inbox}{}", page.head, page.tail))
+        }
+        _ => None,
+    };
+    match drawn {
+        Some(page) => (
+            [
+                (header::CONTENT_TYPE, html),
+                (
+                    header::CACHE_CONTROL,
+                    HeaderValue::from_static("private, no-store"),
+                ),
+                (header::VARY, by_cookie),
+            ],
+            page,
+        )
+            .into_response(),
+        None => (
+            [(header::CONTENT_TYPE, html), (header::VARY, by_cookie)],
+            home.index.clone(),
+        )
+            .into_response(),
+    }
+}
+
+/// The inbox's first page for the signed-in reviewer behind the request's
+/// session cookie; None for anyone else, or when it cannot be drawn now (the
+/// page then loads as usual and the app says what is wrong).
+async fn drawn_inbox(state: &AppState, request: Request) -> Option<String> {
+    let origin = state.sign_in.as_ref()?.config.origin.clone();
+    let (mut parts, _) = request.into_parts();
+    let caller = <Caller as FromRequestParts<AppState>>::from_request_parts(&mut parts, state)
+        .await
+        .ok()?;
+    caller.require(KeyKind::Reviewer).ok()?;
+    match super::reviews::first_page(state, &origin, "/").await {
+        Ok(drawn) => drawn,
+        Err(e) => {
+            tracing::warn!("the signed-in page was served without its inbox: {e}");
+            None
+        }
+    }
+}
+
+/// `index.html` as served (marked), and the signed-in reviewer's page when
+/// the build has a stylesheet that can be inlined under its policy.
+fn pages(source: &Source) -> Result<(Vec<u8>, Option<SignedInPage>), String> {
+    let index = match source {
+        Source::Dir(dir) => std::fs::read(dir.join("index.html")).map_err(|e| {
+            format!(
+                "no built app in {} ({e}); build it with ./scripts/build-app.sh or leave out --app-dir",
+                dir.display()
+            )
+        })?,
+        Source::Embedded => file("/index.html")
+            .ok_or("this countersign carries no built app")?
+            .to_vec(),
+    };
+    if let Some(base) = sub_path(&index) {
+        return Err(format!(
+            "the built app was made for a static host serving it under {base} (COUNTERSIGN_BASE); \
+             countersign serves it at /: build it again without COUNTERSIGN_BASE"
+        ));
+    }
+    let text = String::from_utf8_lossy(&marked(&index)).into_owned();
+    let css = |href: &str| match source {
+        Source::Dir(dir) => std::fs::read(dir.join(href.trim_start_matches('/'))).ok(),
+        Source::Embedded => file(href).map(<[u8]>::to_vec),
+    };
+    Ok(match inlined(&text, css) {
+        Some((index, page)) => (index.into_bytes(), Some(page)),
+        None => (text.into_bytes(), None),
+    })
+}
+
+/// `index` with its stylesheet's hash allowed by its policy, and the
+/// signed-in page made of it; None when the page has no stylesheet link,
+/// its file cannot be read as text, or the policy's `style-src` is not the
+/// build's own.
+fn inlined(index: &str, read: impl Fn(&str) -> Option<Vec<u8>>) -> Option<(String, SignedInPage)> {
+    let start = index.find(r#"<link rel="stylesheet" href=""#)?;
+    let link = &index[start..start + index[start..].find('>')? + 1];
+    let href = link.split(r#"href=""#).nth(1)?.split('"').next()?;
+    let css = String::from_utf8(read(href)?).ok()?;
+    if css.contains("</") {
+        return None;
+    }
+    let own = "style-src 'self'";
+    let index = if index.contains("Content-Security-Policy") {
+        let hash = STANDARD.encode(Sha256::digest(css.as_bytes()));
+        let allowed = format!("{own} 'sha256-{hash}'");
+        index
+            .contains(&format!("{own};"))
+            .then(|| index.replacen(&format!("{own};"), &format!("{allowed};"), 1))?
+    } else {
+        index.to_owned()
+    };
+    let page = index.replacen(link, &format!("<style>{css}</style>"), 1);
+    let (head, tail) = page.split_once("<body>")?;
+    let page = SignedInPage {
+        head: format!(r#"{head}<body class="painting">"#),
+        tail: tail.to_owned(),
+    };
+    Some((index, page))
 }
 
 /// `index.html` for the app's routes (and `/`, `/index.html`), 404 for a
@@ -226,13 +358,54 @@ mod tests {
             )
         };
         std::fs::write(dir.join("index.html"), page("/countersign/")).unwrap();
-        let refused = router(Source::Dir(&dir)).err().unwrap();
+        let refused = pages(&Source::Dir(&dir)).err().unwrap();
         assert!(
             refused.contains("under /countersign/ (COUNTERSIGN_BASE)"),
             "{refused}"
         );
         std::fs::write(dir.join("index.html"), page("/")).unwrap();
-        assert!(router(Source::Dir(&dir)).is_ok());
+        assert!(pages(&Source::Dir(&dir)).is_ok());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    const BUILT: &str = r#"<html><head><meta http-equiv="Content-Security-Policy" content="default-src 'self'; style-src 'self'; img-src 'self'" /><link rel="stylesheet" href="/main-0123456789abcdef.css" integrity="sha384-x"/></head><body></body></html>"#;
+
+    #[test]
+    fn the_signed_in_page_holds_the_stylesheet_its_policy_allows_by_hash() {
+        let css = "body{color:red}";
+        let read =
+            |href: &str| (href == "/main-0123456789abcdef.css").then(|| css.as_bytes().to_vec());
+        let (index, page) = inlined(BUILT, read).unwrap();
+        let hash = STANDARD.encode(Sha256::digest(css.as_bytes()));
+        let allowed = format!("style-src 'self' 'sha256-{hash}'; img-src");
+        assert!(index.contains(&allowed), "{index}");
+        assert!(index.contains(r#"<link rel="stylesheet" href="/main-0123456789abcdef.css""#));
+        assert!(page.head.contains(&allowed), "{page:?}");
+        assert!(
+            page.head.contains("<style>body{color:red}</style></head>"),
+            "{page:?}"
+        );
+        assert!(!page.head.contains("<link rel=\"stylesheet\""), "{page:?}");
+        assert!(
+            page.head.ends_with(r#"<body class="painting">"#),
+            "{page:?}"
+        );
+        assert_eq!(page.tail, "</body></html>");
+    }
+
+    #[test]
+    fn no_signed_in_page_where_the_stylesheet_cannot_be_inlined() {
+        let css = |text: &'static str| move |_: &str| Some(text.as_bytes().to_vec());
+        assert!(inlined(BUILT, css("a::after{content:'</style>'}")).is_none());
+        assert!(inlined(BUILT, |_: &str| None).is_none());
+        let other = BUILT.replace("style-src 'self';", "style-src 'self' https://cdn.test;");
+        assert!(inlined(&other, css("body{}")).is_none());
+        // No policy at all: nothing to allow, the stylesheet goes in as it is.
+        let open = BUILT.replace("http-equiv=\"Content-Security-Policy\"", "name=\"x\"");
+        assert!(inlined(&open, css("body{}"))
+            .unwrap()
+            .1
+            .head
+            .contains("<style>body{}</style>"));
     }
 }

@@ -159,6 +159,21 @@ pub async fn inbox(
         )
         .with_details(details));
     }
+    Ok(match first_page(&state, server, base).await? {
+        Some(drawn) => Html(drawn).into_response(),
+        None => StatusCode::NO_CONTENT.into_response(),
+    })
+}
+
+/// The inbox's first page of pending reviews as the desk draws it, links
+/// under `base` and `server` named as its server; None when nothing is
+/// pending. `GET /api/v1/inbox` answers it, and `/` holds it for a signed-in
+/// reviewer.
+pub async fn first_page(
+    state: &AppState,
+    server: &str,
+    base: &str,
+) -> Result<Option<String>, ApiError> {
     // The desk's first question (`ReviewQuery` at its defaults, pending).
     let query = ReviewQuery {
         status: Some(countersign_domain::model::ConfirmStatus::Pending),
@@ -175,10 +190,7 @@ pub async fn inbox(
         counts,
         position: Some(position),
     };
-    Ok(match Inbox::served(&page, server) {
-        Some(inbox) => Html(inbox.first_paint(chrono::Utc::now(), base)).into_response(),
-        None => StatusCode::NO_CONTENT.into_response(),
-    })
+    Ok(Inbox::served(&page, server).map(|inbox| inbox.first_paint(chrono::Utc::now(), base)))
 }
 
 /// Whether `text` is a path the desk can be served under: `/`, or segments
