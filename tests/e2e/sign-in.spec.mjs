@@ -220,12 +220,23 @@ test("a signed-in reviewer's page holds the inbox's first rows, drawn without an
   expect(refused).toEqual([]);
   await shoot(bare, "signed-in-first-paint");
   await still.close();
-  // With the app: the drawing gives way to the app's own rows, and a row opens its review.
+  // Before the app's code arrives, the drawing's controls are inert and a tapped row opens once the app starts.
   const errors = watchDesk(page);
+  let releaseApp;
+  const held = new Promise((resolve) => (releaseApp = resolve));
+  await page.route(/\/countersign-app-[0-9a-f]+_bg\.wasm$/, async (route) => (await held, route.continue()));
   await page.goto(`${desk.url}/`);
-  await expect(page.locator(".first-paint")).toHaveCount(0);
-  await page.locator(`a[href="/reviews/${id}"]`).click();
+  const drawn = page.locator(`.first-paint a[href="/reviews/${id}"]`);
+  await expect(page.locator(".first-paint .tabs")).toHaveJSProperty("inert", true);
+  await drawn.click();
+  await expect(page).toHaveURL(`${desk.url}/reviews/${id}`);
+  await expect(drawn).toHaveAttribute("aria-busy", "true");
+  releaseApp();
   await expect(page.getByRole("heading", { level: 1 })).toContainText("Delete stale preview environments 1");
+  await expect(page.locator(".first-paint")).toHaveCount(0);
+  // Back in the inbox, the app's own rows stand where the drawing stood.
+  await page.goBack();
+  await expect(page.getByRole("list", { name: "Reviews" }).locator(`a[href="/reviews/${id}"]`)).toBeVisible();
   expect(errors).toEqual([]);
 });
 

@@ -221,9 +221,18 @@ fn inlined(index: &str, read: impl Fn(&str) -> Option<Vec<u8>>) -> Option<(Strin
     };
     let page = index.replacen(link, &format!("<style>{css}</style>"), 1);
     let (head, tail) = page.split_once("<body>")?;
+    // The boot script runs after the drawing is parsed: a script met first holds the parser.
+    let (head, tail) = match head.find("<script>").zip(head.find("</script>")) {
+        Some((open, close)) if open < close => {
+            let script = &head[open..close + "</script>".len()];
+            let tail = tail.replacen("</body>", &format!("{script}</body>"), 1);
+            (head.replacen(script, "", 1), tail)
+        }
+        _ => (head.to_owned(), tail.to_owned()),
+    };
     let page = SignedInPage {
         head: format!(r#"{head}<body class="painting">"#),
-        tail: tail.to_owned(),
+        tail,
     };
     Some((index, page))
 }
@@ -368,7 +377,7 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    const BUILT: &str = r#"<html><head><meta http-equiv="Content-Security-Policy" content="default-src 'self'; style-src 'self'; img-src 'self'" /><link rel="stylesheet" href="/main-0123456789abcdef.css" integrity="sha384-x"/></head><body></body></html>"#;
+    const BUILT: &str = r#"<html><head><meta http-equiv="Content-Security-Policy" content="default-src 'self'; style-src 'self'; img-src 'self'" /><script>boot()</script><link rel="stylesheet" href="/main-0123456789abcdef.css" integrity="sha384-x"/></head><body></body></html>"#;
 
     #[test]
     fn the_signed_in_page_holds_the_stylesheet_its_policy_allows_by_hash() {
@@ -390,7 +399,10 @@ mod tests {
             page.head.ends_with(r#"<body class="painting">"#),
             "{page:?}"
         );
-        assert_eq!(page.tail, "</body></html>");
+        // The boot script comes after the drawing, which it would otherwise hold up.
+        assert!(!page.head.contains("<script>"), "{page:?}");
+        assert_eq!(page.tail, "<script>boot()</script></body></html>");
+        assert!(index.contains("<script>boot()</script><link"), "{index}");
     }
 
     #[test]
