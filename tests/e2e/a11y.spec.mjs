@@ -23,6 +23,8 @@ const SCREENS = [
 
 for (const [width, label, scheme] of [[1280, "desktop", "light"], [375, "phone", "light"], [1280, "desktop", "dark"]]) {
   test(`every screen passes WCAG 2.1 A and AA at ${label} width, ${scheme} theme`, async ({ page }) => {
+    // axe-core scans every screen and a dialog: on a loaded machine that nears the default limit.
+    test.setTimeout(90_000);
     await page.emulateMedia({ colorScheme: scheme });
     await page.setViewportSize({ width, height: 900 });
     const found = {};

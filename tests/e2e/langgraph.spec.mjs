@@ -74,7 +74,8 @@ async function open(page, thread, tool) {
 }
 
 async function expectDecided(page, thread, status) {
-  await expect(page.getByRole("heading", { name: "Decided" })).toBeVisible();
+  // The decision waits for LangGraph's server to resume the thread, which a loaded machine slows.
+  await expect(page.getByRole("heading", { name: "Decided" })).toBeVisible({ timeout: 20_000 });
   await expect(page.locator(".decided")).toContainText(status);
   await page.goto(`/?q=${thread}&status=all`);
   await expect(page.getByRole("list", { name: "Reviews" }).locator(`.status-${status}`).first()).toBeVisible();
