@@ -151,13 +151,13 @@ async fn home_page(State(home): State<Arc<Home>>, request: Request) -> Response 
 /// session cookie; None for anyone else, or when it cannot be drawn now (the
 /// page then loads as usual and the app says what is wrong).
 async fn drawn_inbox(state: &AppState, request: Request) -> Option<String> {
-    let origin = state.sign_in.as_ref()?.config.origin.clone();
+    let origin = &state.sign_in.as_ref()?.config.origin;
     let (mut parts, _) = request.into_parts();
     let caller = <Caller as FromRequestParts<AppState>>::from_request_parts(&mut parts, state)
         .await
         .ok()?;
     caller.require(KeyKind::Reviewer).ok()?;
-    match super::reviews::first_page(state, &origin, "/").await {
+    match super::reviews::first_page(state, origin, "/").await {
         Ok(drawn) => drawn,
         Err(e) => {
             tracing::warn!("the signed-in page was served without its inbox: {e}");
@@ -186,7 +186,7 @@ fn pages(source: &Source) -> Result<(Vec<u8>, Option<SignedInPage>), String> {
              countersign serves it at /: build it again without COUNTERSIGN_BASE"
         ));
     }
-    let text = String::from_utf8_lossy(&marked(&index)).into_owned();
+    let text = marked(&index);
     let css = |href: &str| match source {
         Source::Dir(dir) => std::fs::read(dir.join(href.trim_start_matches('/'))).ok(),
         Source::Embedded => file(href).map(<[u8]>::to_vec),
@@ -264,14 +264,14 @@ fn sub_path(index: &[u8]) -> Option<String> {
 }
 
 /// `index.html` with [`SERVED_MARK`] as the first thing in its head.
-fn marked(index: &[u8]) -> Vec<u8> {
+fn marked(index: &[u8]) -> String {
     let text = String::from_utf8_lossy(index);
     match text.find("<head>") {
         Some(at) => {
             let at = at + "<head>".len();
-            format!("{}{SERVED_MARK}{}", &text[..at], &text[at..]).into_bytes()
+            format!("{}{SERVED_MARK}{}", &text[..at], &text[at..])
         }
-        None => index.to_vec(),
+        None => text.into_owned(),
     }
 }
 
@@ -352,8 +352,7 @@ mod tests {
 
     #[test]
     fn the_served_mark_opens_the_head() {
-        let page = marked(b"<!doctype html><html><head><title>x</title></head></html>");
-        let text = String::from_utf8(page).unwrap();
+        let text = marked(b"<!doctype html><html><head><title>x</title></head></html>");
         assert!(text.starts_with(&format!("<!doctype html><html><head>{SERVED_MARK}<title>")));
     }
 
