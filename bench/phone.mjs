@@ -95,17 +95,19 @@ export async function floorPaints(browser, url, runs) {
 
 /**
  * Cold and warm visits of the inbox at `origin`, `runs` times each, in fresh
- * contexts of `browser`; with `server` a saved connection ({url, key}) or a
- * signed-in reviewer's session ({cookies}, as Playwright lists them).
+ * contexts of `browser`; with `server` a connection saved for the tab ({url,
+ * key}) or remembered on the device ({url, key, remembered: true}, with the
+ * page key's cookie), or a signed-in reviewer's session ({cookies}); cookies
+ * as Playwright lists them.
  */
 export async function phoneLink(browser, origin, server, runs) {
   const cold = [], warm = [];
   for (let run = 0; run < runs; run++) {
     const context = await browser.newContext({ viewport: { width: 375, height: 800 } });
-    if (server?.cookies) {
-      await context.addCookies(server.cookies);
-    } else if (server) {
-      await context.addInitScript((s) => sessionStorage.setItem("countersign.v1.connection", JSON.stringify({ url: s.url, key: s.key, backend: "countersign" })), server);
+    if (server?.cookies) await context.addCookies(server.cookies);
+    if (server?.key) {
+      await context.addInitScript((s) => (s.remembered ? localStorage : sessionStorage)
+        .setItem("countersign.v1.connection", JSON.stringify({ url: s.url, key: s.key, backend: "countersign" })), server);
     }
     await context.addInitScript(tapWhenOpenable);
     const p = await context.newPage();

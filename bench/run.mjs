@@ -433,7 +433,7 @@ table(["reviews on the server", "to the first rows (budget ≤ 300 ms at 100,000
 // ---------------------------------------------------------------- 2c. phone link
 say("## 2c. A reviewer on a phone's link");
 say();
-say("Lighthouse's mobile link (1.6 Mbps down, 750 Kbps up, 150 ms round trip), emulated by Chromium for the tab (`bench/phone.mjs`), at 375 px. A returning reviewer: `countersign serve` (release build, SQLite, 100 reviews from the seed example) serving the desk, the connection saved (a reviewer key in the tab's storage); signed in: the same desk with sign-in through an OpenID provider (oidc-provider, the sign-in tests' provider), the session's cookies taken from one sign-in, so the server writes the first rows and the stylesheet into the page itself. A first visit: the release build on a static host (`scripts/serve-dist.mjs`, files sent as brotli), nothing stored. Cold: a fresh browser profile (an empty HTTP cache, as after an update of the app); warm: the same tab opens the inbox again. The first row drawn (the page's first contentful paint once the first paint has drawn, mark `countersign:first-row`; else the app's `countersign:inbox-ready`); the first row a person can open (mark `countersign:rows-open`: the first paint's links open their screen, the app opening it when it starts; else the app's inbox ready); what crossed the link by then (bodies as sent and headers; nothing for what came from the cache); and a tap on the first row at that moment until its review is drawn. The floor: the same rows, as the server draws them, in a static page with the desk's stylesheet and nothing else (its first contentful paint): what one page and its stylesheet cost on this link and machine.");
+say("Lighthouse's mobile link (1.6 Mbps down, 750 Kbps up, 150 ms round trip), emulated by Chromium for the tab (`bench/phone.mjs`), at 375 px. A returning reviewer: `countersign serve` (release build, SQLite, 100 reviews from the seed example) serving the desk, the connection saved (a reviewer key in the tab's storage); remembered on the phone: the key in the device's storage, as a paired phone keeps it, and the cookie the app then has the server set (`POST /api/v1/page-key`), so the server writes the first rows and the stylesheet into the page itself; signed in: the same desk with sign-in through an OpenID provider (oidc-provider, the sign-in tests' provider), the session's cookies taken from one sign-in, drawn the same way. A first visit: the release build on a static host (`scripts/serve-dist.mjs`, files sent as brotli), nothing stored. Cold: a fresh browser profile (an empty HTTP cache, as after an update of the app); warm: the same tab opens the inbox again. The first row drawn (the page's first contentful paint once the first paint has drawn, mark `countersign:first-row`; else the app's `countersign:inbox-ready`); the first row a person can open (mark `countersign:rows-open`: the first paint's links open their screen, the app opening it when it starts; else the app's inbox ready); what crossed the link by then (bodies as sent and headers; nothing for what came from the cache); and a tap on the first row at that moment until its review is drawn. The floor: the same rows, as the server draws them, in a static page with the desk's stylesheet and nothing else (its first contentful paint): what one page and its stylesheet cost on this link and machine.");
 say();
 {
   const phoneRows = [];
@@ -451,8 +451,27 @@ say();
     signedIn.cookies = await context.cookies();
     await context.close();
   }
+  // A phone that remembers its key (as a paired one does): connected in Settings with "Remember on this device",
+  // so the app has the server keep the key in the cookie it draws `/` with.
+  const remembered = { url: server.url, key: server.key, remembered: true };
+  {
+    const context = await browser.newContext();
+    const p = await context.newPage();
+    await p.goto(`${server.url}/settings`);
+    await p.getByLabel("Reviewer key").fill(server.key);
+    await p.getByLabel("Remember on this device").check();
+    await p.getByRole("button", { name: "Connect", exact: true }).click();
+    const pageKey = async () => (await context.cookies()).filter((c) => c.name === "__Host-countersign_page_key");
+    for (let waited = 0; (await pageKey()).length === 0; waited += 100) {
+      if (waited > 10_000) throw new Error("the app did not have the server remember the key");
+      await pause(100);
+    }
+    remembered.cookies = await pageKey();
+    await context.close();
+  }
   for (const [visit, origin, saved] of [
-    ["returning reviewer, own server", server.url, { url: server.url, key: server.key }],
+    ["returning reviewer, key for this tab, own server", server.url, { url: server.url, key: server.key }],
+    ["returning reviewer, key remembered on the phone, own server", server.url, remembered],
     ["returning reviewer signed in, own server", signedIn.url, { cookies: signedIn.cookies }],
     ["first visit, static host", appUrl, null],
   ]) {

@@ -8,9 +8,9 @@
 // the server's answer. The drawing's links open their screen: the address
 // changes at once and the app opens it when it starts. The app is fetched once
 // the rows are drawn (or half a second later if the server is slow); on any
-// other visit at once. A server that knows the browser's session (a signed-in
-// reviewer) writes its first page into the page itself; the boot script makes
-// its links work the same way. The app's preloads move from index.html into the boot
+// other visit at once. A server that knows the reviewer (signed in, or a key
+// remembered on the device: its page-key cookie) writes its first page into
+// the page itself; the boot script makes its links work the same way. The app's preloads move from index.html into the boot
 // script for that reason (a preload in the page is fetched on every visit).
 // Runs after split-app.mjs (the app's files are final) and before
 // harden-dist.mjs (which allows the boot script by its hash).
@@ -82,7 +82,8 @@ const painting = (() => {
       }
       if (typeof saved?.url !== "string" || typeof saved.key !== "string") continue;
       if ((saved.backend ?? "countersign") !== "countersign") return null;
-      return { server: saved.url.replace(/\\/+$/, ""), key: saved.key };
+      const server = saved.url.replace(/\\/+$/, "");
+      return { server, key: saved.key, own: new URL(server, location.href).origin === location.origin };
     }
     // A Countersign server serves this copy (its mark opens the head): no demo there, the app asks for a key.
     if (document.querySelector('meta[name="countersign-server"]')) return null;
@@ -130,12 +131,18 @@ const adopt = (drawn) => {
   addEventListener("popstate", () => opening()?.removeAttribute("aria-busy"));
   performance.mark("countersign:rows-open");
 };
-// A Countersign server that knows this browser's session drew its first page into the page (nothing to fetch first).
-if (!painting) parsed.then(() => {
-  const drawn = document.querySelector("body > .first-paint");
-  if (drawn && performance.getEntriesByName("countersign:start").length === 0) adopt(drawn);
-});
-if (painting?.demo) {
+// A Countersign server that knows this reviewer (signed in, or a key remembered on this device: its cookie) drew its
+// first page into the page, with this script after it: nothing to fetch first. Unless this tab's connection is to
+// that server (or a person is signed in there), the drawing is another connection's: it goes.
+const served = document.querySelector("body > .first-paint");
+const signedIn = document.cookie.split("; ").includes("countersign_signed_in=1");
+if (served && !(painting?.own || (!painting && signedIn))) {
+  served.remove();
+  document.body.classList.remove("painting");
+}
+if (served?.isConnected) {
+  adopt(served);
+} else if (painting?.demo) {
   preload(firstPaint.glue, firstPaint.wasm);
   try {
     const html = (await loadPaint()).demo_inbox(base);
@@ -145,11 +152,10 @@ if (painting?.demo) {
     paintFailed(e);
   }
 } else if (painting) {
-  const { server, key } = painting;
+  const { server, key, own } = painting;
   const headers = key ? { Authorization: \`Bearer \${key}\` } : {};
   // A server that serves this page writes the drawing itself (no code to fetch first); the page of another one is
   // written here, by the first paint's module (HTML from another origin is never put in the page).
-  const own = new URL(server, location.href).origin === location.origin;
   if (!own) preload(firstPaint.glue, firstPaint.wasm);
   const html = own
     ? fetch(\`\${server}/api/v1/inbox?\${new URLSearchParams({ base, server })}\`, { headers })

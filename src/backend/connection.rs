@@ -110,6 +110,23 @@ impl Connection {
     pub fn base(&self) -> &str {
         self.url.trim_end_matches('/')
     }
+
+    /// Whether this is a key to the Countersign server that serves this page.
+    pub fn is_this_pages_server(&self) -> bool {
+        let here = web_sys::window().and_then(|w| w.location().origin().ok());
+        self.backend == ServerKind::Countersign
+            && !self.signed_in
+            && here.as_deref() == Some(self.base())
+    }
+
+    /// Whether the connection in use is the one remembered on this device
+    /// (no other one saved for this tab).
+    pub fn is_remembered() -> bool {
+        let [session, local] = storages();
+        let holds =
+            |s: Option<web_sys::Storage>| s.and_then(|s| s.get_item(KEY).ok().flatten()).is_some();
+        !holds(session) && holds(local)
+    }
 }
 
 /// This page's origin, when its server says a person is signed in here.

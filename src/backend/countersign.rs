@@ -197,6 +197,33 @@ impl HttpStore {
         }
     }
 
+    /// Lets this page's server draw the key's inbox into the page from now
+    /// on (a cookie only `/` reads), or with `false` stops it.
+    async fn keep_page_key(&self, keep: bool) -> Result<(), HttpError> {
+        let path = if keep {
+            "/page-key"
+        } else {
+            "/page-key/forget"
+        };
+        self.call_as::<Option<Value>>("POST", path, Some(&json!({})), None)
+            .await
+            .map(drop)
+    }
+
+    /// Has this page's server draw the inbox into the page for a key
+    /// remembered on this device, and stops it for one kept for a tab only
+    /// (another tab would be drawn its inbox). A failure is only logged: the
+    /// app then draws the page, as on any other host.
+    pub async fn keep_page(&self, remembered: bool) {
+        if !self.connection.is_this_pages_server() {
+            return;
+        }
+        let keep = remembered && !self.connection.key.is_empty();
+        if let Err(e) = self.keep_page_key(keep).await {
+            web_sys::console::warn_1(&format!("the server will not draw this page: {e}").into());
+        }
+    }
+
     /// The server's address.
     pub fn url(&self) -> &str {
         self.connection.base()

@@ -90,6 +90,7 @@ async fn pair(server: String, code: String, device: String) -> Result<(), String
         signed_in: false,
     };
     connection.save(true)?;
+    HttpStore::new(connection).keep_page(true).await;
     if let Some(window) = web_sys::window() {
         let _ = window.location().replace("/");
     }

@@ -150,8 +150,14 @@ fn StorageCard(message: RwSignal<Option<String>>) -> impl IntoView {
         }
     };
     let disconnect = move |_| {
-        Connection::forget();
-        reload();
+        let connection = origin.connection();
+        leptos::task::spawn_local(async move {
+            Connection::forget();
+            if let Some(connection) = connection {
+                HttpStore::new(connection).keep_page(false).await;
+            }
+            reload();
+        });
     };
     let link_detail = move || match origin.link().get() {
         Link::Offline(why) => format!("Offline: {why}"),
@@ -300,6 +306,7 @@ async fn connect(
     };
     checked.map_err(|e| format!("Not connected: {e}"))?;
     connection.save(remember)?;
+    HttpStore::new(connection).keep_page(remember).await;
     // Loaded again on the new connection, where the link pointed.
     go(&after_connect(next.as_deref()));
     Ok(())

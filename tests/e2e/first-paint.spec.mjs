@@ -186,6 +186,60 @@ test.describe("with a Countersign server connection saved", () => {
     await drawnBeforeTheApp(page, baseURL, { asked: "/api/v1/reviews", module: true, shot: "first-paint-other-origin" });
   });
 
+  test("a key remembered on this device has its first page drawn into the page itself; a tab's key, another connection and a disconnected desk get the page as built", async ({ page, context }) => {
+    const pageKey = async () => (await context.cookies(server.url)).find((c) => c.name === "__Host-countersign_page_key");
+    const connect = async (remember) => {
+      await page.goto(`${server.url}/settings`);
+      await page.getByLabel("Reviewer key").fill(keys.reviewer);
+      await page.getByLabel("Remember on this device").setChecked(remember);
+      await page.getByRole("button", { name: "Connect", exact: true }).click();
+      await expect(page.getByRole("banner").getByRole("status")).toHaveText("Live");
+    };
+    await connect(true);
+    await expect.poll(pageKey, "the app asks the server to remember the key for the page").toMatchObject({
+      value: keys.reviewer, httpOnly: true, secure: true, sameSite: "Strict", path: "/",
+    });
+
+    const fetched = [];
+    page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
+    const releaseApp = await holdBack(page, APP_WASM);
+    const served = await page.goto(`${server.url}/`);
+    expect(served.headers()["cache-control"]).toBe("private, no-store");
+    expect(await served.text(), "the rows come with the page").toContain('<div class="first-paint"');
+    const links = page.locator(".first-paint .review-link");
+    await expect(links).toHaveCount(50);
+    expect(fetched.filter((p) => p.startsWith("/api/")), "nothing asked before the rows").toEqual([]);
+    expect(fetched.filter((p) => PAINT_WASM.test(p)), "no first paint module").toEqual([]);
+    await shoot(page, "first-paint-remembered-key");
+    await links.first().click();
+    await expect(links.first()).toHaveAttribute("aria-busy", "true");
+    await page.goBack();
+    releaseApp();
+    await expect(page.locator(".first-paint")).toHaveCount(0);
+    await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem")).toHaveCount(50);
+    await page.unrouteAll();
+
+    // Another connection for this tab: the server's drawing is not this tab's inbox.
+    await page.evaluate(() => sessionStorage.setItem("countersign.v1.connection",
+      JSON.stringify({ url: "http://127.0.0.1:9", key: "", backend: "langgraph" })));
+    await holdBack(page, APP_WASM);
+    const stale = await page.goto(`${server.url}/`);
+    expect(await stale.text()).toContain('<div class="first-paint"');
+    await expect(page.locator(".first-paint")).toHaveCount(0);
+    expect(await page.evaluate(() => document.body.classList.contains("painting"))).toBe(false);
+    await page.unrouteAll();
+    await page.evaluate(() => sessionStorage.clear());
+
+    // Disconnecting forgets it; a key kept for this tab only is never remembered.
+    await page.goto(`${server.url}/settings`);
+    await page.getByRole("button", { name: "Disconnect: use this browser's storage" }).click();
+    await expect.poll(pageKey, "disconnecting clears the cookie").toBeUndefined();
+    await connect(false);
+    expect(await pageKey(), "a tab's key").toBeUndefined();
+    const plain = await page.goto(`${server.url}/`);
+    expect(await plain.text()).not.toContain('<div class="first-paint"');
+  });
+
   test("a row tapped before the app's code arrives opens its review once the app starts; going back takes the tap back", async ({ page }) => {
     await saveConnection(page, { url: server.url, key: keys.reviewer, backend: "countersign" });
     const releaseApp = await holdBack(page, APP_WASM);

@@ -113,6 +113,7 @@ pub async fn run(options: ServeOptions) -> Result<(), ServeError> {
         max_body: options.max_body,
         app_dir: options.app_dir.as_deref(),
         cors_origins: &options.cors_origins,
+        desk: &desk,
     };
     let (feed, backend) = (state.feed.clone(), db.backend());
     let (app, app_from) = app(state, &surface, beside_api)?;
@@ -305,6 +306,8 @@ pub struct AppOptions<'a> {
     pub app_dir: Option<&'a Path>,
     /// Origins allowed to call the API from a browser.
     pub cors_origins: &'a [String],
+    /// The address reviewers open the desk at.
+    pub desk: &'a str,
 }
 
 /// The whole HTTP surface over `state`: the API, `/metrics` beside it when
@@ -333,7 +336,7 @@ pub fn app(
         None => None,
     };
     if let Some(source) = source {
-        let (files, index) = crate::http::app::router(source, state)?;
+        let (files, index) = crate::http::app::router(source, state, options.desk)?;
         app = app.merge(files);
         policy = crate::http::headers::app_policy(&String::from_utf8_lossy(&index));
         if policy.is_none() {

@@ -10,7 +10,7 @@ pub(super) mod live;
 
 use super::listing::{Ask, Listing, PAGE_SIZE};
 use super::{Access, Decisions, Entry, Link, Notices, Origin, Preferences, Reviews, Unfound};
-use crate::backend::{HttpError, HttpStore};
+use crate::backend::{Connection, HttpError, HttpStore};
 use countersign_domain::model::ConfirmStatus;
 use countersign_domain::wire::{Change, ChangeKind, ReviewQuery, ReviewSummary, SummaryPage};
 use countersign_domain::{MplpId, Review};
@@ -145,7 +145,8 @@ impl Served {
     }
 
     /// Lists every requester once (after the first page: the first rows do
-    /// not wait for it).
+    /// not wait for it), and then renews the server's drawing of this page
+    /// for a key remembered on this device.
     fn list_requesters(&self) {
         if !self.reviews.requesters_unlisted() {
             return;
@@ -154,6 +155,9 @@ impl Served {
         leptos::task::spawn_local(async move {
             let listed = server.requesters().await.ok();
             reviews.requesters_listed(listed.map(|l| l.items));
+            if Connection::is_remembered() {
+                server.keep_page(true).await;
+            }
         });
     }
 

@@ -3,12 +3,14 @@
 //! Files are served as they are, with their brotli or gzip copy when the
 //! browser takes it; `index.html` answers every other path without a file
 //! extension (the app's own routes, e.g. `/reviews/<id>`), marked so the app
-//! knows a Countersign server serves it and opens on this server. A
-//! signed-in reviewer's `/` holds the inbox's first page and the stylesheet
-//! as well, so a slow link draws it in one round trip (the app then takes
+//! knows a Countersign server serves it and opens on this server. The `/`
+//! of a reviewer the server knows (signed in, or a key remembered on the
+//! device: `page_key`) holds the inbox's first page and the stylesheet as
+//! well, so a slow link draws it in one round trip (the app then takes
 //! over, as from the boot script's drawing).
 
 use super::auth::{Caller, SESSION_COOKIE};
+use super::page_key::PAGE_KEY_COOKIE;
 use super::signin::cookie_value;
 use super::AppState;
 use crate::store::keys::KeyKind;
@@ -48,13 +50,14 @@ pub fn embedded() -> bool {
 
 /// The app's routes over `state`, and its `index.html` as served (for its
 /// Content-Security-Policy).
-pub fn router(source: Source, state: AppState) -> Result<(Router, Bytes), String> {
-    let (index, signed_in) = pages(&source)?;
+pub fn router(source: Source, state: AppState, desk: &str) -> Result<(Router, Bytes), String> {
+    let (index, drawn) = pages(&source)?;
     let index = Bytes::from(index);
     let home = Arc::new(Home {
         index: index.clone(),
-        signed_in,
+        drawn,
         state,
+        desk: desk.to_owned(),
     });
     let pages = Router::new()
         .route("/", get(home_page))
@@ -94,36 +97,33 @@ pub fn router(source: Source, state: AppState) -> Result<(Router, Bytes), String
 struct Home {
     /// `index.html` as served to everyone.
     index: Bytes,
-    /// The page for a signed-in reviewer, when the build's stylesheet could
-    /// be put in it.
-    signed_in: Option<SignedInPage>,
+    /// The page a known reviewer's inbox is drawn into, when the build's
+    /// stylesheet could be put in it.
+    drawn: Option<DrawnPage>,
     state: AppState,
+    /// The address reviewers open the desk at (named in the drawing).
+    desk: String,
 }
 
 /// `index.html` with its stylesheet inline (allowed by its hash), cut where
 /// the drawn inbox goes: at the start of the body, which is marked as
 /// painting (the app's own nodes stay hidden until the drawing gives way).
 #[derive(Debug)]
-struct SignedInPage {
+struct DrawnPage {
     head: String,
     tail: String,
 }
 
 /// `/` and `/index.html`: the page, with the inbox's first page drawn in it
-/// at `/` for a signed-in reviewer. That page is theirs alone: never stored by a
+/// at `/` for a reviewer the server knows. That page is theirs alone: never stored by a
 /// cache. Any failure to draw it serves the usual page.
 async fn home_page(State(home): State<Arc<Home>>, request: Request) -> Response {
     let html = HeaderValue::from_static("text/html; charset=utf-8");
     let by_cookie = HeaderValue::from_static("cookie");
-    let drawn = match &home.signed_in {
-        Some(page)
-            if request.uri().path() == "/"
-                && cookie_value(request.headers(), SESSION_COOKIE).is_some() =>
-        {
-            drawn_inbox(&home.state, request)
-                .await
-                .map(|inbox| format!("{}{inbox}{}", page.head, page.tail))
-        }
+    let drawn = match &home.drawn {
+        Some(page) if request.uri().path() == "/" => drawn_inbox(&home, request)
+            .await
+            .map(|inbox| format!("{}{inbox}{}", page.head, page.tail)),
         _ => None,
     };
     match drawn {
@@ -147,28 +147,35 @@ async fn home_page(State(home): State<Arc<Home>>, request: Request) -> Response 
     }
 }
 
-/// The inbox's first page for the signed-in reviewer behind the request's
-/// session cookie; None for anyone else, or when it cannot be drawn now (the
-/// page then loads as usual and the app says what is wrong).
-async fn drawn_inbox(state: &AppState, request: Request) -> Option<String> {
-    let origin = &state.sign_in.as_ref()?.config.origin;
+/// The inbox's first page for the reviewer behind the request's session
+/// cookie, or else its remembered key's cookie (`page_key`); None for anyone
+/// else, or when it cannot be drawn now (the page then loads as usual and
+/// the app says what is wrong).
+async fn drawn_inbox(home: &Home, request: Request) -> Option<String> {
+    let state = &home.state;
     let (mut parts, _) = request.into_parts();
-    let caller = <Caller as FromRequestParts<AppState>>::from_request_parts(&mut parts, state)
-        .await
-        .ok()?;
-    caller.require(KeyKind::Reviewer).ok()?;
-    match super::reviews::first_page(state, origin, "/").await {
+    let caller = if cookie_value(&parts.headers, SESSION_COOKIE).is_some() {
+        <Caller as FromRequestParts<AppState>>::from_request_parts(&mut parts, state).await
+    } else {
+        Caller::of_key(state, &cookie_value(&parts.headers, PAGE_KEY_COOKIE)?).await
+    };
+    caller.ok()?.require(KeyKind::Reviewer).ok()?;
+    let server = state
+        .sign_in
+        .as_ref()
+        .map_or(home.desk.as_str(), |s| s.config.origin.as_str());
+    match super::reviews::first_page(state, server, "/").await {
         Ok(drawn) => drawn,
         Err(e) => {
-            tracing::warn!("the signed-in page was served without its inbox: {e}");
+            tracing::warn!("the reviewer's page was served without its inbox: {e}");
             None
         }
     }
 }
 
-/// `index.html` as served (marked), and the signed-in reviewer's page when
+/// `index.html` as served (marked), and the page a reviewer's inbox is drawn into when
 /// the build has a stylesheet that can be inlined under its policy.
-fn pages(source: &Source) -> Result<(Vec<u8>, Option<SignedInPage>), String> {
+fn pages(source: &Source) -> Result<(Vec<u8>, Option<DrawnPage>), String> {
     let index = match source {
         Source::Dir(dir) => std::fs::read(dir.join("index.html")).map_err(|e| {
             format!(
@@ -198,10 +205,10 @@ fn pages(source: &Source) -> Result<(Vec<u8>, Option<SignedInPage>), String> {
 }
 
 /// `index` with its stylesheet's hash allowed by its policy, and the
-/// signed-in page made of it; None when the page has no stylesheet link,
+/// page a reviewer's inbox is drawn into; None when the page has no stylesheet link,
 /// its file cannot be read as text, or the policy's `style-src` is not the
 /// build's own.
-fn inlined(index: &str, read: impl Fn(&str) -> Option<Vec<u8>>) -> Option<(String, SignedInPage)> {
+fn inlined(index: &str, read: impl Fn(&str) -> Option<Vec<u8>>) -> Option<(String, DrawnPage)> {
     let start = index.find(r#"<link rel="stylesheet" href=""#)?;
     let link = &index[start..start + index[start..].find('>')? + 1];
     let href = link.split(r#"href=""#).nth(1)?.split('"').next()?;
@@ -230,7 +237,7 @@ fn inlined(index: &str, read: impl Fn(&str) -> Option<Vec<u8>>) -> Option<(Strin
         }
         _ => (head.to_owned(), tail.to_owned()),
     };
-    let page = SignedInPage {
+    let page = DrawnPage {
         head: format!(r#"{head}<body class="painting">"#),
         tail,
     };
@@ -379,7 +386,7 @@ mod tests {
     const BUILT: &str = r#"<html><head><meta http-equiv="Content-Security-Policy" content="default-src 'self'; style-src 'self'; img-src 'self'" /><script>boot()</script><link rel="stylesheet" href="/main-0123456789abcdef.css" integrity="sha384-x"/></head><body></body></html>"#;
 
     #[test]
-    fn the_signed_in_page_holds_the_stylesheet_its_policy_allows_by_hash() {
+    fn the_drawn_page_holds_the_stylesheet_its_policy_allows_by_hash() {
         let css = "body{color:red}";
         let read =
             |href: &str| (href == "/main-0123456789abcdef.css").then(|| css.as_bytes().to_vec());
@@ -405,7 +412,7 @@ mod tests {
     }
 
     #[test]
-    fn no_signed_in_page_where_the_stylesheet_cannot_be_inlined() {
+    fn no_drawn_page_where_the_stylesheet_cannot_be_inlined() {
         let css = |text: &'static str| move |_: &str| Some(text.as_bytes().to_vec());
         assert!(inlined(BUILT, css("a::after{content:'</style>'}")).is_none());
         assert!(inlined(BUILT, |_: &str| None).is_none());

@@ -179,6 +179,14 @@ impl FromRequestParts<AppState> for Caller {
         let secret = from_header.filter(|s| !s.is_empty()).ok_or_else(|| {
             unauthorized("an API key is required: `Authorization: Bearer <api key>`")
         })?;
+        Caller::of_key(state, secret).await
+    }
+}
+
+impl Caller {
+    /// The caller an API key names, within its rate: 401 for an unknown or
+    /// revoked key, 403 for a reviewer key where reviewer keys are off.
+    pub async fn of_key(state: &AppState, secret: &str) -> Result<Caller, ApiError> {
         let hashed = crate::store::keys::hash(secret);
         let known = state.limits.take_known(&hashed);
         if let Some(Err(over)) = known {

@@ -11,6 +11,7 @@ mod events;
 mod grants;
 pub(crate) mod headers;
 mod input;
+mod page_key;
 mod query;
 mod reviews;
 mod signin;
@@ -136,6 +137,8 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/pairings/redeem", post(devices::redeem))
         .route("/devices", get(devices::list))
         .route("/devices/{key_id}/revoke", post(devices::revoke))
+        .route("/page-key", post(page_key::remember))
+        .route("/page-key/forget", post(page_key::forget))
         .route("/session", get(signin::current))
         .route("/sessions", get(signin::list))
         .route("/sessions/{id}/revoke", post(signin::revoke))

@@ -28,7 +28,9 @@ const RETURN_COOKIE: &str = "__Host-countersign_return";
 /// session without asking first. It proves nothing; the server never reads it.
 const SIGNED_IN_HINT: &str = "countersign_signed_in";
 
-fn cookie(name: &str, value: String, max_age: Option<chrono::Duration>) -> HeaderValue {
+/// A `__Host-` cookie of the desk (Secure, whole site, HttpOnly but for the
+/// hint), for `max_age` if given, else for the browser's session.
+pub(super) fn cookie(name: &str, value: String, max_age: Option<chrono::Duration>) -> HeaderValue {
     let mut built = Cookie::build((name, value))
         .path("/")
         .secure(true)

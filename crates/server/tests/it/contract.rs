@@ -729,6 +729,10 @@ fn grant_operations(agent: &Client, reviewer: &Client, anonymous: &Client) {
 
 /// Pairing a device and revoking it: every documented status.
 fn device_operations(agent: &Client, reviewer: &Client, anonymous: &Client) {
+    assert_eq!(anonymous.post("/page-key", &json!({})).status, 401);
+    assert_eq!(agent.post("/page-key", &json!({})).status, 403);
+    assert_eq!(reviewer.post("/page-key", &json!({})).status, 204);
+    assert_eq!(anonymous.post("/page-key/forget", &json!({})).status, 204);
     assert_eq!(anonymous.post("/pairings", &json!({})).status, 401);
     assert_eq!(agent.post("/pairings", &json!({})).status, 403);
     let pairing = reviewer.post("/pairings", &json!({}));

@@ -1,9 +1,10 @@
 //! Pairing a phone through the real server: a reviewer key's one-time code
 //! becomes the phone's own key with the same roles and owner; its decisions
 //! record that key; a used or expired code is refused, saying which; a
-//! revoked device's next request is 401.
+//! revoked device's next request is 401. A phone that remembers its key
+//! gets its inbox drawn into the desk's page, and nothing else, by its cookie.
 
-use crate::support::{tool_call, Server};
+use crate::support::{tool_call, Client, Server};
 use countersign_server::store::devices::PairingRefused;
 use countersign_server::store::keys::KeyKind;
 use countersign_server::store::Db;
@@ -87,6 +88,102 @@ fn a_paired_phone_decides_as_its_own_key_until_it_is_revoked() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(tablet.get("/devices").status, 401);
     assert_eq!(watch.get("/devices").status, 401);
+}
+
+#[test]
+fn a_remembered_key_draws_the_page_but_authenticates_no_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let dist = dir.path().join("dist");
+    std::fs::create_dir_all(&dist).unwrap();
+    std::fs::write(
+        dist.join("index.html"),
+        concat!(
+            r#"<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'self'; style-src 'self'; script-src 'self'" />"#,
+            r#"<link rel="stylesheet" href="/main-0123456789abcdef.css" /><script>boot()</script></head><body></body></html>"#,
+        ),
+    )
+    .unwrap();
+    std::fs::write(dist.join("main-0123456789abcdef.css"), "body { margin: 0 }").unwrap();
+    let server = Server::start(dir.path(), &["--app-dir", dist.to_str().unwrap()]);
+    let (code, out, err) = server.keys(&["add", "--kind", "reviewer", "--role", "reviewer"]);
+    assert_eq!(code, 0, "{err}");
+    let desktop = server.client(out.lines().next().unwrap());
+    let pairing = desktop.post("/pairings", &json!({}));
+    let paired = server.anonymous().post(
+        "/pairings/redeem",
+        &json!({"code": pairing.body["code"], "device": "Sam's phone"}),
+    );
+    assert_eq!(paired.status, 201, "{}", paired.text);
+    let phone_key = paired.body["key"].as_str().unwrap().to_owned();
+    let phone_id = paired.body["key_id"].as_str().unwrap().to_owned();
+    let asked = server
+        .client(&server.agent)
+        .post("/tool-calls", &tool_call(json!({"n": 1})));
+    let id = asked.body["outcome"]["confirm_id"].as_str().unwrap();
+
+    let remembered = server.client(&phone_key).post("/page-key", &json!({}));
+    assert_eq!(remembered.status, 204, "{}", remembered.text);
+    let set = remembered.header("set-cookie").unwrap();
+    for part in [
+        format!("__Host-countersign_page_key={phone_key}"),
+        "HttpOnly".into(),
+        "SameSite=Strict".into(),
+        "Secure".into(),
+        "Path=/".into(),
+        "Max-Age=2592000".into(),
+    ] {
+        assert!(set.split("; ").any(|p| p == part), "{part} in {set}");
+    }
+    let cookie = format!("__Host-countersign_page_key={phone_key}");
+    let site = Client::http(server.url.clone(), None);
+    let page = site.send("GET", "/", None, &[("Cookie", &cookie)]);
+    assert!(
+        page.text
+            .contains(r#"<body class="painting"><div class="first-paint""#),
+        "{}",
+        page.text
+    );
+    assert!(
+        page.text.contains(&format!(r#"href="/reviews/{id}""#)),
+        "{}",
+        page.text
+    );
+    assert!(page.text.contains("<style>body { margin: 0 }</style>"));
+    assert_eq!(page.header("cache-control"), Some("private, no-store"));
+    assert_eq!(page.header("vary"), Some("cookie"));
+    // The cookie is not an API credential: another site can make a browser send it.
+    let by_cookie = Client::http(format!("{}/api/v1", server.url), None);
+    for (method, path) in [
+        ("GET", "/reviews"),
+        ("GET", "/inbox?server=x"),
+        ("POST", "/pairings"),
+    ] {
+        let reply = by_cookie.send(method, path, None, &[("Cookie", &cookie)]);
+        assert_eq!(
+            reply.status, 401,
+            "{method} {path} with the cookie alone: {}",
+            reply.text
+        );
+    }
+    // Only a reviewer key is remembered; forgetting needs no key.
+    let agent = server.client(&server.agent).post("/page-key", &json!({}));
+    assert_eq!((agent.status, agent.code()), (403, "wrong_key_kind"));
+    let forgotten = server.anonymous().post("/page-key/forget", &json!({}));
+    assert_eq!(forgotten.status, 204);
+    let cleared = forgotten.header("set-cookie").unwrap();
+    assert!(
+        cleared.starts_with("__Host-countersign_page_key=;"),
+        "{cleared}"
+    );
+    assert!(cleared.contains("Max-Age=0"), "{cleared}");
+
+    // A revoked key draws nothing: the page as built.
+    let revoked = desktop.post(&format!("/devices/{phone_id}/revoke"), &json!({}));
+    assert_eq!(revoked.status, 200, "{}", revoked.text);
+    let plain = site.send("GET", "/", None, &[("Cookie", &cookie)]);
+    assert_eq!(plain.status, 200);
+    assert!(!plain.text.contains("first-paint"), "{}", plain.text);
+    assert!(plain.text.contains("<body></body>"));
 }
 
 #[test]

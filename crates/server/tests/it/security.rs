@@ -22,7 +22,7 @@ const CALLERS: [&str; 6] = [
 
 /// Every endpoint and the status each caller gets; the owner is the agent that
 /// created the review, the role is the one the decision signs as.
-const TABLE: [(&str, [u16; 6]); 26] = [
+const TABLE: [(&str, [u16; 6]); 28] = [
     ("GET /health", [200, 200, 200, 200, 200, 200]),
     ("GET /signing-key", [200, 200, 200, 200, 200, 200]),
     ("GET /policy", [401, 401, 200, 200, 200, 200]),
@@ -35,6 +35,9 @@ const TABLE: [(&str, [u16; 6]); 26] = [
     // Only the devices paired from one's own key (or owner) can be revoked.
     ("POST /devices/{id}/revoke", [401, 401, 403, 403, 404, 200]),
     ("GET /openapi.json", [200, 200, 200, 200, 200, 200]),
+    // Only a reviewer key draws its device's page; forgetting needs none.
+    ("POST /page-key", [401, 401, 403, 403, 204, 204]),
+    ("POST /page-key/forget", [204, 204, 204, 204, 204, 204]),
     ("POST /reviews", [401, 401, 201, 201, 403, 403]),
     ("GET /reviews", [401, 401, 403, 403, 200, 200]),
     ("GET /reviews/{id}", [401, 401, 200, 404, 200, 200]),
@@ -147,6 +150,8 @@ fn call(
                 .status
         }
         "GET /openapi.json" => caller.get("/openapi.json").status,
+        "POST /page-key" => caller.post("/page-key", &json!({})).status,
+        "POST /page-key/forget" => caller.post("/page-key/forget", &json!({})).status,
         "POST /reviews" => caller.post("/reviews", &review(n32, 2, false)).status,
         "GET /reviews" => caller.get("/reviews").status,
         "GET /reviews/{id}" => caller.get(&format!("/reviews/{}", fresh_review())).status,

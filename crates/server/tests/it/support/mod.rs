@@ -247,6 +247,7 @@ pub async fn app(db: Db) -> (Router, String, String, tempfile::TempDir) {
         max_body: 2 * 1024 * 1024,
         app_dir: None,
         cors_origins: &[],
+        desk: "http://desk.test",
     };
     let (app, _) = serve::app(state, &surface, None).unwrap();
     (app, agent, reviewer, keys)
