@@ -38,6 +38,24 @@ pub async fn pause(delay: std::time::Duration) {
     .await;
 }
 
+/// Waits for `work`, for `delay` at most (the work goes on after that).
+pub async fn at_most(
+    delay: std::time::Duration,
+    work: impl std::future::Future<Output = ()> + 'static,
+) {
+    let settled = |f: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>| {
+        wasm_bindgen_futures::future_to_promise(async move {
+            f.await;
+            Ok(wasm_bindgen::JsValue::NULL)
+        })
+    };
+    let first = js_sys::Promise::race(&js_sys::Array::of2(
+        &settled(Box::pin(work)),
+        &settled(Box::pin(pause(delay))),
+    ));
+    let _ = wasm_bindgen_futures::JsFuture::from(first).await;
+}
+
 /// Resolves once the next frame is painted.
 pub async fn after_paint() {
     called_back(|w, callback| w.request_animation_frame(callback).is_ok()).await;

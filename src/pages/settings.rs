@@ -151,10 +151,13 @@ fn StorageCard(message: RwSignal<Option<String>>) -> impl IntoView {
     };
     let disconnect = move |_| {
         let connection = origin.connection();
+        Connection::forget();
         leptos::task::spawn_local(async move {
-            Connection::forget();
+            // The server stops drawing this page, if it answers soon; a drawing it
+            // still sends is not this tab's connection's, and the boot script drops it.
             if let Some(connection) = connection {
-                HttpStore::new(connection).keep_page(false).await;
+                let forgotten = async move { HttpStore::new(connection).keep_page(false).await };
+                crate::browser::at_most(std::time::Duration::from_secs(2), forgotten).await;
             }
             reload();
         });
