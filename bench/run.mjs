@@ -76,7 +76,9 @@ const table = (header, rows) => {
 // ---------------------------------------------------------------- builds
 console.log(`== building: ${built || prepare ? "" : "release app, "}bench wasm, Leptos floor`);
 if (!built && !prepare) sh("scripts/build-app.sh", [], { stdio: ["ignore", "ignore", "inherit"] });
-sh("cargo", ["build", "-q", "-p", "countersign-bench", "--target", "wasm32-unknown-unknown", "--profile", "wasm-release"]);
+// With the app as scripts/build-app.sh built it (fresh then): the domain compiled as the app ships it, and
+// every dependency the app's build compiled reused.
+sh("cargo", ["build", "-q", "-p", "countersign-app", "--features", "countersign-app/split", "-p", "countersign-bench", "--target", "wasm32-unknown-unknown", "--profile", "wasm-release"]);
 const page = "target/bench-page";
 rmSync(page, { recursive: true, force: true });
 mkdirSync(page, { recursive: true });

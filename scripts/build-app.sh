@@ -13,8 +13,11 @@ export PATH="$PWD/node_modules/.bin:$PATH"
 trunk build --release --features split
 target_dir="$(cargo metadata --format-version 1 --no-deps | node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(0)).target_directory)')"
 node scripts/split-app.mjs dist "$target_dir/wasm32-unknown-unknown/wasm-release/countersign-app.wasm"
-# A first visit's inbox is drawn by a small module while the app loads.
-cargo build --package countersign-first-paint --target wasm32-unknown-unknown --profile wasm-release
+# A first visit's inbox is drawn by a small module while the app loads. Built
+# with the app as trunk built it (which is then fresh): one feature resolution
+# for both, so the module reuses every dependency the app's build compiled.
+cargo build --package countersign-app --features countersign-app/split --package countersign-first-paint \
+  --target wasm32-unknown-unknown --profile wasm-release
 node scripts/first-paint.mjs dist "$target_dir/wasm32-unknown-unknown/wasm-release/countersign_first_paint.wasm"
 node scripts/minify-css.mjs dist
 node scripts/harden-dist.mjs dist
