@@ -126,24 +126,23 @@ fuzzing() {
 }
 
 native_build() {
-  # The agent's and server's tests apart from the domain's: then `cargo build
-  # -p countersign-server` (the benchmarks) resolves the same features as
-  # these tests did, and builds nothing again. The binaries and examples the
-  # browser tests drive are built here too: `--all-targets` builds the examples
-  # as tests, so the plain build below puts target/debug/examples/seed in place
-  # before the browser tests start (not when the native tests build it).
-  step "clippy and the build of every native target (agent, server; domain, markup, first paint)"
-  cargo test -p countersign-agent -p countersign-server --all-targets --no-run
+  # One build of every native crate's targets: the server's own builds
+  # (`cargo build -p countersign-server` in scripts/run.sh and the benchmarks)
+  # resolve the same features, so they build nothing again (the server names
+  # what the domain's and its own dev-dependencies turn on). The binaries and
+  # examples the browser tests drive are built here too: `--all-targets` builds
+  # the examples as tests, so the plain build below puts
+  # target/debug/examples/seed in place before the browser tests start.
+  step "clippy and the build of every native target (agent, server, domain, markup)"
+  cargo test -p countersign-agent -p countersign-server -p countersign-domain -p countersign-markup --all-targets --no-run
   cargo test -p countersign-agent -p countersign-server --no-run
-  cargo test -p countersign-domain -p countersign-markup -p countersign-first-paint --all-targets --no-run
 }
 
 native_tests() {
   step "the Claude Code hook's fixtures against Anthropic's published hook types"
   node tests/claude-code/check-types.mjs
   step "domain tests; server API, security and soak tests on SQLite and PostgreSQL (figures printed)"
-  cargo test -p countersign-domain -p countersign-markup -p countersign-first-paint
-  cargo test -p countersign-agent -p countersign-server -- --show-output
+  cargo test -p countersign-agent -p countersign-server -p countersign-domain -p countersign-markup -- --show-output
   step "the OpenAI Agents SDK bridge against a real server (the SDK's scripted model)"
   PYTHONPATH=examples/openai_agents .venv-openai-agents/bin/python -m unittest examples/openai_agents/test_bridge.py
   step "the udspy bridge against a real server (one approval runs the tool once)"
@@ -154,10 +153,10 @@ native_tests() {
 }
 
 app_checks() {
-  step "clippy and the build of every wasm target (the app, the benchmarks' wasm, the Leptos floor)"
+  step "clippy and the build of every wasm target (the app, the first paint, the benchmarks' wasm, the Leptos floor)"
   # The `quick` profile: the one scripts/run.sh builds the app with, so its
   # browser test (first-run.spec.mjs) builds only the app's own crate again.
-  (low_priority; cargo test --profile quick -p countersign-app -p countersign-bench -p countersign-floor --target wasm32-unknown-unknown --all-targets --no-run)
+  (low_priority; cargo test --profile quick -p countersign-app -p countersign-first-paint -p countersign-bench -p countersign-floor --target wasm32-unknown-unknown --all-targets --no-run)
   step "the app as scripts/run.sh builds it (the quick profile)"
   (low_priority; cargo build --profile quick -p countersign-app --target wasm32-unknown-unknown)
   step "app view-logic tests (wasm, headless chromium)"
