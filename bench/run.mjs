@@ -76,9 +76,11 @@ const table = (header, rows) => {
 // ---------------------------------------------------------------- builds
 console.log(`== building: ${built || prepare ? "" : "release app, "}bench wasm, Leptos floor`);
 if (!built && !prepare) sh("scripts/build-app.sh", [], { stdio: ["ignore", "ignore", "inherit"] });
-// With the app as scripts/build-app.sh built it (fresh then): the domain compiled as the app ships it, and
-// every dependency the app's build compiled reused.
-sh("cargo", ["build", "-q", "-p", "countersign-app", "--features", "countersign-app/split", "-p", "countersign-bench", "--target", "wasm32-unknown-unknown", "--profile", "wasm-release"]);
+// The wasm measured here is built as scripts/build-app.sh builds what ships: by plain rustc (a linting
+// wrapper, as the test command sets, turns MIR optimisations off) and with the app, which is then fresh:
+// the domain compiled as the app ships it, and every dependency the app's build compiled reused.
+const { RUSTC_WORKSPACE_WRAPPER, CLIPPY_ARGS, ...shipped } = process.env;
+sh("cargo", ["build", "-q", "-p", "countersign-app", "--features", "countersign-app/split", "-p", "countersign-bench", "--target", "wasm32-unknown-unknown", "--profile", "wasm-release"], { env: shipped });
 const page = "target/bench-page";
 rmSync(page, { recursive: true, force: true });
 mkdirSync(page, { recursive: true });
@@ -87,7 +89,7 @@ for (const file of readdirSync("bench/page")) copyFileSync(`bench/page/${file}`,
 copyFileSync("node_modules/@dagrejs/dagre/dist/dagre.min.js", `${page}/dagre.min.js`);
 copyFileSync("node_modules/canonicalize/lib/canonicalize.js", `${page}/canonicalize.js`);
 // The floor is not split (only the app links with relocations: build.rs).
-sh("trunk", ["build", "--release", "--config", "Trunk.toml", "--dist", "target/bench-floor", "bench/floor/index.html"], { stdio: ["ignore", "ignore", "inherit"] });
+sh("trunk", ["build", "--release", "--config", "Trunk.toml", "--dist", "target/bench-floor", "bench/floor/index.html"], { stdio: ["ignore", "ignore", "inherit"], env: shipped });
 if (prepare) process.exit(0);
 
 // The server and its examples. The smoke run takes the debug profile the tests

@@ -200,6 +200,8 @@ test.describe("with a Countersign server connection saved", () => {
       value: keys.reviewer, httpOnly: true, secure: true, sameSite: "Strict", path: "/",
     });
 
+    // Settings' own requests end with it: only the next page's are counted.
+    await page.goto("about:blank");
     const fetched = [];
     page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
     const releaseApp = await holdBack(page, APP_WASM);
