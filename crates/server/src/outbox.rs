@@ -5,7 +5,7 @@
 //! told. What the outside may take later (rate limited, unreachable,
 //! failing) is tried again with backoff, for up to a day; what it refuses
 //! for good is logged with what to do and skipped, so one bad address holds
-//! up nothing else. The first turn ever starts at the newest change.
+//! up nothing else. A reader starts at the newest change when first placed.
 
 use crate::store::{Change, Db, DbError};
 use std::future::Future;
@@ -45,9 +45,18 @@ pub trait Reader: Send + Sync + 'static {
     fn tell(&self, change: &Change) -> impl Future<Output = Result<(), Failed>> + Send;
 }
 
+/// Places `reader` in the feed, then gives it each change from there, in
+/// a task, for as long as the server runs. Awaited before the server
+/// serves, so no change made from its first request on is skipped.
+pub async fn start<R: Reader>(db: Db, reader: R) -> Result<(), DbError> {
+    db.reader_placed(R::NAME).await?;
+    tokio::spawn(run(db, reader));
+    Ok(())
+}
+
 /// Gives `reader` each change as it is stored, for as long as the server
 /// runs; waits longer after each failure, up to a minute.
-pub async fn run<R: Reader>(db: Db, reader: R) {
+async fn run<R: Reader>(db: Db, reader: R) {
     let holder = crate::changes::new_id().to_string();
     let mut failures: u32 = 0;
     loop {

@@ -102,10 +102,10 @@ pub async fn run(options: ServeOptions) -> Result<(), ServeError> {
         tokio::spawn(webhooks.run());
     }
     if let Some(bot) = bot {
-        tokio::spawn(crate::outbox::run(db.clone(), bot));
+        crate::outbox::start(db.clone(), bot).await?;
     }
     if let Some(mailer) = mailer {
-        tokio::spawn(crate::outbox::run(db.clone(), mailer));
+        crate::outbox::start(db.clone(), mailer).await?;
     }
     let (beside_api, metrics_at) =
         place_metrics(metrics, options.metrics_at(), address, &state).await?;

@@ -5,17 +5,11 @@
 use super::{stored_time, Db, DbError};
 
 impl Db {
-    /// Takes (or keeps) reader `reader`'s turn for `holder` until `until`:
-    /// the feed position it continues from, or None while another instance
-    /// holds it. A reader's first turn starts at the newest change, so the
-    /// history is not sent.
-    pub async fn reader_turn(
-        &self,
-        reader: &str,
-        holder: &str,
-        now: chrono::DateTime<chrono::Utc>,
-        until: chrono::DateTime<chrono::Utc>,
-    ) -> Result<Option<i64>, DbError> {
+    /// Gives reader `reader` its place in the feed if it has none: the newest
+    /// change, so the history is not sent. The server does this before it
+    /// serves, so a change made while the reader's first turn is pending is
+    /// still told.
+    pub async fn reader_placed(&self, reader: &str) -> Result<(), DbError> {
         sqlx::query(
             "INSERT INTO feed_readers (id, position, holder, lease_until)
              VALUES ($1, (SELECT COALESCE(MAX(seq), 0) FROM changes), '', '') ON CONFLICT DO NOTHING",
@@ -23,6 +17,21 @@ impl Db {
         .bind(reader)
         .execute(self.pool())
         .await?;
+        Ok(())
+    }
+
+    /// Takes (or keeps) reader `reader`'s turn for `holder` until `until`:
+    /// the feed position it continues from, or None while another instance
+    /// holds it. A reader not yet placed is placed first
+    /// ([`Db::reader_placed`]).
+    pub async fn reader_turn(
+        &self,
+        reader: &str,
+        holder: &str,
+        now: chrono::DateTime<chrono::Utc>,
+        until: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Option<i64>, DbError> {
+        self.reader_placed(reader).await?;
         let position = sqlx::query_scalar(
             "UPDATE feed_readers SET holder = $1, lease_until = $2
              WHERE id = $3 AND (holder = $1 OR lease_until <= $4) RETURNING position",

@@ -537,6 +537,24 @@ fn a_slack_link_needs_a_live_code_taken_once_and_a_signed_in_person_on_both_data
 }
 
 #[test]
+fn a_reader_placed_before_changes_is_given_them_from_its_first_turn_on_both_databases() {
+    on_both("store_reader_placed", |db| {
+        Box::pin(async move {
+            db.reader_placed("mail").await.unwrap();
+            seeded(&db).await;
+            let now = chrono::Utc::now();
+            let lease = now + chrono::Duration::seconds(60);
+            let first = db.reader_turn("mail", "a", now, lease).await.unwrap();
+            let told = db.changes_after(first.unwrap(), 1000).await.unwrap();
+            assert_eq!(told.len(), COUNT, "every review stored after it was placed");
+            db.reader_placed("mail").await.unwrap();
+            let again = db.reader_turn("mail", "a", now, lease).await.unwrap();
+            assert_eq!(again, first, "placing it again keeps its place");
+        })
+    });
+}
+
+#[test]
 fn one_instance_at_a_time_posts_to_slack_and_a_review_keeps_its_message_on_both_databases() {
     use countersign_server::store::slack_posts::Posted;
     on_both("store_slack_posts", |db| {
