@@ -193,8 +193,11 @@ impl Db {
                         // copied back into the file (inside a writer's commit) once
                         // it holds 8,000 pages (32 MB) rather than SQLite's 1,000: a
                         // page that many decisions change (an index's upper levels,
-                        // the counts) is copied once for all of them.
-                        conn.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 10000; PRAGMA mmap_size = 268435456; PRAGMA cache_size = -32000; PRAGMA wal_autocheckpoint = 8000;")
+                        // the counts) is copied once for all of them. Temporary
+                        // files stay in memory: a group commit's statements touch
+                        // many rows, so SQLite keeps a statement journal for each,
+                        // which otherwise spills to a file written on every batch.
+                        conn.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 10000; PRAGMA mmap_size = 268435456; PRAGMA cache_size = -32000; PRAGMA wal_autocheckpoint = 8000; PRAGMA temp_store = MEMORY;")
                             .await?;
                     }
                     Ok(())
