@@ -234,7 +234,10 @@ test.describe("with a Countersign server connection saved", () => {
 
     // Disconnecting forgets it; a key kept for this tab only is never remembered.
     await page.goto(`${server.url}/settings`);
+    // Disconnecting reloads the app once the server has answered: a navigation before then is cut short.
+    const reloaded = page.waitForEvent("load");
     await page.getByRole("button", { name: "Disconnect: use this browser's storage" }).click();
+    await reloaded;
     await expect.poll(pageKey, "disconnecting clears the cookie").toBeUndefined();
     await connect(false);
     expect(await pageKey(), "a tab's key").toBeUndefined();
