@@ -27,6 +27,7 @@ import { cpus, totalmem, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { distFiles } from "../scripts/dist-files.mjs";
+import { wasmOpt } from "../scripts/wasm-tools.mjs";
 import { chromium } from "@playwright/test";
 import { floorPaints, phoneLink, writeFloor } from "./phone.mjs";
 import { signIn as signInAs, signInSettings, startProvider } from "../tests/e2e/sign-in-support.mjs";
@@ -76,11 +77,12 @@ const table = (header, rows) => {
 // ---------------------------------------------------------------- builds
 console.log(`== building: ${built || prepare ? "" : "release app, "}bench wasm, Leptos floor`);
 if (!built && !prepare) sh("scripts/build-app.sh", [], { stdio: ["ignore", "ignore", "inherit"] });
-// The wasm measured here is built as scripts/build-app.sh builds what ships: by plain rustc (a linting
-// wrapper, as the test command sets, turns MIR optimisations off) and with the app, which is then fresh:
-// the domain compiled as the app ships it, and every dependency the app's build compiled reused.
+// The wasm measured here (the benchmarks' own and the Leptos floor) is built as scripts/build-app.sh
+// builds what ships: by plain rustc (a linting wrapper, as the test command sets, turns MIR optimisations
+// off) and with the app, which is then fresh: the domain and Leptos compiled as the app ships them, and
+// every dependency the app's build compiled reused.
 const { RUSTC_WORKSPACE_WRAPPER, CLIPPY_ARGS, ...shipped } = process.env;
-sh("cargo", ["build", "-q", "-p", "countersign-app", "--features", "countersign-app/split", "-p", "countersign-bench", "--target", "wasm32-unknown-unknown", "--profile", "wasm-release"], { env: shipped });
+sh("cargo", ["build", "-q", "-p", "countersign-app", "--features", "countersign-app/split", "-p", "countersign-bench", "-p", "countersign-floor", "--target", "wasm32-unknown-unknown", "--profile", "wasm-release"], { env: shipped });
 const page = "target/bench-page";
 rmSync(page, { recursive: true, force: true });
 mkdirSync(page, { recursive: true });
@@ -88,8 +90,15 @@ sh("wasm-bindgen", ["--target", "web", "--out-dir", `${page}/pkg`, "target/wasm3
 for (const file of readdirSync("bench/page")) copyFileSync(`bench/page/${file}`, `${page}/${file}`);
 copyFileSync("node_modules/@dagrejs/dagre/dist/dagre.min.js", `${page}/dagre.min.js`);
 copyFileSync("node_modules/canonicalize/lib/canonicalize.js", `${page}/canonicalize.js`);
-// The floor is not split (only the app links with relocations: build.rs).
-sh("trunk", ["build", "--release", "--config", "Trunk.toml", "--dist", "target/bench-floor", "bench/floor/index.html"], { stdio: ["ignore", "ignore", "inherit"], env: shipped });
+// The floor's page: its wasm-bindgen glue and its wasm through the app's wasm-opt (it is not split).
+const floorDir = "target/bench-floor";
+rmSync(floorDir, { recursive: true, force: true });
+mkdirSync(floorDir, { recursive: true });
+sh("wasm-bindgen", ["--target", "web", "--no-typescript", "--out-dir", `${floorDir}/bindgen`, "target/wasm32-unknown-unknown/wasm-release/countersign-floor.wasm"]);
+sh(...wasmOpt(`${floorDir}/bindgen/countersign-floor_bg.wasm`, `${floorDir}/countersign-floor_bg.wasm`));
+copyFileSync(`${floorDir}/bindgen/countersign-floor.js`, `${floorDir}/countersign-floor.js`);
+rmSync(`${floorDir}/bindgen`, { recursive: true });
+copyFileSync("bench/floor/index.html", `${floorDir}/index.html`);
 if (prepare) process.exit(0);
 
 // The server and its examples. The smoke run takes the debug profile the tests
