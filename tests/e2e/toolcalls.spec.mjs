@@ -115,6 +115,7 @@ test("an expired request cannot be approved and is closed as denied", async ({ p
   };
   await page.getByLabel("Or paste JSON").fill(JSON.stringify(request));
   await page.getByRole("button", { name: "Check and import" }).click();
+  await expect(page.getByText("Imported 1 review.")).toBeVisible();
   await page.goto("/?type=other");
   await page.getByRole("link", { name: /restart_service/ }).click();
   await expect(page.getByRole("button", { name: "Approve once" })).toBeEnabled();
