@@ -598,6 +598,14 @@ table(["backend", "decisions, 64 client threads", "decisions, 64 connections on 
 }));
 say("On 2 cores the load generator competes with the server for the CPU: 64 client threads spend much of it switching between threads (measured with perf), so the ratio uses the best of the two generators, and the one-thread generator is the closer stand-in for clients on other machines.");
 say();
+// What a decision costs the server, steadier than decisions/s: its CPU, and what it wrote to the disk (the log and
+// its checkpoints), over the one-thread run.
+for (const [backend, text] of serverRuns) {
+  const cpu = pick(text, "server CPU per decision, one-thread run").match(/^[\d.]+ µs/)?.[0];
+  const bytes = pick(text, "server bytes written to storage per decision, one-thread run");
+  if (cpu) say(`${backend}, the one-thread run: ${cpu} of the server's CPU and ${bytes} written to storage per decision.`);
+}
+say();
 for (const [backend, text] of serverRuns.slice(0, quick ? 1 : serverRuns.length)) {
   const list = text.split("\n").filter((l) => l.startsWith("list over") || l.startsWith("decisions at") || l.startsWith("flood"));
   say(`${backend}: ${list.join("; ")}.`);

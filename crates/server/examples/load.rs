@@ -268,6 +268,17 @@ fn cpu_seconds(pid: u32) -> Option<f64> {
     Some(ticks / per_second)
 }
 
+/// What a process has written to storage so far, in bytes (`write_bytes` of
+/// `/proc/PID/io`: the database's log and its checkpoints, not its sockets).
+fn written_bytes(pid: u32) -> Option<u64> {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+    io.lines()
+        .find_map(|l| l.strip_prefix("write_bytes:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -524,7 +535,7 @@ fn decision_runs(
     //     package) on one thread, which leaves more of the 2 cores to the server;
     //     without wrk, from 64 connections of hyper's client on one thread.
     let before = floor();
-    let cpu_before = cpu_seconds(server);
+    let (cpu_before, written_before) = (cpu_seconds(server), written_bytes(server));
     let decided = if let Some(run) =
         wrk_decisions(&base, &key, next.load(Ordering::Relaxed), seconds)
     {
@@ -548,6 +559,16 @@ fn decision_runs(
         println!(
             "server CPU per decision, one-thread run: {:.0} µs (user and system, {decided} decisions)",
             (end - start) * 1e6 / decided.max(1) as f64
+        );
+    }
+    // On SQLite the server itself writes the database (on PostgreSQL, the
+    // database's own processes do).
+    if let (true, Some(start), Some(end)) =
+        (before.is_some(), written_before, written_bytes(server))
+    {
+        println!(
+            "server bytes written to storage per decision, one-thread run: {:.1} KB",
+            end.saturating_sub(start) as f64 / 1024.0 / decided.max(1) as f64
         );
     }
     if let (Some(before), Some(after)) = (before, floor()) {
