@@ -599,11 +599,21 @@ table(["backend", "decisions, 64 client threads", "decisions, 64 connections on 
 say("On 2 cores the load generator competes with the server for the CPU: 64 client threads spend much of it switching between threads (measured with perf), so the ratio uses the best of the two generators, and the one-thread generator is the closer stand-in for clients on other machines.");
 say();
 // What a decision costs the server, steadier than decisions/s: its CPU, and what it wrote to the disk (the log and
-// its checkpoints), over the one-thread run.
+// its checkpoints), over the one-thread runs; then the same decisions made in the order of their request times, as a
+// reviewer works through the inbox (the runs above decide reviews requested on 28 days in turn).
 for (const [backend, text] of serverRuns) {
-  const cpu = pick(text, "server CPU per decision, one-thread run").match(/^[\d.]+ µs/)?.[0];
-  const bytes = pick(text, "server bytes written to storage per decision, one-thread run");
-  if (cpu) say(`${backend}, the one-thread run: ${cpu} of the server's CPU and ${bytes} written to storage per decision.`);
+  const costs = (how) => {
+    const cpu = pick(text, `server CPU per decision${how}, one-thread run`).match(/^[\d.]+ µs/)?.[0];
+    const bytes = pick(text, `server bytes written to storage per decision${how}, one-thread run`);
+    return bytes === "n/a" ? `${cpu} of the server's CPU` : `${cpu} of the server's CPU and ${bytes} written to storage`;
+  };
+  if (pick(text, "server CPU per decision, one-thread run") === "n/a") continue;
+  const inOrder = " in the inbox's order";
+  const label = pick(text, `decisions${inOrder}, wrk`) !== "n/a" ? `decisions${inOrder}, wrk 64 connections, closed loop` : `decisions${inOrder}, 64 connections on one thread (hyper), closed loop`;
+  const ordered = rate(text, label);
+  const floorRate = Number(pick(text, "bare SQLite insert loop, around the decisions in the inbox's order").match(/(\d+)\/s/)?.[1]);
+  const against = Number.isFinite(floorRate) ? ` against a floor of ${floorRate}/s (${ratio(ordered, floorRate)})` : "";
+  say(`${backend}, the one-thread run: ${costs("")} per decision; decided in the inbox's order, ${ordered.toFixed(0)}/s${against} at ${costs(inOrder)} per decision.`);
 }
 say();
 for (const [backend, text] of serverRuns.slice(0, quick ? 1 : serverRuns.length)) {

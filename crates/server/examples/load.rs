@@ -93,14 +93,32 @@ fn decide(agent: &ureq::Agent, base: &str, key: &str, n: usize) -> bool {
 /// Decides as fast as the server answers from `connections` keep-alive
 /// connections multiplexed on one thread (hyper's HTTP/1 client on a
 /// current-thread runtime): one generator thread instead of one per client.
-/// Gives every latency, the failures, and the time taken.
+/// Gives every latency, the failures, the time taken and the last number
+/// asked for.
 fn one_thread_decisions(
     port: u16,
     key: &str,
-    next: &Arc<AtomicUsize>,
+    numbers: Numbers,
     connections: usize,
     seconds: u64,
-) -> (Vec<Duration>, usize, Duration) {
+) -> (Vec<Duration>, usize, Duration, usize) {
+    let (first, order) = match numbers {
+        Numbers::Counter(first) => (first + 1, Vec::new()),
+        Numbers::Listed(order) => (0, order),
+    };
+    // The i-th decision's review: from the list, else counted from `first`.
+    let (taken, order) = (Arc::new(AtomicUsize::new(0)), Arc::new(order));
+    let pick = {
+        let taken = taken.clone();
+        move || {
+            let i = taken.fetch_add(1, Ordering::Relaxed);
+            if order.is_empty() {
+                Some(first + i)
+            } else {
+                order.get(i).copied()
+            }
+        }
+    };
     const BODY: &[u8] =
         br#"{"status":"approved","decided_by_role":"reviewer","reason":"benchmark"}"#;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -112,7 +130,7 @@ fn one_thread_decisions(
     let (latencies, failures) = runtime.block_on(async {
         let clients: Vec<_> = (0..connections)
             .map(|_| {
-                let (next, bearer) = (next.clone(), format!("Bearer {key}"));
+                let (pick, bearer) = (pick.clone(), format!("Bearer {key}"));
                 tokio::spawn(async move {
                     let (mut mine, mut failed) = (Vec::new(), 0usize);
                     let Ok(stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await
@@ -127,7 +145,7 @@ fn one_thread_decisions(
                     };
                     tokio::spawn(connection);
                     while Instant::now() < until {
-                        let n = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(n) = pick() else { break };
                         let request = hyper::Request::post(format!(
                             "/api/v1/reviews/{}/decisions",
                             numbered_id(n)
@@ -164,7 +182,13 @@ fn one_thread_decisions(
         }
         (all, failures)
     });
-    (latencies, failures, started.elapsed())
+    let asked = taken.load(Ordering::Relaxed);
+    (
+        latencies,
+        failures,
+        started.elapsed(),
+        (first + asked).saturating_sub(1),
+    )
 }
 
 /// What a wrk run did.
@@ -178,18 +202,38 @@ struct WrkRun {
     last: usize,
 }
 
-/// Runs wrk (one thread, 64 connections) deciding distinct pending reviews
-/// after `first`; None when wrk is not installed.
-fn wrk_decisions(base: &str, key: &str, first: usize, seconds: u64) -> Option<WrkRun> {
+/// Runs wrk (one thread, 64 connections) deciding the pending reviews
+/// `numbers`; None when wrk is not installed.
+fn wrk_decisions(
+    base: &str,
+    key: &str,
+    numbers: &Numbers,
+    how: &str,
+    seconds: u64,
+) -> Option<WrkRun> {
     let script = std::env::temp_dir().join(format!("countersign-wrk-{}.lua", std::process::id()));
+    let listed = script.with_extension("txt");
+    let next = match numbers {
+        Numbers::Counter(first) => {
+            format!("function init(args) n = {first} end\nfunction advance() n = n + 1 end")
+        }
+        Numbers::Listed(order) => {
+            let lines: Vec<String> = order.iter().map(usize::to_string).collect();
+            std::fs::write(&listed, lines.join("\n")).ok()?;
+            format!(
+                "function init(args) order = {{}} for l in io.lines({:?}) do order[#order + 1] = tonumber(l) end i = 0 n = order[1] end\nfunction advance() i = i + 1 n = order[i] end",
+                listed.display()
+            )
+        }
+    };
     std::fs::write(
         &script,
         format!(
             r#"local threads = {{}}
 function setup(thread) table.insert(threads, thread) end
-function init(args) n = {first} end
+{next}
 function request()
-  n = n + 1
+  advance()
   local id = string.format("aaaa0000-0000-4000-8000-%012x", n)
   return wrk.format("POST", "/api/v1/reviews/" .. id .. "/decisions",
     {{["Authorization"] = "Bearer {key}", ["Content-Type"] = "application/json", ["Idempotency-Key"] = "wrk-" .. n}},
@@ -209,6 +253,7 @@ end
         .output();
     // Removed whether or not wrk ran (it is absent where it is not installed).
     let _ = std::fs::remove_file(&script);
+    let _ = std::fs::remove_file(&listed);
     let output = output.ok()?;
     let text = String::from_utf8_lossy(&output.stdout);
     let field = |prefix: &str| {
@@ -223,7 +268,7 @@ end
         .and_then(|l| l.split_whitespace().next()?.parse().ok())
         .unwrap_or(0);
     let line = format!(
-        "decisions, wrk 64 connections, closed loop: {}; latency {}, {}; {}",
+        "decisions{how}, wrk 64 connections, closed loop: {}; latency {}, {}; {}",
         field("Requests/sec"),
         field("50%"),
         field("99%"),
@@ -303,11 +348,12 @@ fn main() {
     let sqlite = url.starts_with("sqlite:");
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // Enough pending reviews for every decision the runs below can make (the
-    // quick runs, of one second each, make at most a few thousand in all).
+    // quick runs, of one second each, make at most a few thousand in all,
+    // beside the range kept for the run in the inbox's order).
     let pending = match (list_only, quick, observed) {
         (true, _, _) => 0,
-        (false, true, _) => 10_000,
-        (false, false, false) => 80_000,
+        (false, true, _) => 20_000,
+        (false, false, false) => 100_000,
         // Up to ~5,000 decisions/s in each of 12 runs of 3 s.
         (false, false, true) => 200_000,
     };
@@ -442,7 +488,7 @@ fn observed_compare(
     rounds: usize,
     seconds: u64,
 ) {
-    let next = Arc::new(AtomicUsize::new(0));
+    let mut next = 0;
     let (mut off, mut on) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         let order = if round % 2 == 0 {
@@ -452,8 +498,9 @@ fn observed_compare(
         };
         for observed in order {
             let mut server = start(observed);
-            let (latencies, failures, elapsed) =
-                one_thread_decisions(port, key, &next, 64, seconds);
+            let (latencies, failures, elapsed, last) =
+                one_thread_decisions(port, key, Numbers::Counter(next), 64, seconds);
+            next = last + 1;
             let _ = server.kill();
             let _ = server.wait();
             assert_eq!(failures, 0, "decisions failed");
@@ -475,6 +522,77 @@ fn observed_compare(
         rounds * 2,
         (on - off) / off * 100.0
     );
+}
+
+/// Which pending reviews a one-thread run decides.
+enum Numbers {
+    /// The numbers after this one, in turn.
+    Counter(usize),
+    /// These numbers, in this order.
+    Listed(Vec<usize>),
+}
+
+/// The reviews numbered `first..first + count` in the order of their request
+/// times, oldest first: the order of a reviewer working through the inbox.
+fn inbox_order(first: usize, count: usize) -> Vec<usize> {
+    let mut numbers: Vec<usize> = (first..first + count).collect();
+    numbers.sort_by_cached_key(|&n| (review(n).confirm.requested_at.to_string(), n));
+    numbers
+}
+
+/// A closed loop of decisions from one thread against the server process,
+/// with what each decision cost the server.
+struct OneThreadRun<'a> {
+    server: u32,
+    port: u16,
+    base: &'a str,
+    key: &'a str,
+    seconds: u64,
+    sqlite: bool,
+}
+
+impl OneThreadRun<'_> {
+    /// Decides the `numbers` from wrk, else hyper's client, and prints the
+    /// run's line and the server's CPU and storage writes per decision, each
+    /// label followed by `how`. Returns the last number asked for.
+    fn decide(&self, numbers: Numbers, how: &str) -> usize {
+        let (cpu_before, written_before) = (cpu_seconds(self.server), written_bytes(self.server));
+        let (decided, last) =
+            if let Some(run) = wrk_decisions(self.base, self.key, &numbers, how, self.seconds) {
+                println!("{}", run.line);
+                (run.requests, run.last)
+            } else {
+                let (latencies, failures, elapsed, last) =
+                    one_thread_decisions(self.port, self.key, numbers, 64, self.seconds);
+                let decided = latencies.len() as u64;
+                summary(
+                    &format!("decisions{how}, 64 connections on one thread (hyper), closed loop"),
+                    latencies,
+                    elapsed,
+                    failures,
+                );
+                (decided, last)
+            };
+        // What a decision costs the server, steadier than decisions/s on a
+        // machine whose other work and disk speed vary.
+        if let (Some(start), Some(end)) = (cpu_before, cpu_seconds(self.server)) {
+            println!(
+                "server CPU per decision{how}, one-thread run: {:.0} µs (user and system, {decided} decisions)",
+                (end - start) * 1e6 / decided.max(1) as f64
+            );
+        }
+        // On SQLite the server itself writes the database (on PostgreSQL,
+        // the database's own processes do).
+        if let (true, Some(start), Some(end)) =
+            (self.sqlite, written_before, written_bytes(self.server))
+        {
+            println!(
+                "server bytes written to storage per decision{how}, one-thread run: {:.1} KB",
+                end.saturating_sub(start) as f64 / 1024.0 / decided.max(1) as f64
+            );
+        }
+        last
+    }
 }
 
 /// Decisions against the `server` process: closed loops from threads and
@@ -534,47 +652,39 @@ fn decision_runs(
     // 1b. The same closed loop from wrk (an epoll load generator in C, Debian's
     //     package) on one thread, which leaves more of the 2 cores to the server;
     //     without wrk, from 64 connections of hyper's client on one thread.
-    let before = floor();
-    let (cpu_before, written_before) = (cpu_seconds(server), written_bytes(server));
-    let decided = if let Some(run) =
-        wrk_decisions(&base, &key, next.load(Ordering::Relaxed), seconds)
-    {
-        println!("{}", run.line);
-        next.fetch_max(run.last + 1, Ordering::Relaxed);
-        run.requests
-    } else {
-        let (latencies, failures, elapsed) = one_thread_decisions(port, &key, &next, 64, seconds);
-        let decided = latencies.len() as u64;
-        summary(
-            "decisions, 64 connections on one thread (hyper), closed loop",
-            latencies,
-            elapsed,
-            failures,
-        );
-        decided
+    //     First as the other runs decide (numbered reviews are requested on 28
+    //     days in turn, so each decision lands far from the last in the list
+    //     indexes), then in the order of their request times, as a reviewer
+    //     works through the inbox; the floor before, between and after.
+    let floors = [floor(), None, None];
+    let run = OneThreadRun {
+        server,
+        port,
+        base: &base,
+        key: &key,
+        seconds,
+        sqlite: floors[0].is_some(),
     };
-    // What a decision costs the server, steadier than decisions/s on a
-    // machine whose other work and disk speed vary.
-    if let (Some(start), Some(end)) = (cpu_before, cpu_seconds(server)) {
+    let first = next.load(Ordering::Relaxed);
+    let last = run.decide(Numbers::Counter(first), "");
+    next.fetch_max(last + 1, Ordering::Relaxed);
+    let floors = [floors[0], floor(), None];
+    // Enough for the fastest run seen (5,700/s).
+    let reserved = 6_000 * seconds as usize;
+    let range = next.fetch_add(reserved, Ordering::Relaxed);
+    run.decide(
+        Numbers::Listed(inbox_order(range, reserved)),
+        " in the inbox's order",
+    );
+    let floors = [floors[0], floors[1], floor()];
+    if let [Some(before), Some(between), Some(after)] = floors {
         println!(
-            "server CPU per decision, one-thread run: {:.0} µs (user and system, {decided} decisions)",
-            (end - start) * 1e6 / decided.max(1) as f64
+            "bare SQLite insert loop (WAL, synchronous=FULL, one transaction per insert): {:.0}/s, the mean of {before:.0}/s just before and {between:.0}/s just after the one-thread decisions",
+            (before + between) / 2.0
         );
-    }
-    // On SQLite the server itself writes the database (on PostgreSQL, the
-    // database's own processes do).
-    if let (true, Some(start), Some(end)) =
-        (before.is_some(), written_before, written_bytes(server))
-    {
         println!(
-            "server bytes written to storage per decision, one-thread run: {:.1} KB",
-            end.saturating_sub(start) as f64 / 1024.0 / decided.max(1) as f64
-        );
-    }
-    if let (Some(before), Some(after)) = (before, floor()) {
-        println!(
-            "bare SQLite insert loop (WAL, synchronous=FULL, one transaction per insert): {:.0}/s, the mean of {before:.0}/s just before and {after:.0}/s just after the one-thread decisions",
-            (before + after) / 2.0
+            "bare SQLite insert loop, around the decisions in the inbox's order: {:.0}/s, the mean of {between:.0}/s and {after:.0}/s",
+            (between + after) / 2.0
         );
     }
 
