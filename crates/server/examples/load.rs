@@ -102,23 +102,7 @@ fn one_thread_decisions(
     connections: usize,
     seconds: u64,
 ) -> (Vec<Duration>, usize, Duration, usize) {
-    let (first, order) = match numbers {
-        Numbers::Counter(first) => (first + 1, Vec::new()),
-        Numbers::Listed(order) => (0, order),
-    };
-    // The i-th decision's review: from the list, else counted from `first`.
-    let (taken, order) = (Arc::new(AtomicUsize::new(0)), Arc::new(order));
-    let pick = {
-        let taken = taken.clone();
-        move || {
-            let i = taken.fetch_add(1, Ordering::Relaxed);
-            if order.is_empty() {
-                Some(first + i)
-            } else {
-                order.get(i).copied()
-            }
-        }
-    };
+    let (numbers, taken) = (Arc::new(numbers), Arc::new(AtomicUsize::new(0)));
     const BODY: &[u8] =
         br#"{"status":"approved","decided_by_role":"reviewer","reason":"benchmark"}"#;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -130,7 +114,8 @@ fn one_thread_decisions(
     let (latencies, failures) = runtime.block_on(async {
         let clients: Vec<_> = (0..connections)
             .map(|_| {
-                let (pick, bearer) = (pick.clone(), format!("Bearer {key}"));
+                let (numbers, taken, bearer) =
+                    (numbers.clone(), taken.clone(), format!("Bearer {key}"));
                 tokio::spawn(async move {
                     let (mut mine, mut failed) = (Vec::new(), 0usize);
                     let Ok(stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await
@@ -145,7 +130,9 @@ fn one_thread_decisions(
                     };
                     tokio::spawn(connection);
                     while Instant::now() < until {
-                        let Some(n) = pick() else { break };
+                        let Some(n) = numbers.nth(taken.fetch_add(1, Ordering::Relaxed)) else {
+                            break;
+                        };
                         let request = hyper::Request::post(format!(
                             "/api/v1/reviews/{}/decisions",
                             numbered_id(n)
@@ -183,12 +170,12 @@ fn one_thread_decisions(
         (all, failures)
     });
     let asked = taken.load(Ordering::Relaxed);
-    (
-        latencies,
-        failures,
-        started.elapsed(),
-        (first + asked).saturating_sub(1),
-    )
+    // With nothing asked, the run ends just before where it would have started.
+    let last = match asked.checked_sub(1) {
+        Some(i) => numbers.nth(i),
+        None => numbers.nth(0).map(|n| n.saturating_sub(1)),
+    };
+    (latencies, failures, started.elapsed(), last.unwrap_or(0))
 }
 
 /// What a wrk run did.
@@ -532,6 +519,16 @@ enum Numbers {
     Listed(Vec<usize>),
 }
 
+impl Numbers {
+    /// The number of the `i`-th decision (from 0), if there is one.
+    fn nth(&self, i: usize) -> Option<usize> {
+        match self {
+            Numbers::Counter(first) => Some(first + 1 + i),
+            Numbers::Listed(order) => order.get(i).copied(),
+        }
+    }
+}
+
 /// The reviews numbered `first..first + count` in the order of their request
 /// times, oldest first: the order of a reviewer working through the inbox.
 fn inbox_order(first: usize, count: usize) -> Vec<usize> {
@@ -656,19 +653,19 @@ fn decision_runs(
     //     days in turn, so each decision lands far from the last in the list
     //     indexes), then in the order of their request times, as a reviewer
     //     works through the inbox; the floor before, between and after.
-    let floors = [floor(), None, None];
+    let before = floor();
     let run = OneThreadRun {
         server,
         port,
         base: &base,
         key: &key,
         seconds,
-        sqlite: floors[0].is_some(),
+        sqlite: before.is_some(),
     };
     let first = next.load(Ordering::Relaxed);
     let last = run.decide(Numbers::Counter(first), "");
     next.fetch_max(last + 1, Ordering::Relaxed);
-    let floors = [floors[0], floor(), None];
+    let between = floor();
     // Enough for the fastest run seen (5,700/s).
     let reserved = 6_000 * seconds as usize;
     let range = next.fetch_add(reserved, Ordering::Relaxed);
@@ -676,8 +673,7 @@ fn decision_runs(
         Numbers::Listed(inbox_order(range, reserved)),
         " in the inbox's order",
     );
-    let floors = [floors[0], floors[1], floor()];
-    if let [Some(before), Some(between), Some(after)] = floors {
+    if let (Some(before), Some(between), Some(after)) = (before, between, floor()) {
         println!(
             "bare SQLite insert loop (WAL, synchronous=FULL, one transaction per insert): {:.0}/s, the mean of {before:.0}/s just before and {between:.0}/s just after the one-thread decisions",
             (before + between) / 2.0
