@@ -1,7 +1,9 @@
 // Adds the first paint (crates/first-paint) to the release build and makes the
 // boot script choose. On a visit to the inbox it draws the inbox's first page
 // before the app: on a first visit (no demo stored yet, no connection saved)
-// the demo's rows, written by the first paint's small module; with a
+// the demo's rows, written by the first paint's small module; on a return to
+// the local inbox, the head the app stored beside its index (the default page
+// as it last showed it), written by the same module; with a
 // Countersign server connection saved, the server's first page of pending
 // reviews, written by the server itself when it serves this page (`GET
 // /api/v1/inbox`: nothing to fetch but the page) or else by the module from
@@ -68,8 +70,9 @@ const parsed = new Promise((resolve) =>
 // Fetched now, imported below: a module's own imports and its wasm need not wait for each other.
 const preload = (...files) => files.forEach((file) => document.head.append(Object.assign(document.createElement("link"), file,
   file.href.endsWith(".wasm") ? { rel: "preload", as: "fetch", type: "application/wasm" } : { rel: "modulepreload" }, { crossOrigin: "anonymous" })));
-// What to draw before the app: the demo's inbox on a first visit to a static host, a Countersign server's first page when a
-// connection to one is saved (read as the app reads it: this tab's first, then the remembered one); else nothing.
+// What to draw before the app: the demo's inbox on a first visit to a static host, the local inbox's stored head on a
+// return to it, a Countersign server's first page when a connection to one is saved (read as the app reads it: this
+// tab's first, then the remembered one); else nothing.
 const painting = (() => {
   try {
     if (location.pathname !== base || location.search) return null;
@@ -87,7 +90,10 @@ const painting = (() => {
     }
     // A Countersign server serves this copy (its mark opens the head): no demo there, the app asks for a key.
     if (document.querySelector('meta[name="countersign-server"]')) return null;
-    return localStorage.getItem("countersign.v1.seeded") === null ? { demo: true } : null;
+    if (localStorage.getItem("countersign.v1.seeded") === null) return { demo: true };
+    // The local inbox: the default page as the app last showed it, stored beside its index.
+    const head = localStorage.getItem("countersign.v1.inbox-head");
+    return head === null ? null : { head };
   } catch {
     return null;
   }
@@ -97,14 +103,22 @@ const loadPaint = async () => {
   await paint.default({ module_or_path: firstPaint.wasm.href });
   return paint;
 };
+// Until the frame that shows a drawing is painted (or a moment, in a tab that paints no frames): the app's start
+// would otherwise hold the main thread before the browser paints the rows it was given.
+const shown = () => new Promise((resolve) => {
+  requestAnimationFrame(() => setTimeout(resolve, 0));
+  setTimeout(resolve, 100);
+});
 const paintFailed = (e) => console.warn("The first paint failed; the app draws the inbox itself.", e);
 // Draws the first paint's HTML (written by countersign-markup) at the top of the page, unless the app has started.
 // Its links work at once: the address changes, a review's code is fetched, and the app opens that screen when it
 // starts. Its tabs, filters and buttons are the app's: until then they are a picture, hidden from assistive technology.
+// Says whether it drew.
 const draw = (html) => {
-  if (!html || performance.getEntriesByName("countersign:start").length > 0) return;
+  if (!html || performance.getEntriesByName("countersign:start").length > 0) return false;
   document.body.insertAdjacentHTML("afterbegin", html);
   adopt(document.body.firstElementChild);
+  return true;
 };
 // Makes a drawing in the page the app's stand-in until it starts: written here, or by the server in the page itself.
 const adopt = (drawn) => {
@@ -142,12 +156,13 @@ if (served && !(painting?.own || (!painting && signedIn))) {
 }
 if (served?.isConnected) {
   adopt(served);
-} else if (painting?.demo) {
+} else if (painting?.demo || painting?.head) {
   preload(firstPaint.glue, firstPaint.wasm);
   try {
-    const html = (await loadPaint()).demo_inbox(base);
+    const paint = await loadPaint();
+    const html = painting.demo ? paint.demo_inbox(base) : paint.local_inbox(painting.head, base);
     await parsed;
-    draw(html);
+    if (draw(html)) await shown();
   } catch (e) {
     paintFailed(e);
   }
@@ -164,7 +179,7 @@ if (served?.isConnected) {
     : Promise.all([loadPaint(), fetch(\`\${server}/api/v1/reviews?view=summary&status=pending&order=expiring&limit=50\`, { headers })
       .then((r) => (r.ok ? r.text() : null))]).then(([paint, text]) => (text === null ? null : paint.served_inbox(server, text, base)));
   // Once the app has started, it lists the inbox itself: a late answer is not drawn over it.
-  const drawn = html.then(async (h) => (await parsed, draw(h))).catch(paintFailed);
+  const drawn = html.then(async (h) => (await parsed, draw(h) && (await shown()))).catch(paintFailed);
   // The app waits for the rows (its files would slow them down), but not for a slow server.
   await Promise.race([drawn, new Promise((resolve) => setTimeout(resolve, 500))]);
 }

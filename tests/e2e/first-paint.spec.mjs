@@ -1,8 +1,9 @@
 // The first paint: the inbox's first page drawn before the app's code is
-// fetched (the demo's on a first visit, written by a small module; a saved
-// Countersign server's otherwise, written by the server when it serves the
-// page, else by the module), then replaced by the app's own, element for
-// element. Its links work before the app has arrived.
+// fetched (the demo's on a first visit and the local inbox's stored head on a
+// return, written by a small module; a saved Countersign server's otherwise,
+// written by the server when it serves the page, else by the module), then
+// replaced by the app's own, element for element. Its links work before the
+// app has arrived.
 import { expect, test } from "@playwright/test";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,6 +17,7 @@ failOnScriptErrors();
 const APP_WASM = /\/countersign-app-[0-9a-f]+_bg\.wasm$/;
 const PAINT_WASM = /\/first-paint-[0-9a-f]+_bg\.wasm$/;
 const DEMO = /\/split_demo-[0-9a-f]+\.wasm$/;
+const READING = /\/split_reading-[0-9a-f]+\.wasm$/;
 
 /** Holds back every response for `pattern` until the returned function is called. */
 async function holdBack(page, pattern) {
@@ -100,16 +102,60 @@ test("a first visit: a row tapped before the app's code arrives opens the demo's
   await expect(page.locator(".first-paint")).toHaveCount(0);
 });
 
-test("a returning reviewer and a saved LangGraph connection get no first paint", async ({ page }) => {
+/** Visits the local desk once, until the app has stored the demo and the inbox's head beside its index. */
+async function returning(page) {
   await page.goto("/");
   await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem")).toHaveCount(7);
-  await expect.poll(() => page.evaluate(() => localStorage.getItem("countersign.v1.seeded"))).not.toBeNull();
+  await expect.poll(() => page.evaluate(() => localStorage.getItem("countersign.v1.inbox-head")), "the head is stored").not.toBeNull();
+}
+
+test("a return to the local inbox draws its stored head before the app's code arrives, as the app then draws it", async ({ page }) => {
+  await returning(page);
+  const fetched = [];
+  page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
+  const releaseApp = await holdBack(page, APP_WASM);
+  // The code that reads every stored review is held too: the app then lists the head's rows, as the first paint drew them.
+  const releaseReading = await holdBack(page, READING);
+  await page.reload();
+  const painted = page.locator(".first-paint");
+  await expect(painted.locator(".review-row")).toHaveCount(7);
+  await expect(painted).toContainText("Database Migration Plan");
+  expect(fetched.filter((p) => PAINT_WASM.test(p)), "the first paint's module").toHaveLength(1);
+  expect(await page.evaluate(() => performance.getEntriesByName("countersign:rows-open").length), "its rows open").toBe(1);
+  const paintMarkup = await markup(page, ".first-paint");
+  const paintBoxes = await rowBoxes(page);
+  await shoot(page, "first-paint-local");
+
+  releaseApp();
+  await expect(painted).toHaveCount(0);
+  await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem")).toHaveCount(7);
+  expect(await markup(page, "body"), "the app draws the same elements, classes and text").toBe(paintMarkup);
+  expect(await rowBoxes(page), "the rows stand where they stood, at 1280 and 375 px").toEqual(paintBoxes);
+  releaseReading();
+  await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem").nth(5)).toContainText("1 problem");
+});
+
+test("a return to the local inbox: a row tapped before the app's code arrives opens its stored review once it starts", async ({ page }) => {
+  await returning(page);
+  const releaseApp = await holdBack(page, APP_WASM);
+  await page.reload();
+  const link = page.locator(".first-paint .review-link").filter({ hasText: "Database Migration Plan" });
+  await link.click();
+  await expect(link).toHaveAttribute("aria-busy", "true");
+  releaseApp();
+  await expect(page.getByRole("heading", { level: 1, name: "Database Migration Plan" })).toBeVisible();
+  await expect(page.locator(".first-paint")).toHaveCount(0);
+});
+
+test("a damaged stored head and a saved LangGraph connection get no first paint", async ({ page }) => {
+  await returning(page);
+  await page.evaluate(() => localStorage.setItem("countersign.v1.inbox-head", "{\"counts\":"));
   const fetched = [];
   page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
   await page.reload();
   await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem")).toHaveCount(7);
-  expect(fetched.filter((p) => PAINT_WASM.test(p)), "a returning reviewer").toEqual([]);
-  expect(await page.evaluate(() => performance.getEntriesByName("countersign:first-row").length)).toBe(0);
+  expect(fetched.filter((p) => PAINT_WASM.test(p)), "the module is fetched for the head").toHaveLength(1);
+  expect(await page.evaluate(() => performance.getEntriesByName("countersign:first-row").length), "nothing is drawn").toBe(0);
 
   const other = await page.context().browser().newContext();
   const tab = await other.newPage();

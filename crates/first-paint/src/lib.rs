@@ -2,7 +2,9 @@
 //!
 //! The boot script loads this small module before the app on two visits to
 //! the inbox: a first visit (no demo stored yet, no server connection saved),
-//! where it writes the demo's rows from their summaries, and a visit with a
+//! where it writes the demo's rows from their summaries; a return to the
+//! local inbox, where it writes the head the app stored beside its index (the
+//! default page as the app last showed it); and a visit with a
 //! Countersign server connection saved on another origin than the page's,
 //! where the boot script fetches the server's first page of pending reviews
 //! and this module writes it. (A server that serves the page itself writes
@@ -12,7 +14,7 @@
 //! writes the app's rows.
 
 use chrono::{DateTime, Utc};
-use countersign_domain::wire::SummaryPage;
+use countersign_domain::wire::{InboxHead, SummaryPage};
 use countersign_markup::Inbox;
 use wasm_bindgen::prelude::*;
 
@@ -24,6 +26,15 @@ pub fn demo_inbox(base: &str) -> Option<String> {
     // Damaged summaries draw nothing: the app then shows the inbox itself.
     let summaries = countersign_domain::demo::summaries(now).ok()?;
     Inbox::of(&summaries).map(|inbox| inbox.first_paint(now, base))
+}
+
+/// The local inbox's first page from `head` (the text the app stored beside
+/// its inbox index), its links under `base`; `None` for a head that does not
+/// parse or has no pending review (the app then lists the inbox itself).
+#[wasm_bindgen]
+pub fn local_inbox(head: &str, base: &str) -> Option<String> {
+    let head = serde_json::from_str::<InboxHead>(head).ok()?;
+    Inbox::head(&head).map(|inbox| inbox.first_paint(now(), base))
 }
 
 /// The first page of pending reviews that the Countersign server at `server`

@@ -9,7 +9,7 @@
 //!   components, so the app replaces it without anything moving. The browser
 //!   tests compare the two. [`Inbox::first_paint`] is what the first paint
 //!   draws: the wasm module of `countersign-first-paint` writes it from a
-//!   server's answer or the demo, and `countersign serve` writes it for a desk
+//!   server's answer, the local inbox's stored head or the demo, and `countersign serve` writes it for a desk
 //!   it serves itself (`GET /api/v1/inbox`), with no code to fetch first.
 
 use chrono::{DateTime, Utc};
@@ -17,7 +17,7 @@ use countersign_domain::langgraph::ThreadStatus;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::text::reveal;
 use countersign_domain::wire::{
-    CallKey, Order, ReviewSummary, StatusCounts, SummaryPage, PAGE_SIZE,
+    CallKey, InboxHead, Order, ReviewSummary, StatusCounts, SummaryPage, PAGE_SIZE,
 };
 
 /// HTML being written: text and attribute values are escaped as they go in.
@@ -85,7 +85,7 @@ impl<'a> Inbox<'a> {
         for summary in summaries {
             counts.add(summary.status);
         }
-        Self::framed(pending, counts, summaries, more, None)
+        Self::framed(pending, counts, known_requesters(summaries), more, None)
     }
 
     /// The inbox of a server's first page of pending reviews, as the server
@@ -93,22 +93,30 @@ impl<'a> Inbox<'a> {
     pub fn served(answer: &'a SummaryPage, server: &'a str) -> Option<Self> {
         let page: Vec<&ReviewSummary> = answer.items.iter().take(PAGE_SIZE).collect();
         let more = answer.next_cursor.is_some();
-        Self::framed(page, answer.counts, &answer.items, more, Some(server))
+        let requesters = known_requesters(&answer.items);
+        Self::framed(page, answer.counts, requesters, more, Some(server))
+    }
+
+    /// The inbox of a head stored beside the local inbox's index (the
+    /// app's default page as it last showed it); `None` when no review is
+    /// pending.
+    pub fn head(head: &'a InboxHead) -> Option<Self> {
+        let page: Vec<&ReviewSummary> = head.pending.iter().take(PAGE_SIZE).collect();
+        let more = head.counts.pending > page.len() as u64;
+        let requesters = head.requesters.iter().map(String::as_str).collect();
+        Self::framed(page, head.counts, requesters, more, None)
     }
 
     fn framed(
         page: Vec<&'a ReviewSummary>,
         counts: StatusCounts,
-        known: &'a [ReviewSummary],
+        requesters: Vec<&'a str>,
         more: bool,
         server: Option<&'a str>,
     ) -> Option<Self> {
         if page.is_empty() {
             return None;
         }
-        let mut requesters: Vec<&str> = known.iter().map(|s| s.by.as_str()).collect();
-        requesters.sort_unstable();
-        requesters.dedup();
         Some(Inbox {
             page,
             counts,
@@ -211,6 +219,14 @@ impl<'a> Inbox<'a> {
         html.tag(&format!("<nav class=\"pager\" aria-label=\"Pages\"><span>1–{shown} of {total}</span><button type=\"button\" disabled=\"\">Previous</button><button type=\"button\"{next}>Next</button></nav>"));
     }
 }
+/// The roles that asked for `known`, each once, in order.
+fn known_requesters(known: &[ReviewSummary]) -> Vec<&str> {
+    let mut requesters: Vec<&str> = known.iter().map(|s| s.by.as_str()).collect();
+    requesters.sort_unstable();
+    requesters.dedup();
+    requesters
+}
+
 /// Pending calls of the same tool in the same session, two or more, each
 /// group in the order of its oldest call.
 fn call_groups(html: &mut Html, page: &[&ReviewSummary], base: &str) {
@@ -457,6 +473,33 @@ mod tests {
             "{links:?}"
         );
         assert!(links.contains(&"/countersign/settings"));
+    }
+
+    #[test]
+    fn a_stored_head_is_drawn_with_every_requester_and_the_next_page() {
+        let counts = StatusCounts {
+            pending: 51,
+            approved: 4,
+            ..StatusCounts::default()
+        };
+        let head = InboxHead {
+            counts,
+            requesters: vec!["agent".to_owned(), "billing-bot".to_owned()],
+            pending: vec![summary(1, ConfirmStatus::Pending, "2026-11-26T11:00:00Z")],
+        };
+        let html = Inbox::head(&head).unwrap().html(now(), "/");
+        assert!(html.contains("Plan 1"));
+        assert!(
+            html.contains("<option value=\"billing-bot\">billing-bot</option>"),
+            "a requester of a review on no page of the head is offered"
+        );
+        assert!(html.contains("All<span class=\"count\">55</span>"));
+        assert!(html.contains("<span>1–1 of 51</span><button type=\"button\" disabled=\"\">Previous</button><button type=\"button\">Next</button>"));
+        let empty = InboxHead {
+            pending: Vec::new(),
+            ..head
+        };
+        assert!(Inbox::head(&empty).is_none());
     }
 
     #[test]

@@ -66,7 +66,7 @@ impl Start {
         // written before heads were), then the index is parsed and every
         // review read.
         if let Some(head) = reading::stored_head(store) {
-            let (facts, page) = head.split();
+            let (facts, page) = reading::split_head(head);
             return Start {
                 first_page: Some(page),
                 head: Some(facts),

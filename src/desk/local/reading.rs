@@ -15,9 +15,8 @@ use crate::desk::entry::sorted;
 use crate::desk::entry::Entry;
 use crate::desk::listing::{in_memory, Ask, HeadFacts, Listing};
 use crate::split::{on_demand, LoadFailed};
-use countersign_domain::wire::{ReviewSummary, StatusCounts};
+use countersign_domain::wire::{InboxHead, ReviewSummary};
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -33,32 +32,18 @@ const RETRY: std::time::Duration = std::time::Duration::from_secs(3);
 const CANNOT_READ: &str = "The stored reviews cannot be read yet: the app's code for reading them \
      did not come from its server. Trying again every few seconds; nothing stored is lost.";
 
-/// The inbox's default page (pending reviews, what expires first, the first page)
-/// and what frames it, as the index held it when it was written.
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct IndexHead {
-    /// How many reviews have each status.
-    pub counts: StatusCounts,
-    /// The roles that asked, each once, in order.
-    pub requesters: Vec<String>,
-    /// The first page of pending reviews, what expires first.
-    pub pending: Vec<ReviewSummary>,
-}
-
-impl IndexHead {
-    /// The head of the inbox's default page as `listing` shows it.
-    fn of(listing: Listing) -> Self {
-        IndexHead {
-            counts: listing.counts,
-            requesters: listing.requesters,
-            pending: listing.rows.iter().map(|e| e.summary().clone()).collect(),
-        }
+/// The head of the inbox's default page as `listing` shows it.
+fn head_of(listing: Listing) -> InboxHead {
+    InboxHead {
+        counts: listing.counts,
+        requesters: listing.requesters,
+        pending: listing.rows.iter().map(|e| e.summary().clone()).collect(),
     }
 }
 
 on_demand! {
     /// Writes the inbox index and its head.
-    in review fn write_index(store: LocalStore, summaries: Vec<ReviewSummary>, head: IndexHead) -> () {
+    in review fn write_index(store: LocalStore, summaries: Vec<ReviewSummary>, head: InboxHead) -> () {
         let index = serde_json::to_string(&summaries);
         let head = serde_json::to_string(&head);
         match (index, head) {
@@ -68,19 +53,17 @@ on_demand! {
     }
 }
 
-impl IndexHead {
-    /// What it says of every review, and its page as entries.
-    pub(super) fn split(self) -> (HeadFacts, Vec<Arc<Entry>>) {
-        let facts = HeadFacts {
-            counts: self.counts,
-            requesters: self.requesters,
-        };
-        (facts, listed(self.pending))
-    }
+/// What `head` says of every review, and its page as entries.
+pub(super) fn split_head(head: InboxHead) -> (HeadFacts, Vec<Arc<Entry>>) {
+    let facts = HeadFacts {
+        counts: head.counts,
+        requesters: head.requesters,
+    };
+    (facts, listed(head.pending))
 }
 
 /// The stored index head, if there is one and it parses.
-pub(super) fn stored_head(store: &LocalStore) -> Option<IndexHead> {
+pub(super) fn stored_head(store: &LocalStore) -> Option<InboxHead> {
     serde_json::from_str(&store.head_text()?).ok()
 }
 
@@ -164,7 +147,7 @@ impl Local {
                         return;
                     };
                     let summaries = current.iter().map(|e| e.summary().clone()).collect();
-                    let head = IndexHead::of(in_memory(&current, &Ask::first_pending()));
+                    let head = head_of(in_memory(&current, &Ask::first_pending()));
                     leptos::task::spawn_local(async move {
                         // When the writing code cannot be fetched, the index is
                         // written at the next change, or found stale at the next start.

@@ -1,5 +1,6 @@
 //! The HTTP contract, typed once for the server, the app and `countersign
-//! agent`: each type here is what travels between them.
+//! agent`: each type here is what travels between them (and, for the inbox's
+//! stored head, between the app and its first paint).
 
 mod device;
 mod error;
@@ -20,7 +21,7 @@ pub use grant::{GrantList, GrantRecord};
 pub use me::Me;
 pub use outcome::{Answer, Outcome, Redeemed, Verdict};
 pub use page::{
-    Order, QueryProblem, Requesters, ReviewQuery, StatusCounts, SummaryPage, PAGE_SIZE,
+    InboxHead, Order, QueryProblem, Requesters, ReviewQuery, StatusCounts, SummaryPage, PAGE_SIZE,
 };
 pub use receipt::{
     Receipt, ReceiptBody, ReceiptDecision, ReceiptTarget, ReceiptToken, DEFAULT_RULE,

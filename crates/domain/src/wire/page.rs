@@ -82,6 +82,20 @@ pub struct SummaryPage {
     pub position: Option<i64>,
 }
 
+/// The local inbox's default page (pending, what expires first, the first
+/// page) and what frames it, as the app stores it beside its inbox index: the
+/// app's start and its first paint draw the inbox from it without reading
+/// every stored review.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InboxHead {
+    /// How many reviews have each status.
+    pub counts: StatusCounts,
+    /// The roles that asked, each once, in order.
+    pub requesters: Vec<String>,
+    /// The first page of pending reviews, what expires first.
+    pub pending: Vec<ReviewSummary>,
+}
+
 /// The roles that asked for reviews (`GET /api/v1/requesters`), for the
 /// inbox's requester filter.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
