@@ -61,45 +61,58 @@ async function rowBoxes(page) {
   return boxes;
 }
 
-test("a first visit draws the inbox before the app's code arrives, as the app then draws it", async ({ page }) => {
+/**
+ * The local desk's inbox drawn by the first paint while the app's code is held back, then by the app, element for
+ * element, its rows where they stood. `held` is held back too (the code that would add to the rows: the app then
+ * lists the rows the first paint drew); `open` loads the page.
+ */
+async function drawnLocallyBeforeTheApp(page, { open, held, shot }) {
   const fetched = [];
   page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
   const releaseApp = await holdBack(page, APP_WASM);
-  // The demo's own code is held too: the app then lists the rows the first paint drew.
-  const releaseDemo = await holdBack(page, DEMO);
-  await page.goto("/");
+  const releaseHeld = await holdBack(page, held);
+  await open();
   const painted = page.locator(".first-paint");
   await expect(painted.locator(".review-row")).toHaveCount(7);
   await expect(painted).toContainText("Database Migration Plan");
   expect(await painted.evaluate((el) => el.inert), "its links can be followed").toBe(false);
   expect(await painted.locator("button, input, select").evaluateAll((controls) => controls.every((c) => c.closest("[inert][aria-hidden=true]"))),
     "its tabs, filters and buttons are the app's: a picture until then, hidden from assistive technology").toBe(true);
-  const firstRow = await page.evaluate(() => performance.getEntriesByName("countersign:first-row").length);
-  expect(firstRow, "the first row is marked").toBe(1);
-  const before = fetched.filter((p) => p.endsWith(".wasm"));
-  expect(before.filter((p) => PAINT_WASM.test(p)), "the first paint's module").toHaveLength(1);
+  expect(await page.evaluate(() => ["countersign:first-row", "countersign:rows-open"].map((m) => performance.getEntriesByName(m).length)),
+    "the first row is marked, and its rows open").toEqual([1, 1]);
+  expect(fetched.filter((p) => PAINT_WASM.test(p)), "the first paint's module").toHaveLength(1);
   const paintMarkup = await markup(page, ".first-paint");
   const paintBoxes = await rowBoxes(page);
-  await shoot(page, "first-paint");
+  await shoot(page, shot);
 
   releaseApp();
   await expect(painted).toHaveCount(0);
   await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem")).toHaveCount(7);
   expect(await markup(page, "body"), "the app draws the same elements, classes and text").toBe(paintMarkup);
   expect(await rowBoxes(page), "the rows stand where they stood, at 1280 and 375 px").toEqual(paintBoxes);
-  releaseDemo();
+  releaseHeld();
   await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem").nth(5)).toContainText("1 problem");
+}
+
+test("a first visit draws the inbox before the app's code arrives, as the app then draws it", async ({ page }) => {
+  // The demo's own code is held: it would store the reviews, which the app would then read.
+  await drawnLocallyBeforeTheApp(page, { open: () => page.goto("/"), held: DEMO, shot: "first-paint" });
 });
 
-test("a first visit: a row tapped before the app's code arrives opens the demo's review once it starts", async ({ page }) => {
+/** Taps a row of the local desk's first paint before the app's code arrives; the app opens its review once it starts. */
+async function tappedBeforeTheApp(page, open) {
   const releaseApp = await holdBack(page, APP_WASM);
-  await page.goto("/");
+  await open();
   const link = page.locator(".first-paint .review-link").filter({ hasText: "Database Migration Plan" });
   await link.click();
   await expect(link).toHaveAttribute("aria-busy", "true");
   releaseApp();
   await expect(page.getByRole("heading", { level: 1, name: "Database Migration Plan" })).toBeVisible();
   await expect(page.locator(".first-paint")).toHaveCount(0);
+}
+
+test("a first visit: a row tapped before the app's code arrives opens the demo's review once it starts", async ({ page }) => {
+  await tappedBeforeTheApp(page, () => page.goto("/"));
 });
 
 /** Visits the local desk once, until the app has stored the demo and the inbox's head beside its index. */
@@ -111,40 +124,13 @@ async function returning(page) {
 
 test("a return to the local inbox draws its stored head before the app's code arrives, as the app then draws it", async ({ page }) => {
   await returning(page);
-  const fetched = [];
-  page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
-  const releaseApp = await holdBack(page, APP_WASM);
-  // The code that reads every stored review is held too: the app then lists the head's rows, as the first paint drew them.
-  const releaseReading = await holdBack(page, READING);
-  await page.reload();
-  const painted = page.locator(".first-paint");
-  await expect(painted.locator(".review-row")).toHaveCount(7);
-  await expect(painted).toContainText("Database Migration Plan");
-  expect(fetched.filter((p) => PAINT_WASM.test(p)), "the first paint's module").toHaveLength(1);
-  expect(await page.evaluate(() => performance.getEntriesByName("countersign:rows-open").length), "its rows open").toBe(1);
-  const paintMarkup = await markup(page, ".first-paint");
-  const paintBoxes = await rowBoxes(page);
-  await shoot(page, "first-paint-local");
-
-  releaseApp();
-  await expect(painted).toHaveCount(0);
-  await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem")).toHaveCount(7);
-  expect(await markup(page, "body"), "the app draws the same elements, classes and text").toBe(paintMarkup);
-  expect(await rowBoxes(page), "the rows stand where they stood, at 1280 and 375 px").toEqual(paintBoxes);
-  releaseReading();
-  await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem").nth(5)).toContainText("1 problem");
+  // The code that reads every stored review is held: it would mark the review that fails validation.
+  await drawnLocallyBeforeTheApp(page, { open: () => page.reload(), held: READING, shot: "first-paint-local" });
 });
 
 test("a return to the local inbox: a row tapped before the app's code arrives opens its stored review once it starts", async ({ page }) => {
   await returning(page);
-  const releaseApp = await holdBack(page, APP_WASM);
-  await page.reload();
-  const link = page.locator(".first-paint .review-link").filter({ hasText: "Database Migration Plan" });
-  await link.click();
-  await expect(link).toHaveAttribute("aria-busy", "true");
-  releaseApp();
-  await expect(page.getByRole("heading", { level: 1, name: "Database Migration Plan" })).toBeVisible();
-  await expect(page.locator(".first-paint")).toHaveCount(0);
+  await tappedBeforeTheApp(page, () => page.reload());
 });
 
 test("a damaged stored head and a saved LangGraph connection get no first paint", async ({ page }) => {
