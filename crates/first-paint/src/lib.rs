@@ -1,6 +1,6 @@
 //! The inbox's first page, written before the reviewer app has loaded.
 //!
-//! The boot script loads this small module before the app on two visits to
+//! The boot script loads this small module before the app on three visits to
 //! the inbox: a first visit (no demo stored yet, no server connection saved),
 //! where it writes the demo's rows from their summaries; a return to the
 //! local inbox, where it writes the head the app stored beside its index (the

@@ -9,8 +9,9 @@
 //!   components, so the app replaces it without anything moving. The browser
 //!   tests compare the two. [`Inbox::first_paint`] is what the first paint
 //!   draws: the wasm module of `countersign-first-paint` writes it from a
-//!   server's answer, the local inbox's stored head or the demo, and `countersign serve` writes it for a desk
-//!   it serves itself (`GET /api/v1/inbox`), with no code to fetch first.
+//!   server's answer, the local inbox's stored head or the demo, and
+//!   `countersign serve` writes it for a desk it serves itself (`GET
+//!   /api/v1/inbox`), with no code to fetch first.
 
 use chrono::{DateTime, Utc};
 use countersign_domain::langgraph::ThreadStatus;
@@ -219,6 +220,7 @@ impl<'a> Inbox<'a> {
         html.tag(&format!("<nav class=\"pager\" aria-label=\"Pages\"><span>1–{shown} of {total}</span><button type=\"button\" disabled=\"\">Previous</button><button type=\"button\"{next}>Next</button></nav>"));
     }
 }
+
 /// The roles that asked for `known`, each once, in order.
 fn known_requesters(known: &[ReviewSummary]) -> Vec<&str> {
     let mut requesters: Vec<&str> = known.iter().map(|s| s.by.as_str()).collect();
