@@ -55,12 +55,22 @@ async function visit(p, url) {
   }
   const tap = await p.evaluate(() => window.__tap?.drawn);
   if (tap === undefined) throw new Error(`${p.url()}: the tapped review was not drawn in 60 s`);
+  const { drawn, openable, by } = await firstRows(p);
+  const kb = await fetchedBy(p, openable);
+  return { drawn, openable, kb, by, tap };
+}
+
+/**
+ * When the inbox's first rows were on screen (`drawn`) and could first be
+ * opened (`openable`) in page `p`, and who drew them: the first paint, or the
+ * app (its inbox ready) where nothing was drawn first.
+ */
+export async function firstRows(p) {
   const [painted, rowsOpen, ready, paint] = await Promise.all(["countersign:first-row", "countersign:rows-open", "countersign:inbox-ready", "first-contentful-paint"].map((m) => markAt(p, m)));
   // The first paint's rows are on screen at the page's first paint (they are all it shows), once its stylesheet is there.
   const drawn = Number.isNaN(painted) ? ready : Math.max(painted, paint);
   const openable = Number.isNaN(rowsOpen) ? ready : Math.max(rowsOpen, drawn);
-  const kb = await fetchedBy(p, openable);
-  return { drawn, openable, kb, by: Number.isNaN(rowsOpen) ? "app" : "first paint", tap };
+  return { drawn, openable, by: Number.isNaN(rowsOpen) ? "app" : "first paint" };
 }
 
 /**

@@ -29,7 +29,7 @@ import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { distFiles } from "../scripts/dist-files.mjs";
 import { wasmOpt } from "../scripts/wasm-tools.mjs";
 import { chromium } from "@playwright/test";
-import { floorPaints, phoneLink, writeFloor } from "./phone.mjs";
+import { firstRows, floorPaints, phoneLink, writeFloor } from "./phone.mjs";
 import { signIn as signInAs, signInSettings, startProvider } from "../tests/e2e/sign-in-support.mjs";
 import { layoutPlot } from "./plot.mjs";
 import { crateShares } from "./wasm-names.mjs";
@@ -255,11 +255,8 @@ async function untilMark(p, name, first = 250) {
   }
   throw new Error(`${p.url()}: no performance mark ${name} after 60 s`);
 }
-// The first row a person can open: the first paint's rows (mark `countersign:rows-open`) where it drew them, else the app's.
-const rowsOpen = async (p) => {
-  const open = await markAt(p, "countersign:rows-open");
-  return Number.isNaN(open) ? markAt(p, "countersign:inbox-ready") : open;
-};
+// The first row a person can open, as §2c counts it: the first paint's rows once on screen, else the app's.
+const rowsOpen = async (p) => (await firstRows(p)).openable;
 const keystroke = (p) => p.evaluate(async () => {
   const input = document.getElementById("search");
   const t0 = performance.now();
@@ -272,7 +269,7 @@ const heap = (p) => p.evaluate(() => performance.memory.usedJSHeapSize / 2 ** 20
 
 say("## 2. Inbox in headless chromium");
 say();
-say("From navigation to the inbox rendered and ready for input, with N reviews already in local storage (written before the measured navigation, from a static file of the same origin, so neither page pays for storing them). The plain page (`bench/page/plain-inbox.mjs`) is hand-written JavaScript that reads, parses and sorts the same stored reviews and renders the same 50 rows: the browser's floor. Each run opens the app, then the plain page, each in a fresh browser context; the pages are left alone until they have set their mark (the harness looks a second later: Playwright's own waits run its script in the page, which would land inside the app's start-up only). For the app, two moments: the first row a person can open (mark `countersign:rows-open`: on a return to the local inbox, the first paint, `crates/first-paint`, draws the head the app stored beside its index before the app's code is fetched, and its links open their screen, the app opening it when it starts; where nothing was drawn first, the app's inbox ready), and the whole app ready, its tabs, filters and search included (mark `countersign:inbox-ready`); for the plain page, its rows and search box ready (`plain:inbox-ready`). The budget is on the first, as for a reviewer on a phone's link (§2c); the app is fetched once the first paint has drawn, so it is ready later than it would be alone. \"From its wasm's start\": the app's own work, from its first line running (mark `countersign:start`) to the inbox ready; the rest is the browser fetching, compiling and starting it. Filter: the app's status tab; search: one keystroke until the list is redrawn.");
+say("From navigation to the inbox rendered and ready for input, with N reviews already in local storage (written before the measured navigation, from a static file of the same origin, so neither page pays for storing them). The plain page (`bench/page/plain-inbox.mjs`) is hand-written JavaScript that reads, parses and sorts the same stored reviews and renders the same 50 rows: the browser's floor. Each run opens the app, then the plain page, each in a fresh browser context; the pages are left alone until they have set their mark (the harness looks a second later: Playwright's own waits run its script in the page, which would land inside the app's start-up only). For the app, two moments: the first row a person can open, counted as §2c counts it (on a return to the local inbox, the first paint, `crates/first-paint`, draws the head the app stored beside its index before the app's code is fetched, and its links open their screen, the app opening it when it starts: its mark `countersign:rows-open` or the page's first contentful paint, whichever is later; where nothing was drawn first, the app's inbox ready), and the whole app ready, its tabs, filters and search included (mark `countersign:inbox-ready`); for the plain page, its rows and search box ready (`plain:inbox-ready`). The budget is on the first, as for a reviewer on a phone's link (§2c); the app is fetched once the first paint has drawn, so it is ready later than it would be alone. \"From its wasm's start\": the app's own work, from its first line running (mark `countersign:start`) to the inbox ready; the rest is the browser fetching, compiling and starting it. Filter: the app's status tab; search: one keystroke until the list is redrawn.");
 say();
 say("The app draws its first page from its inbox index's head (two local-storage values it keeps: a summary of every review, and the default first page with the counts per status and the requesters, written by the app itself on an earlier visit; both pages' storage holds them), parses the index right after the first frame, then reads every stored review, 200 per task, checking each as before (the code that parses and checks reviews is fetched then: it is not in the first load); the column \"app: every review read\" says when all were read and the longest task meanwhile (0: none over 50 ms, so input was never held up longer). \"First visit\" is storage without an index yet: the app then shows its first page once every review is read.");
 say();
