@@ -98,16 +98,31 @@ const painting = (() => {
     return null;
   }
 })();
+// Its wasm is fetched (its integrity checked) and compiled at once, while its glue is fetched: it is ready when the glue
+// is. A host that serves wasm under another type gets its checked bytes compiled by the glue instead.
 const loadPaint = async () => {
-  const paint = await import(firstPaint.glue.href);
-  await paint.default({ module_or_path: firstPaint.wasm.href });
+  const compiled = fetch(firstPaint.wasm.href, { integrity: firstPaint.wasm.integrity }).then((response) => {
+    if (!response.ok) throw new Error(\`\${response.url} answered \${response.status}\`);
+    return response.headers.get("content-type")?.startsWith("application/wasm")
+      ? WebAssembly.compileStreaming(response) : response.arrayBuffer();
+  });
+  const [paint, module] = await Promise.all([import(firstPaint.glue.href), compiled]);
+  await paint.default({ module_or_path: module });
   return paint;
 };
-// Until the frame that shows a drawing is painted (or a moment, in a tab that paints no frames): the app's start
-// would otherwise hold the main thread before the browser paints the rows it was given.
+// Until the drawing's first row is on screen, as the browser reports it (its Element Timing name,
+// countersign_markup::FIRST_ROW_TIMING), or until its frame is drawn where that is not reported; at most half a
+// second, and not at all in a tab out of sight (it paints nothing). The app's start would otherwise hold the main
+// thread, and its compiling the threads that raster the rows, before the browser shows the rows it was given.
 const shown = () => new Promise((resolve) => {
-  requestAnimationFrame(() => setTimeout(resolve, 0));
-  setTimeout(resolve, 100);
+  if (document.visibilityState !== "visible") return resolve();
+  setTimeout(resolve, 500);
+  if (!PerformanceObserver.supportedEntryTypes?.includes("element")) return requestAnimationFrame(() => setTimeout(resolve, 0));
+  new PerformanceObserver((list, observer) => {
+    if (!list.getEntries().some((entry) => entry.identifier === "inbox-row")) return;
+    observer.disconnect();
+    resolve();
+  }).observe({ type: "element", buffered: true });
 });
 const paintFailed = (e) => console.warn("The first paint failed; the app draws the inbox itself.", e);
 // Draws the first paint's HTML (written by countersign-markup) at the top of the page, unless the app has started.
@@ -157,7 +172,6 @@ if (served && !(painting?.own || (!painting && signedIn))) {
 if (served?.isConnected) {
   adopt(served);
 } else if (painting?.demo || painting?.head) {
-  preload(firstPaint.glue, firstPaint.wasm);
   try {
     const paint = await loadPaint();
     const html = painting.demo ? paint.demo_inbox(base) : paint.local_inbox(painting.head, base);
@@ -171,7 +185,6 @@ if (served?.isConnected) {
   const headers = key ? { Authorization: \`Bearer \${key}\` } : {};
   // A server that serves this page writes the drawing itself (no code to fetch first); the page of another one is
   // written here, by the first paint's module (HTML from another origin is never put in the page).
-  if (!own) preload(firstPaint.glue, firstPaint.wasm);
   const html = own
     ? fetch(\`\${server}/api/v1/inbox?\${new URLSearchParams({ base, server })}\`, { headers })
       .then((r) => (r.status === 200 && r.headers.get("content-type")?.startsWith("text/html") ? r.text() : null))

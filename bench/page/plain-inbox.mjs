@@ -25,9 +25,11 @@ const pending = reviews
 
 function render(list) {
   const rows = document.getElementById("rows");
-  const items = list.slice(0, PAGE).map((r) => {
+  const items = list.slice(0, PAGE).map((r, i) => {
     const li = document.createElement("li");
     const a = document.createElement("a");
+    // When the first row is on screen (the Element Timing API, on the block that holds its text): the benchmark's moment.
+    if (i === 0) li.setAttribute("elementtiming", "plain:first-row");
     a.href = `/reviews/${r.confirm.confirm_id}`;
     const time = document.createElement("time");
     time.dateTime = r.confirm.requested_at;

@@ -48,7 +48,10 @@ const servedMarkup = async (page, selector) =>
 const saveConnection = (page, connection) =>
   page.addInitScript((saved) => sessionStorage.setItem("countersign.v1.connection", JSON.stringify(saved)), connection);
 
-/** Where each row of the inbox stands, at 1280 and at 375 px. */
+/**
+ * Where each row of the inbox on screen stands, at 1280 and at 375 px (rows below are laid out once scrolled to:
+ * until then their height is the stylesheet's estimate).
+ */
 async function rowBoxes(page) {
   const boxes = {};
   for (const width of [1280, 375]) {
@@ -56,10 +59,27 @@ async function rowBoxes(page) {
     boxes[width] = await page.locator(".review-row").evaluateAll((rows) => rows.map((r) => {
       const { x, y, width, height } = r.getBoundingClientRect();
       return [x, y, width, height].map(Math.round);
-    }));
+    }).filter(([, y]) => y < innerHeight));
   }
   return boxes;
 }
+
+/**
+ * In the page, from its first script: when the boot script asks for the app's code (its preload links), in
+ * `window.appAskedAt`, and `window.firstRowOnScreen()`: when the inbox's first row was on screen, as the browser
+ * reports it (the Element Timing name the desk gives it).
+ */
+const appAskedFor = () => {
+  new MutationObserver((_, observer) => {
+    if (!document.querySelector('link[href*="/countersign-app-"]')) return;
+    window.appAskedAt = performance.now();
+    observer.disconnect();
+  }).observe(document, { subtree: true, childList: true });
+  window.firstRowOnScreen = () => new Promise((resolve) => new PerformanceObserver((list) => {
+    const row = list.getEntries().find((e) => e.identifier === "inbox-row");
+    if (row) resolve(row.renderTime);
+  }).observe({ type: "element", buffered: true }));
+};
 
 /**
  * The local desk's inbox drawn by the first paint while the app's code is held back, then by the app, element for
@@ -71,9 +91,13 @@ async function drawnLocallyBeforeTheApp(page, { open, held, shot }) {
   page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
   const releaseApp = await holdBack(page, APP_WASM);
   const releaseHeld = await holdBack(page, held);
+  await page.addInitScript(appAskedFor);
   await open();
   const painted = page.locator(".first-paint");
   await expect(painted.locator(".review-row")).toHaveCount(7);
+  await expect.poll(() => page.evaluate(() => window.appAskedAt), "the app's code is asked for").toBeGreaterThan(0);
+  const [onScreen, asked] = await page.evaluate(async () => [await firstRowOnScreen(), window.appAskedAt]);
+  expect(asked, "the app's code is asked for once the first row is on screen, not before").toBeGreaterThanOrEqual(onScreen);
   await expect(painted).toContainText("Database Migration Plan");
   expect(await painted.evaluate((el) => el.inert), "its links can be followed").toBe(false);
   expect(await painted.locator("button, input, select").evaluateAll((controls) => controls.every((c) => c.closest("[inert][aria-hidden=true]"))),

@@ -32,7 +32,9 @@ export async function arriveLate(page, pattern, ms) {
 export async function shoot(page, name) {
   for (const [label, viewport] of [["desktop", { width: 1280, height: 900 }], ["phone", { width: 375, height: 800 }]]) {
     await page.setViewportSize(viewport);
-    await page.screenshot({ path: `${shots}/${name}-${label}.png`, fullPage: true });
+    // The whole page as a person scrolling through it sees it: the inbox's rows below the screen are drawn once
+    // scrolled to, not for a capture of the page at once.
+    await page.screenshot({ path: `${shots}/${name}-${label}.png`, fullPage: true, style: ".review-row { content-visibility: visible; }" });
   }
   await page.setViewportSize({ width: 1280, height: 900 });
 }
