@@ -8,7 +8,7 @@
 use super::audit;
 use super::grants::NewGrant;
 use super::reviews::Stored;
-use super::row::{search_text, Columns};
+use super::row::{room_left, search_text, Columns};
 use super::{begin_write, is_transient, stored_time, Backend, Db, DbError, RETRIES};
 use countersign_domain::wire::ChangeKind;
 use sqlx::{AnyPool, Row};
@@ -112,7 +112,7 @@ async fn commit(
     let now = stored_time(chrono::Utc::now());
     let mut tx = begin_write(pool, backend).await?;
     let changes: Vec<&Replacement> = batch.iter().map(|(change, _)| change).collect();
-    let results = apply_batch(&mut tx, &changes, &now).await?;
+    let results = apply_batch(&mut tx, backend, &changes, &now).await?;
     tx.commit().await?;
     Ok(results)
 }
@@ -223,12 +223,13 @@ impl Db {
 /// the batch.
 pub async fn apply_batch(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    backend: Backend,
     batch: &[&Replacement],
     now: &str,
 ) -> Result<Vec<Result<(), ChangeError>>, sqlx::Error> {
     let mut results: Vec<Result<(), ChangeError>> = batch.iter().map(|_| Ok(())).collect();
     let recorded = record_idempotency(tx, batch, now, &mut results).await?;
-    update_reviews(tx, batch, now, &mut results).await?;
+    update_reviews(tx, backend, batch, now, &mut results).await?;
     // The records of the changes that did not land go again: a retry under
     // the same key must be able to go ahead.
     let stale_keys = recorded
@@ -281,6 +282,7 @@ pub async fn apply_batch(
 /// the same version, so only the first can land: the others are stale.
 async fn update_reviews(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    backend: Backend,
     batch: &[&Replacement],
     now: &str,
     results: &mut [Result<(), ChangeError>],
@@ -305,7 +307,7 @@ async fn update_reviews(
     let mut updated = std::collections::HashSet::new();
     for (group, with_search) in [(kept, false), (replaced, true)] {
         if !group.is_empty() {
-            updated.extend(update_group(tx, batch, &group, with_search, now).await?);
+            updated.extend(update_group(tx, backend, batch, &group, with_search, now).await?);
         }
         for i in group {
             if !updated.contains(&batch[i].row.id) {
@@ -317,9 +319,11 @@ async fn update_reviews(
 }
 
 /// One compare-and-swap update of the changes `group` of `batch`, setting
-/// the search text only `with_search`. Returns the ids it updated.
+/// the search text only `with_search` (and on SQLite the row's room left for
+/// its next change). Returns the ids it updated.
 async fn update_group(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    backend: Backend,
     batch: &[&Replacement],
     group: &[usize],
     with_search: bool,
@@ -330,9 +334,13 @@ async fn update_group(
     } else {
         (6, "", "")
     };
+    let set_spare = match backend {
+        Backend::Sqlite => format!("spare = {}, ", room_left(with_search)),
+        Backend::Postgres => String::new(),
+    };
     let sql = format!(
         "WITH v (id, version, status, doc, summary, escalate_at{search}) AS (VALUES {})
-         UPDATE reviews SET status = v.status, {set_search}doc = v.doc, summary = v.summary,
+         UPDATE reviews SET status = v.status, {set_search}{set_spare}doc = v.doc, summary = v.summary,
            escalate_at = v.escalate_at, version = reviews.version + 1, updated_at = ${}
          FROM v WHERE reviews.id = v.id AND reviews.version = v.version
          RETURNING reviews.id AS id",

@@ -9,8 +9,8 @@ use super::feed::record_change;
 use super::grants::NewGrant;
 use super::listing::NO_DEADLINE;
 use super::rounds::{rows_in, ReadFuture};
-use super::row::{parse_doc, Columns};
-use super::{audit, stored_time, Db, DbError};
+use super::row::{parse_doc, Columns, ROOM};
+use super::{audit, stored_time, Backend, Db, DbError};
 use countersign_domain::wire::ChangeKind;
 use countersign_domain::{MplpId, Review};
 use sqlx::FromRow;
@@ -111,7 +111,7 @@ impl Db {
                 return Ok(None);
             }
         }
-        if !insert_row(&mut tx, row, created_by, &now).await? {
+        if !insert_row(&mut tx, self.backend(), row, created_by, &now).await? {
             return Ok(Some(None));
         }
         let mut seq = record_change(&mut tx, row, ChangeKind::Created, &now).await?;
@@ -138,7 +138,7 @@ impl Db {
         let mut added = Vec::new();
         for review in reviews {
             let row = Columns::of(review);
-            if insert_row(&mut tx, &row, created_by, &now).await? {
+            if insert_row(&mut tx, self.backend(), &row, created_by, &now).await? {
                 record_change(&mut tx, &row, ChangeKind::Created, &now).await?;
                 added.push(row.audited(ChangeKind::Created, &now));
             }
@@ -259,34 +259,42 @@ impl Db {
     }
 }
 
-/// Inserts a new review's row at version 1; false when its id (or its
-/// approvalId) is already taken, and then nothing is written.
+/// Inserts a new review's row at version 1 (on SQLite with room for its
+/// decision: [`ROOM`]); false when its id (or its approvalId) is already
+/// taken, and then nothing is written.
 async fn insert_row(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    backend: Backend,
     row: &Columns,
     created_by: &str,
     now: &str,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = sqlx::query(
-        "INSERT INTO reviews (id, status, target_type, requester, requested_at, search, doc, version, created_by, updated_at, expires_at, approval_id, summary, escalate_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING",
-    )
-    .bind(&row.id)
-    .bind(&row.status)
-    .bind(&row.target_type)
-    .bind(&row.requester)
-    .bind(&row.requested_at)
-    .bind(&row.search)
-    .bind(&row.doc)
-    .bind(created_by)
-    .bind(now)
-    .bind(&row.expires_at)
-    .bind(&row.approval_id)
-    .bind(&row.summary)
-    .bind(&row.escalate_at)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
+    let (spare, room) = match backend {
+        Backend::Sqlite => (", spare", ", zeroblob($14)"),
+        Backend::Postgres => ("", ""),
+    };
+    let sql = format!(
+        "INSERT INTO reviews (id, status, target_type, requester, requested_at, search, doc, version, created_by, updated_at, expires_at, approval_id, summary, escalate_at{spare})
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, $11, $12, $13{room}) ON CONFLICT DO NOTHING"
+    );
+    let mut insert = sqlx::query(&sql)
+        .bind(&row.id)
+        .bind(&row.status)
+        .bind(&row.target_type)
+        .bind(&row.requester)
+        .bind(&row.requested_at)
+        .bind(&row.search)
+        .bind(&row.doc)
+        .bind(created_by)
+        .bind(now)
+        .bind(&row.expires_at)
+        .bind(&row.approval_id)
+        .bind(&row.summary)
+        .bind(&row.escalate_at);
+    if backend == Backend::Sqlite {
+        insert = insert.bind(ROOM);
+    }
+    let inserted = insert.execute(&mut **tx).await?.rows_affected();
     Ok(inserted == 1)
 }
 
@@ -301,6 +309,64 @@ fn expiry() -> String {
 mod tests {
     use super::*;
     use sqlx::Row;
+
+    /// What review `n`'s row uses of its room and what it has left: the
+    /// bytes of its resized columns and of its spare (None: it has no room).
+    async fn room(db: &Db, n: usize) -> (i64, Option<i64>) {
+        let row = sqlx::query(
+            "SELECT octet_length(doc) + octet_length(summary) + octet_length(search) + octet_length(status)
+               + octet_length(COALESCE(escalate_at, '')) AS used, octet_length(spare) AS spare
+             FROM reviews WHERE id = $1",
+        )
+        .bind(countersign_domain::demo::numbered_id(n))
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+        (row.try_get("used").unwrap(), row.try_get("spare").unwrap())
+    }
+
+    /// Approves stored review `n`.
+    async fn approve(db: &Db, n: usize) {
+        let id = countersign_domain::demo::numbered_id(n).parse().unwrap();
+        let stored = db.review(id).await.unwrap().unwrap();
+        let approved =
+            countersign_domain::demo::approved(&stored.review, chrono::Utc::now()).unwrap();
+        db.replace_review(&stored, &approved, ChangeKind::Decided, None)
+            .await
+            .unwrap();
+    }
+
+    /// A review's row is stored with room for its decision, which the
+    /// decision takes: the row keeps its size, so SQLite rewrites its page in
+    /// place instead of rebalancing it with its neighbours.
+    #[tokio::test]
+    async fn a_decision_takes_its_room_from_the_row_which_keeps_its_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&format!("sqlite://{}/room.db", dir.path().display()))
+            .await
+            .unwrap();
+        let reviews: Vec<Review> = (1..=2)
+            .map(|n| countersign_domain::demo::numbered(n).unwrap())
+            .collect();
+        db.insert_reviews(&reviews, "key_test").await.unwrap();
+        let (used, spare) = room(&db, 1).await;
+        assert_eq!(spare, Some(ROOM));
+        approve(&db, 1).await;
+        let (decided, left) = room(&db, 1).await;
+        assert!(
+            decided > used + 500,
+            "a decision adds its entry and receipt: {used} → {decided}"
+        );
+        assert_eq!(decided + left.unwrap(), used + ROOM);
+        // A row stored before rows had room keeps none.
+        sqlx::query("UPDATE reviews SET spare = NULL WHERE id = $1")
+            .bind(countersign_domain::demo::numbered_id(2))
+            .execute(db.pool())
+            .await
+            .unwrap();
+        approve(&db, 2).await;
+        assert_eq!(room(&db, 2).await.1, None);
+    }
 
     /// SQLite's planner, which keeps no statistics, must read only the due
     /// rows: before, it scanned every pending review once a second.

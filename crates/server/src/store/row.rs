@@ -5,6 +5,41 @@ use super::{audit, stored_time, DbError};
 use countersign_domain::wire::{ChangeKind, ReceiptDecision, ReviewSummary};
 use countersign_domain::Review;
 
+/// Zero bytes stored beside a new review's row on SQLite (its `spare`
+/// column), given back as its changes grow it: a decision adds about 860
+/// bytes, and a row that grows on one of the table's full pages makes SQLite
+/// rebalance that page with its neighbours (migration 0024).
+pub(super) const ROOM: i64 = 1024;
+
+/// The columns a change may resize, with the room they share.
+const RESIZED: [&str; 5] = ["doc", "summary", "search", "status", "escalate_at"];
+
+/// SQLite's new `spare` of a row that an `UPDATE … FROM v` changes: what its
+/// resized columns grew by is taken from it (and what they shrank by given
+/// to it), so the row keeps its size; `v` holds the new values, its search
+/// text only `with_search`. A row stored without room keeps none.
+pub(super) fn room_left(with_search: bool) -> String {
+    let size = |new: bool| {
+        RESIZED
+            .iter()
+            .map(|&column| {
+                let table = if new && (column != "search" || with_search) {
+                    "v"
+                } else {
+                    "reviews"
+                };
+                format!("octet_length(COALESCE({table}.{column}, ''))")
+            })
+            .collect::<Vec<_>>()
+            .join(" + ")
+    };
+    format!(
+        "CASE WHEN reviews.spare IS NULL THEN NULL ELSE zeroblob(max(0, octet_length(reviews.spare) + {} - ({}))) END",
+        size(false),
+        size(true)
+    )
+}
+
 /// The columns list filters use, derived from the review.
 pub(super) struct Columns {
     pub(super) id: String,
