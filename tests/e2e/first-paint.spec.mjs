@@ -107,7 +107,7 @@ async function drawnLocallyBeforeTheApp(page, { open, held, shot }) {
   expect(fetched.filter((p) => PAINT_WASM.test(p)), "the first paint's module").toHaveLength(1);
   const paintMarkup = await markup(page, ".first-paint");
   const paintBoxes = await rowBoxes(page);
-  await shoot(page, shot);
+  await shoot(page, shot, { drawing: true });
 
   releaseApp();
   await expect(painted).toHaveCount(0);
@@ -222,7 +222,7 @@ test.describe("with a Countersign server connection saved", () => {
       .toBeGreaterThan(fetched.indexOf(asked));
     const paintMarkup = await servedMarkup(page, ".first-paint");
     const paintBoxes = await rowBoxes(page);
-    await shoot(page, shot);
+    await shoot(page, shot, { drawing: true });
 
     releaseApp();
     await expect(painted).toHaveCount(0);
@@ -268,7 +268,7 @@ test.describe("with a Countersign server connection saved", () => {
     await expect(links).toHaveCount(50);
     expect(fetched.filter((p) => p.startsWith("/api/")), "nothing asked before the rows").toEqual([]);
     expect(fetched.filter((p) => PAINT_WASM.test(p)), "no first paint module").toEqual([]);
-    await shoot(page, "first-paint-remembered-key");
+    await shoot(page, "first-paint-remembered-key", { drawing: true });
     await links.first().click();
     await expect(links.first()).toHaveAttribute("aria-busy", "true");
     await page.goBack();
@@ -324,7 +324,7 @@ test.describe("with a Countersign server connection saved", () => {
     await expect(third).toHaveAttribute("aria-busy", "true");
     await expect(page).toHaveURL(`${server.url}${await third.getAttribute("href")}`);
     await expect.poll(() => fetched.filter((p) => /\/split_review-[0-9a-f]+\.wasm$/.test(p)).length, "the review's code is fetched at once").toBe(1);
-    await shoot(page, "first-paint-opening");
+    await shoot(page, "first-paint-opening", { drawing: true });
 
     releaseApp();
     await expect(page.getByRole("heading", { level: 1, name: title })).toBeVisible();

@@ -218,7 +218,7 @@ test("a signed-in reviewer's page holds the inbox's first rows, drawn without an
   await expect(row).toBeVisible();
   await expect(bare.locator(".first-paint .topbar")).toHaveCSS("display", "flex");
   expect(refused).toEqual([]);
-  await shoot(bare, "signed-in-first-paint");
+  await shoot(bare, "signed-in-first-paint", { drawing: true });
   await still.close();
   // Before the app's code arrives, the drawing's controls are inert and a tapped row opens once the app starts.
   const errors = watchDesk(page);

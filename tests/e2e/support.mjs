@@ -29,11 +29,22 @@ export async function arriveLate(page, pattern, ms) {
 }
 
 /** Has every inbox row in `page` drawn (`drawn`), or only those on screen, as the stylesheet says. */
-const rowsDrawn = (page, drawn) => page.evaluate((drawn) => document.querySelectorAll(".review-row")
-  .forEach((row) => (drawn ? (row.style.contentVisibility = "visible") : row.removeAttribute("style"))), drawn);
+const rowsDrawn = (page, drawn) => page.evaluate((drawn) => {
+  // A rule of the page's own stylesheet, so rows the app draws anew before the capture are drawn too.
+  const sheet = document.styleSheets[0];
+  if (!sheet) return;
+  const at = [...sheet.cssRules].findIndex((r) => r.selectorText === ".review-row" && r.style.contentVisibility === "visible");
+  if (drawn && at < 0) sheet.insertRule(".review-row { content-visibility: visible !important; }", sheet.cssRules.length);
+  if (!drawn && at >= 0) sheet.deleteRule(at);
+}, drawn);
 
-/** Full-page screenshots at desktop and at phone width, into tests/e2e/output/. */
-export async function shoot(page, name) {
+/**
+ * Full-page screenshots at desktop and at phone width, into tests/e2e/output/:
+ * of the app, once the first paint's drawing has given way to it, or (`drawing: true`) of the drawing itself.
+ */
+export async function shoot(page, name, { drawing = false } = {}) {
+  // The drawing stands in for the app until the app's own rows come: a capture in between would show either.
+  if (!drawing) await page.waitForFunction(() => !document.querySelector(".first-paint"));
   for (const [label, viewport] of [["desktop", { width: 1280, height: 900 }], ["phone", { width: 375, height: 800 }]]) {
     await page.setViewportSize(viewport);
     // The whole page as a person scrolling through it sees it: the inbox's rows below the screen are drawn once
