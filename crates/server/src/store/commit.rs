@@ -228,7 +228,7 @@ pub async fn apply_batch(
     now: &str,
 ) -> Result<Vec<Result<(), ChangeError>>, sqlx::Error> {
     let mut results: Vec<Result<(), ChangeError>> = batch.iter().map(|_| Ok(())).collect();
-    let recorded = record_idempotency(tx, batch, now, &mut results).await?;
+    let recorded = record_idempotency(tx, backend, batch, now, &mut results).await?;
     update_reviews(tx, backend, batch, now, &mut results).await?;
     // The records of the changes that did not land go again: a retry under
     // the same key must be able to go ahead.
@@ -252,7 +252,7 @@ pub async fn apply_batch(
     if !stored.is_empty() {
         let sql = format!(
             "INSERT INTO changes (review_id, kind, status, at, decision) VALUES {}",
-            placeholders(stored.len(), 5)
+            placeholders(backend, stored.len(), 5)
         );
         let mut insert = sqlx::query(&sql);
         for change in &stored {
@@ -341,11 +341,11 @@ async fn update_group(
     let sql = format!(
         "WITH v (id, version, status, doc, summary, escalate_at{search}) AS (VALUES {})
          UPDATE reviews SET status = v.status, {set_search}{set_spare}doc = v.doc, summary = v.summary,
-           escalate_at = v.escalate_at, version = reviews.version + 1, updated_at = ${}
+           escalate_at = v.escalate_at, version = reviews.version + 1, updated_at = {}
          FROM v WHERE reviews.id = v.id AND reviews.version = v.version
          RETURNING reviews.id AS id",
-        placeholders(group.len(), columns),
-        group.len() * columns + 1
+        placeholders(backend, group.len(), columns),
+        placeholder(backend, group.len() * columns + 1)
     );
     let mut update = sqlx::query(&sql);
     for &i in group {
@@ -375,6 +375,7 @@ async fn update_group(
 /// the changes whose record it stored.
 async fn record_idempotency(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    backend: Backend,
     batch: &[&Replacement],
     now: &str,
     results: &mut [Result<(), ChangeError>],
@@ -401,7 +402,7 @@ async fn record_idempotency(
     let sql = format!(
         "INSERT INTO decision_requests (key_id, idem_key, review_id, request, response, created_at) VALUES {}
          ON CONFLICT (key_id, idem_key) DO NOTHING RETURNING key_id, idem_key",
-        placeholders(keyed.len(), 6)
+        placeholders(backend, keyed.len(), 6)
     );
     let mut insert = sqlx::query(&sql);
     for (i, key_id, idem_key, result) in &keyed {
@@ -430,16 +431,28 @@ async fn record_idempotency(
     Ok(recorded)
 }
 
-/// `($1, $2), ($3, $4)` for `rows` rows of `columns` values each (numbered
-/// placeholders, which both SQLite and PostgreSQL read).
-fn placeholders(rows: usize, columns: usize) -> String {
+/// `($1, $2), ($3, $4)` for `rows` rows of `columns` values each, in bind
+/// order: numbered on PostgreSQL, anonymous (`?`) on SQLite.
+fn placeholders(backend: Backend, rows: usize, columns: usize) -> String {
     (0..rows)
         .map(|r| {
             let row: Vec<String> = (1..=columns)
-                .map(|c| format!("${}", r * columns + c))
+                .map(|c| placeholder(backend, r * columns + c))
                 .collect();
             format!("({})", row.join(", "))
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The `n`th value bound to a statement whose values are all bound in order.
+/// SQLite finds a numbered parameter's name by walking a list, when it
+/// parses the statement and again as each value is bound, so a batch's
+/// hundreds of numbered values would cost it time quadratic in their count;
+/// an anonymous one it numbers as it goes.
+fn placeholder(backend: Backend, n: usize) -> String {
+    match backend {
+        Backend::Sqlite => "?".to_owned(),
+        Backend::Postgres => format!("${n}"),
+    }
 }
