@@ -30,7 +30,7 @@ const fetchedBy = (p, at) => p.evaluate((at) => [...performance.getEntriesByType
 // gone) is kept. A tap before the row was shown would take it off the page
 // before the browser reported it. Nothing from outside touches the page
 // meanwhile: Playwright's own scripts would take its main thread while it loads.
-const tapWhenOpenable = () => {
+const tapWhenOpenable = (firstRow) => {
   const marks = ["countersign:rows-open", "countersign:inbox-ready"];
   let open = false, shown = false;
   const tap = () => {
@@ -52,7 +52,7 @@ const tapWhenOpenable = () => {
     tap();
   }).observe({ type: "mark", buffered: true });
   new PerformanceObserver((list, observer) => {
-    if (!list.getEntries().some((e) => e.identifier === "inbox-row")) return;
+    if (!list.getEntries().some((e) => e.identifier === firstRow)) return;
     observer.disconnect();
     shown = true;
     tap();
@@ -149,7 +149,7 @@ export async function phoneLink(browser, origin, server, runs) {
       await context.addInitScript((s) => (s.remembered ? localStorage : sessionStorage)
         .setItem("countersign.v1.connection", JSON.stringify({ url: s.url, key: s.key, backend: "countersign" })), server);
     }
-    await context.addInitScript(tapWhenOpenable);
+    await context.addInitScript(tapWhenOpenable, FIRST_ROW);
     const p = await context.newPage();
     const cdp = await context.newCDPSession(p);
     await cdp.send("Network.enable");
