@@ -30,12 +30,13 @@ export async function arriveLate(page, pattern, ms) {
 
 /** Has every inbox row in `page` drawn (`drawn`), or only those on screen, as the stylesheet says. */
 const rowsDrawn = (page, drawn) => page.evaluate((drawn) => {
-  // A rule of the page's own stylesheet, so rows the app draws anew before the capture are drawn too.
-  const sheet = document.styleSheets[0];
-  if (!sheet) return;
-  const at = [...sheet.cssRules].findIndex((r) => r.selectorText === ".review-row" && r.style.contentVisibility === "visible");
-  if (drawn && at < 0) sheet.insertRule(".review-row { content-visibility: visible !important; }", sheet.cssRules.length);
-  if (!drawn && at >= 0) sheet.deleteRule(at);
+  // A sheet of its own beside the page's (the page's Content-Security-Policy refuses a <style> of the capture's
+  // own), so rows the app draws anew before the capture are drawn too. Editing the page's own sheet instead left
+  // Chromium answering its @media rules as they stood before a resize: a phone capture in the desktop's grid.
+  window.captureSheet ??= new CSSStyleSheet();
+  window.captureSheet.replaceSync(".review-row { content-visibility: visible !important; }");
+  const others = document.adoptedStyleSheets.filter((sheet) => sheet !== window.captureSheet);
+  document.adoptedStyleSheets = drawn ? [...others, window.captureSheet] : others;
 }, drawn);
 
 /**
@@ -48,8 +49,7 @@ export async function shoot(page, name, { drawing = false } = {}) {
   for (const [label, viewport] of [["desktop", { width: 1280, height: 900 }], ["phone", { width: 375, height: 800 }]]) {
     await page.setViewportSize(viewport);
     // The whole page as a person scrolling through it sees it: the inbox's rows below the screen are drawn once
-    // scrolled to, not for a capture of the page at once, so they are drawn for it (through the CSSOM: the page's
-    // Content-Security-Policy refuses a stylesheet of the capture's own).
+    // scrolled to, not for a capture of the page at once, so they are drawn for it.
     await rowsDrawn(page, true);
     await page.screenshot({ path: `${shots}/${name}-${label}.png`, fullPage: true });
     await rowsDrawn(page, false);
