@@ -195,9 +195,9 @@ function review(n) {
     } },
   };
 }
-// The app keeps an inbox index and its head beside the reviews (two small
-// values it writes itself once it has read them), so a reviewer's storage
-// holds them after the first visit. They are taken from a visit in a throwaway
+// The app keeps an inbox index, its head and the head's drawing beside the
+// reviews (small values it writes itself once it has read them), so a
+// reviewer's storage holds them after the first visit. They are taken from a visit in a throwaway
 // context, then stored with the reviews for both pages (the plain page ignores them).
 async function withIndex(entries) {
   const context = await browser.newContext();
@@ -208,7 +208,7 @@ async function withIndex(entries) {
     for (const [k, v] of entries) localStorage.setItem(k, v);
   }, entries);
   await page.goto(`${appUrl}/`);
-  const keys = ["countersign.v1.inbox-index", "countersign.v1.inbox-head"];
+  const keys = ["countersign.v1.inbox-index", "countersign.v1.inbox-head", "countersign.v1.inbox-drawing"];
   await page.waitForFunction((keys) => keys.every((k) => localStorage.getItem(k) !== null), keys, { timeout: 60000 });
   const written = await page.evaluate((keys) => keys.map((k) => [k, localStorage.getItem(k)]), keys);
   await context.close();

@@ -58,8 +58,15 @@ if (!html.includes(start)) throw new Error(`${indexPath}: the boot script does n
 const file = (name) => ({ href: name, integrity: integrityOf(readFileSync(join(dist, name))) });
 const app = { glue: file(appGlue), loader: file(loader), wasm: file(appWasm) };
 const firstPaint = { glue: file(paint.glue), wasm: file(paint.wasm) };
+// This build's name, from what a drawing the app stores depends on (the app's code, which writes it, and the
+// stylesheet): the app reads it from the page's meta, and stores its drawing for this build only.
+const stylesheet = html.match(/<link rel="stylesheet" href="\/([^"]+\.css)"/)?.[1];
+if (!stylesheet) throw new Error(`${indexPath}: expected the app's stylesheet link`);
+const build = hashOf(`${app.wasm.integrity} ${file(stylesheet).integrity}`);
 const boot = `// The path the app is served under: "/" unless scripts/rebase-dist.mjs moved it (say to "/countersign/").
 const base = document.querySelector('meta[name="countersign-base"]')?.content ?? "/";
+// This build's name (its countersign-build meta): the app stores its drawing of the inbox for this build only.
+const build = ${JSON.stringify(build)};
 const app = ${JSON.stringify(app)};
 const firstPaint = ${JSON.stringify(firstPaint)};
 for (const file of [...Object.values(app), ...Object.values(firstPaint)]) file.href = base + file.href;
@@ -67,6 +74,14 @@ for (const file of [...Object.values(app), ...Object.values(firstPaint)]) file.h
 // for at once; whatever touches the body waits until the body is there.
 const parsed = new Promise((resolve) =>
   document.readyState === "loading" ? document.addEventListener("DOMContentLoaded", resolve, { once: true }) : resolve());
+// A drawing waits for the stylesheet too: put in the page before it, the rows would be laid out unstyled (all of them,
+// content-visibility unknown yet) before the stylesheet could be read, then again with it.
+const styled = parsed.then(() => new Promise((resolve) => {
+  const link = document.querySelector('link[rel="stylesheet"]');
+  if (!link || link.sheet) return resolve();
+  link.addEventListener("load", resolve, { once: true });
+  link.addEventListener("error", resolve, { once: true });
+}));
 // Fetched now, imported below: a module's own imports and its wasm need not wait for each other.
 const preload = (...files) => files.forEach((file) => document.head.append(Object.assign(document.createElement("link"), file,
   file.href.endsWith(".wasm") ? { rel: "preload", as: "fetch", type: "application/wasm" } : { rel: "modulepreload" }, { crossOrigin: "anonymous" })));
@@ -91,9 +106,16 @@ const painting = (() => {
     // A Countersign server serves this copy (its mark opens the head): no demo there, the app asks for a key.
     if (document.querySelector('meta[name="countersign-server"]')) return null;
     if (localStorage.getItem("countersign.v1.seeded") === null) return { demo: true };
-    // The local inbox: the default page as the app last showed it, stored beside its index.
+    // The local inbox: the default page as the app last showed it, stored beside its index; drawn by the app too, for
+    // this build, which needs no code fetched first while its times ("asked 2 hours ago") still hold.
     const head = localStorage.getItem("countersign.v1.inbox-head");
-    return head === null ? null : { head };
+    if (head === null) return null;
+    let drawn;
+    try {
+      drawn = JSON.parse(localStorage.getItem("countersign.v1.inbox-drawing"));
+    } catch {}
+    const holds = drawn?.build === build && drawn.base === base && Date.now() < drawn.until && typeof drawn.html === "string";
+    return holds ? { drawing: drawn.html } : { head };
   } catch {
     return null;
   }
@@ -171,11 +193,14 @@ if (served && !(painting?.own || (!painting && signedIn))) {
 }
 if (served?.isConnected) {
   adopt(served);
+} else if (painting?.drawing !== undefined) {
+  await styled;
+  if (draw(painting.drawing)) await shown();
 } else if (painting?.demo || painting?.head) {
   try {
     const paint = await loadPaint();
     const html = painting.demo ? paint.demo_inbox(base) : paint.local_inbox(painting.head, base);
-    await parsed;
+    await styled;
     if (draw(html)) await shown();
   } catch (e) {
     paintFailed(e);
@@ -192,7 +217,7 @@ if (served?.isConnected) {
     : Promise.all([loadPaint(), fetch(\`\${server}/api/v1/reviews?view=summary&status=pending&order=expiring&limit=50\`, { headers })
       .then((r) => (r.ok ? r.text() : null))]).then(([paint, text]) => (text === null ? null : paint.served_inbox(server, text, base)));
   // Once the app has started, it lists the inbox itself: a late answer is not drawn over it.
-  const drawn = html.then(async (h) => (await parsed, draw(h) && (await shown()))).catch(paintFailed);
+  const drawn = html.then(async (h) => (await styled, draw(h) && (await shown()))).catch(paintFailed);
   // The app waits for the rows (its files would slow them down), but not for a slow server.
   await Promise.race([drawn, new Promise((resolve) => setTimeout(resolve, 500))]);
 }
@@ -222,6 +247,6 @@ const classic = code.replace(start, () => boot);
 if (/^\s*(import|export)\s/m.test(classic)) throw new Error(`${indexPath}: the boot script has a module statement left`);
 // Minified: the comments above are for this file, not for every first load.
 const script = await minified(`(async () => {\n${classic}\n})();`, { module: false });
-html = html.replace(tag, () => `<script>${script}</script>`);
+html = html.replace(tag, () => `<meta name="countersign-build" content="${build}" />\n<script>${script}</script>`);
 writeFileSync(indexPath, html);
 console.log(`${dist}: first paint in ${paint.glue} and ${paint.wasm}; the boot script loads it on a visit to the inbox`);

@@ -115,6 +115,17 @@ pub fn served_by_server() -> bool {
         .is_some()
 }
 
+/// The name of this build of the app, which the release build's boot script
+/// shares (its `countersign-build` meta); `None` in a build without one.
+pub fn build() -> Option<String> {
+    web_sys::window()?
+        .document()?
+        .query_selector(r#"meta[name="countersign-build"]"#)
+        .ok()??
+        .get_attribute("content")
+        .filter(|name| !name.is_empty())
+}
+
 /// Records a performance mark (read by the benchmarks; harmless otherwise).
 pub fn mark(name: &str) {
     if let Some(performance) = web_sys::window().and_then(|w| w.performance()) {

@@ -28,6 +28,9 @@ const LANGGRAPH_HELD_PREFIX: &str = "countersign.v1.langgraph.held.";
 /// the desk so the inbox can be drawn before the reviews are read.
 const INDEX_KEY: &str = "countersign.v1.inbox-index";
 const HEAD_KEY: &str = "countersign.v1.inbox-head";
+/// The head as the boot script draws it with no code to fetch (HTML, the
+/// build and base it was written for, and until when its times hold).
+const DRAWING_KEY: &str = "countersign.v1.inbox-drawing";
 const SETTINGS_KEY: &str = "countersign.v1.settings";
 const SEEDED_KEY: &str = "countersign.v1.seeded";
 const QUARANTINE_PREFIX: &str = "countersign.quarantine.";
@@ -146,18 +149,35 @@ impl LocalStore {
         Some(text)
     }
 
-    /// Stores the inbox index and its head; when either does not fit, removes
-    /// both, so a stale index or head is never used.
-    pub fn save_index_text(&self, index: &str, head: &str) {
+    /// Stores the inbox index and its head, and the head's drawing when there
+    /// is one; when either of the first two does not fit, removes all three,
+    /// so a stale index, head or drawing is never used.
+    pub fn save_index_text(&self, index: &str, head: &str, drawing: Option<&str>) {
         if self.write(INDEX_KEY, index).is_err() || self.write(HEAD_KEY, head).is_err() {
-            self.remove_index();
+            return self.remove_index();
+        }
+        self.save_drawing_text(drawing);
+    }
+
+    /// The stored drawing of the head, if any.
+    pub fn drawing_text(&self) -> Option<String> {
+        self.text_at(DRAWING_KEY)
+    }
+
+    /// Stores the head's drawing (`None`: there is none), or removes it when
+    /// it does not fit (the boot script then draws the head itself).
+    fn save_drawing_text(&self, drawing: Option<&str>) {
+        if drawing.is_none_or(|drawing| self.write(DRAWING_KEY, drawing).is_err()) {
+            let _ = self.storage.remove_item(DRAWING_KEY);
         }
     }
 
-    /// Removes the inbox index and its head (the next start reads every review first).
+    /// Removes the inbox index, its head and the head's drawing (the next
+    /// start reads every review first).
     pub fn remove_index(&self) {
         let _ = self.storage.remove_item(INDEX_KEY);
         let _ = self.storage.remove_item(HEAD_KEY);
+        let _ = self.storage.remove_item(DRAWING_KEY);
     }
 
     /// Saves one review (a new one or a new version of one).

@@ -1,7 +1,7 @@
 //! RFC 3339 timestamps with an offset, kept exactly as written.
 
 use crate::parsed_text::deserialize_parsed;
-use chrono::{DateTime, Datelike, FixedOffset, SecondsFormat, Timelike, Utc};
+use chrono::{DateTime, Datelike, Duration, FixedOffset, SecondsFormat, Timelike, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::cmp::Ordering;
 use std::fmt;
@@ -74,6 +74,31 @@ impl Timestamp {
         ))
     }
 
+    /// Until when [`Timestamp::ago`] says what it says at `now`: it says so
+    /// at every instant before the one returned (from which it may not).
+    pub fn ago_holds_until(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        let at = self.to_utc();
+        let seconds = (now - at).num_seconds();
+        if seconds < 0 {
+            // "in the future" while a whole second or more ahead.
+            return at - Duration::seconds(1) + Duration::nanoseconds(1);
+        }
+        at + Duration::seconds(span_grows_at(seconds))
+    }
+
+    /// Until when a deadline at this time is said as it is at `now`: by
+    /// [`Timestamp::until`] while it has not passed, and by
+    /// [`Timestamp::ago`] once it has; as [`Timestamp::ago_holds_until`].
+    pub fn deadline_holds_until(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        let at = self.to_utc();
+        let seconds = (at - now).num_seconds();
+        if seconds <= 0 {
+            return self.ago_holds_until(now);
+        }
+        // Said so while whole seconds left stay at or above `span_since`.
+        at - Duration::seconds(span_since(seconds)) + Duration::nanoseconds(1)
+    }
+
     /// The exact time in UTC, to the second: `2026-11-22 20:57:30 UTC`.
     /// (Written from the date's parts: chrono's `format` brings a whole
     /// strftime interpreter into the wasm for this one pattern.)
@@ -91,22 +116,90 @@ impl Timestamp {
     }
 }
 
+/// How durations are said: from `from` seconds, in `unit`s of that many
+/// seconds, rounded to the nearest (`half` added before dividing). Under 45
+/// seconds no span is said.
+struct Band {
+    from: i64,
+    seconds: i64,
+    half: i64,
+    unit: &'static str,
+}
+
+const BANDS: [Band; 5] = [
+    Band {
+        from: 45,
+        seconds: 60,
+        half: 30,
+        unit: "minute",
+    },
+    Band {
+        from: 5_400,
+        seconds: 3_600,
+        half: 1_800,
+        unit: "hour",
+    },
+    Band {
+        from: 129_600,
+        seconds: 86_400,
+        half: 43_200,
+        unit: "day",
+    },
+    Band {
+        from: 3_888_000,
+        seconds: 2_592_000,
+        half: 1_296_000,
+        unit: "month",
+    },
+    Band {
+        from: 47_304_000,
+        seconds: 31_536_000,
+        half: 15_768_000,
+        unit: "year",
+    },
+];
+
+/// The band `seconds` (at least 45) is said in, and the band after it.
+fn band(seconds: i64) -> (&'static Band, Option<&'static Band>) {
+    let at = BANDS.iter().rposition(|b| b.from <= seconds).unwrap_or(0);
+    (&BANDS[at], BANDS.get(at + 1))
+}
+
 /// A duration of `seconds` rounded as people say it (`4 minutes`, `1 day`);
 /// `None` under 45 seconds.
 fn span(seconds: i64) -> Option<String> {
-    let (value, unit) = match seconds {
-        ..=44 => return None,
-        45..=5_399 => ((seconds + 30) / 60, "minute"),
-        5_400..=129_599 => ((seconds + 1_800) / 3_600, "hour"),
-        129_600..=3_887_999 => ((seconds + 43_200) / 86_400, "day"),
-        3_888_000..=47_303_999 => ((seconds + 1_296_000) / 2_592_000, "month"),
-        _ => ((seconds + 15_768_000) / 31_536_000, "year"),
-    };
-    let value = value.max(1);
+    if seconds < BANDS[0].from {
+        return None;
+    }
+    let (band, _) = band(seconds);
+    let value = ((seconds + band.half) / band.seconds).max(1);
     Some(format!(
-        "{value} {unit}{}",
+        "{value} {}{}",
+        band.unit,
         if value == 1 { "" } else { "s" }
     ))
+}
+
+/// The least number of seconds above `seconds` that [`span`] says otherwise.
+fn span_grows_at(seconds: i64) -> i64 {
+    if seconds < BANDS[0].from {
+        return BANDS[0].from.max(seconds + 1);
+    }
+    let (band, next) = band(seconds);
+    let value = (seconds + band.half) / band.seconds;
+    let grown = (value + 1) * band.seconds - band.half;
+    next.map_or(grown, |next| grown.min(next.from))
+}
+
+/// The least number of seconds, at most `seconds`, that [`span`] says as it
+/// says `seconds` (for `seconds` of at least 1).
+fn span_since(seconds: i64) -> i64 {
+    if seconds < BANDS[0].from {
+        return 1;
+    }
+    let (band, _) = band(seconds);
+    let value = (seconds + band.half) / band.seconds;
+    (value * band.seconds - band.half).max(band.from)
 }
 
 impl PartialEq for Timestamp {
@@ -211,6 +304,62 @@ mod tests {
         assert_eq!(until(soon), "in less than a minute");
         assert_eq!(until(at.to_utc()), "passed");
         assert_eq!(until(before(-3)), "passed");
+    }
+
+    /// Instants around every band's edges and within them, to the millisecond.
+    fn offsets() -> Vec<chrono::Duration> {
+        let mut seconds: Vec<i64> = vec![-90, -2, -1, 0, 1, 44, 45, 46, 89, 90, 91];
+        for band in &BANDS {
+            for edge in [band.from, band.from + band.seconds - band.half] {
+                seconds.extend([edge - 1, edge, edge + 1]);
+            }
+            seconds.extend((1..7).map(|k| band.from + k * band.seconds / 3));
+        }
+        seconds
+            .into_iter()
+            .flat_map(|s| [0, 1, 500, 999].map(|ms| chrono::Duration::milliseconds(s * 1_000 + ms)))
+            .collect()
+    }
+
+    #[test]
+    fn what_ago_says_holds_until_the_instant_it_changes() {
+        let at = Timestamp::parse("2026-11-22T20:00:00Z").unwrap();
+        for offset in offsets() {
+            let now = at.to_utc() + offset;
+            let until = at.ago_holds_until(now);
+            let said = at.ago(now);
+            assert!(until > now, "{offset}: {until} is after {now}");
+            assert_eq!(
+                at.ago(until - chrono::Duration::milliseconds(1)),
+                said,
+                "{offset}"
+            );
+            if said != "in the future" {
+                assert_ne!(at.ago(until), said, "{offset}: changes at {until}");
+            }
+        }
+    }
+
+    #[test]
+    fn what_a_deadline_says_holds_until_the_instant_it_changes() {
+        let at = Timestamp::parse("2026-11-22T20:00:00Z").unwrap();
+        let said = |now| {
+            at.until(now)
+                .unwrap_or_else(|| format!("passed {}", at.ago(now)))
+        };
+        for offset in offsets() {
+            let now = at.to_utc() - offset;
+            let until = at.deadline_holds_until(now);
+            assert!(until > now, "{offset}: {until} is after {now}");
+            assert_eq!(
+                said(until - chrono::Duration::milliseconds(1)),
+                said(now),
+                "{offset}"
+            );
+            if !said(now).ends_with("in the future") {
+                assert_ne!(said(until), said(now), "{offset}: changes at {until}");
+            }
+        }
     }
 
     #[test]

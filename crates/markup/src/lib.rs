@@ -156,6 +156,25 @@ impl<'a> Inbox<'a> {
         format!("<div class=\"first-paint\">{}</div>", self.html(now, base))
     }
 
+    /// Until when what [`Inbox::html`] writes as of `now` stays true: each
+    /// row says when it was asked and when it expires in words ("2 hours
+    /// ago", "expires in 5 minutes"), which hold until the instant returned.
+    pub fn holds_until(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        self.page
+            .iter()
+            .flat_map(|summary| {
+                let deadline = match summary.status {
+                    ConfirmStatus::Pending => summary.expires.as_ref(),
+                    _ => None,
+                };
+                let asked = summary.at.ago_holds_until(now);
+                [Some(asked), deadline.map(|d| d.deadline_holds_until(now))]
+            })
+            .flatten()
+            .min()
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
+    }
+
     /// The skip link, the header with the server's link state and the
     /// navigation, and the notices region.
     fn shell(&self, html: &mut Html, base: &str) {
@@ -520,6 +539,26 @@ mod tests {
             ..head
         };
         assert!(Inbox::head(&empty).is_none());
+    }
+
+    #[test]
+    fn a_drawing_holds_until_the_first_of_its_rows_times_changes() {
+        let now = now();
+        let mut expiring = summary(1, ConfirmStatus::Pending, "2026-11-26T09:00:00Z");
+        expiring.expires = Some(Timestamp::parse("2026-11-26T12:04:50Z").unwrap());
+        let summaries = vec![
+            expiring,
+            summary(2, ConfirmStatus::Pending, "2026-11-26T11:50:00Z"),
+            summary(3, ConfirmStatus::Approved, "2026-11-26T11:59:59Z"),
+        ];
+        let inbox = Inbox::of(&summaries).unwrap();
+        let until = inbox.holds_until(now);
+        // "expires in 5 minutes" turns into "in 4 minutes" first (at 4:30 left);
+        // "10 minutes ago" would change 10 s later.
+        let just = chrono::Duration::nanoseconds(1);
+        assert_eq!(until, now + chrono::Duration::seconds(20) + just);
+        assert_eq!(inbox.html(until - just, "/"), inbox.html(now, "/"));
+        assert_ne!(inbox.html(until, "/"), inbox.html(now, "/"));
     }
 
     #[test]

@@ -4,9 +4,12 @@
 //! not parse a summary of every review before its first frame), the index is
 //! parsed right after that frame, and the reviews read next replace the
 //! index's entries (a damaged or edited review is set aside exactly as before).
-//! Without an index the inbox says it is reading until they are read. The code that parses and checks reviews is not in the first load: it
-//! comes with the first slice. The index is written again after every change,
-//! a moment after it is shown, when it differs.
+//! Without an index the inbox says it is reading until they are read. The
+//! code that parses and checks reviews is not in the first load: it comes
+//! with the first slice. The index is written again after every change, a
+//! moment after it is shown, when it differs; with it, the head's drawing (its
+//! HTML, which the next visit's boot script draws with no code to fetch first),
+//! written again too once its times no longer hold.
 
 use super::Local;
 use crate::backend::{LoadOutcome, LocalStore};
@@ -14,9 +17,13 @@ use crate::browser;
 use crate::desk::entry::sorted;
 use crate::desk::entry::Entry;
 use crate::desk::listing::{in_memory, Ask, HeadFacts, Listing};
+use crate::router;
 use crate::split::{on_demand, LoadFailed};
+use chrono::{DateTime, Utc};
 use countersign_domain::wire::{InboxHead, ReviewSummary};
+use countersign_markup::Inbox;
 use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -42,15 +49,63 @@ fn head_of(listing: Listing) -> InboxHead {
 }
 
 on_demand! {
-    /// Writes the inbox index and its head.
+    /// Writes the inbox index, its head and the head's drawing.
     in review fn write_index(store: LocalStore, summaries: Vec<ReviewSummary>, head: InboxHead) -> () {
         let index = serde_json::to_string(&summaries);
+        let drawing = drawing_of(&head);
         let head = serde_json::to_string(&head);
         match (index, head) {
-            (Ok(index), Ok(head)) => store.save_index_text(&index, &head),
+            (Ok(index), Ok(head)) => store.save_index_text(&index, &head, drawing.as_deref()),
             _ => store.remove_index(),
         }
     }
+}
+
+/// The inbox's first page as the first paint writes it, stored for the boot
+/// script to draw on the next visit with no code to fetch first. It is drawn
+/// only by the build that wrote it, under the same base, and only until its
+/// times ("asked 2 hours ago") would be said otherwise.
+#[derive(Serialize, Deserialize)]
+struct Drawing {
+    build: String,
+    base: String,
+    /// Milliseconds since the epoch, as the boot script's clock counts.
+    until: i64,
+    #[serde(default, skip_deserializing)]
+    html: String,
+}
+
+/// The drawing of `head` as of now (no HTML, for good, when no review is
+/// pending: the app says why the inbox is empty); `None` in a build without
+/// a name (no boot script reads it there).
+fn drawing_of(head: &InboxHead) -> Option<String> {
+    let build = browser::build()?;
+    let (now, base) = (browser::now(), router::base());
+    let (until, html) = match Inbox::head(head) {
+        Some(inbox) => (inbox.holds_until(now), inbox.first_paint(now, base)),
+        None => (DateTime::<Utc>::MAX_UTC, String::new()),
+    };
+    let drawing = Drawing {
+        build,
+        base: base.to_owned(),
+        until: until.timestamp_millis(),
+        html,
+    };
+    serde_json::to_string(&drawing).ok()
+}
+
+/// Whether the stored drawing is this build's, under this base, and its
+/// times still hold.
+fn drawing_holds(store: &LocalStore) -> bool {
+    let Some(drawing) = store
+        .drawing_text()
+        .and_then(|text| serde_json::from_str::<Drawing>(&text).ok())
+    else {
+        return false;
+    };
+    Some(drawing.build) == browser::build()
+        && drawing.base == router::base()
+        && drawing.until > browser::now().timestamp_millis()
 }
 
 /// What `head` says of every review, and its page as entries.
@@ -143,8 +198,17 @@ impl Local {
             let store = store.clone();
             set_timeout(
                 move || {
-                    let Some(current) = reviews.unindexed() else {
-                        return;
+                    let current = match reviews.unindexed() {
+                        Some(current) => current,
+                        // Once read, an index whose drawing no longer holds is
+                        // written again with it (one writer keeps them in step).
+                        None if !reviews.still_reading()
+                            && browser::build().is_some()
+                            && !drawing_holds(&store) =>
+                        {
+                            reviews.held()
+                        }
+                        None => return,
                     };
                     let summaries = current.iter().map(|e| e.summary().clone()).collect();
                     let head = head_of(in_memory(&current, &Ask::first_pending()));

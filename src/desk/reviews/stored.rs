@@ -71,6 +71,11 @@ impl Reviews {
         (!same).then_some(current)
     }
 
+    /// The reviews held, as they are now.
+    pub(in crate::desk) fn held(&self) -> Vec<Arc<Entry>> {
+        self.entries.get_untracked()
+    }
+
     /// The inbox index now lists `entries`.
     pub(in crate::desk) fn indexed_as(&self, entries: Vec<Arc<Entry>>) {
         self.indexed.set_value(Some(entries));
