@@ -75,9 +75,10 @@ for (const file of [...Object.values(app), ...Object.values(firstPaint)]) file.h
 const parsed = new Promise((resolve) =>
   document.readyState === "loading" ? document.addEventListener("DOMContentLoaded", resolve, { once: true }) : resolve());
 // A drawing waits for the stylesheet too: put in the page before it, the rows would be laid out unstyled (all of them,
-// content-visibility unknown yet) before the stylesheet could be read, then again with it.
+// content-visibility unknown yet) before the stylesheet could be read, then again with it. (The selector's value is
+// unquoted: a page a server draws has its stylesheet inline, and no rel="stylesheet" anywhere.)
 const styled = parsed.then(() => new Promise((resolve) => {
-  const link = document.querySelector('link[rel="stylesheet"]');
+  const link = document.querySelector("link[rel=stylesheet]");
   if (!link || link.sheet) return resolve();
   link.addEventListener("load", resolve, { once: true });
   link.addEventListener("error", resolve, { once: true });
