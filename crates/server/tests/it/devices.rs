@@ -48,7 +48,15 @@ fn a_paired_phone_decides_as_its_own_key_until_it_is_revoked() {
     // Listed on both devices, with its last use; the phone knows itself.
     let seen = phone.get("/devices");
     assert_eq!(seen.body["devices"][0]["this_device"], true);
-    let listed = desktop.get("/devices");
+    // The last use is noted beside the request, not before its answer: asked until it is there.
+    let mut listed = desktop.get("/devices");
+    for _ in 0..100 {
+        if listed.body["devices"][0]["last_used_at"].is_string() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        listed = desktop.get("/devices");
+    }
     let device = &listed.body["devices"][0];
     assert_eq!(
         (device["device"].as_str(), device["this_device"].as_bool()),
