@@ -105,23 +105,21 @@ pub fn remove_first_paint() {
 /// `index.html` carries the server's mark; a static host's does not): the
 /// app then opens on that server, not on the local demo.
 pub fn served_by_server() -> bool {
-    web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| {
-            d.query_selector(r#"meta[name="countersign-server"]"#)
-                .ok()
-                .flatten()
-        })
-        .is_some()
+    meta("countersign-server").is_some()
+}
+
+/// The page's `<meta name="{name}">`, if it has one.
+pub fn meta(name: &str) -> Option<web_sys::Element> {
+    web_sys::window()?
+        .document()?
+        .query_selector(&format!("meta[name=\"{name}\"]"))
+        .ok()?
 }
 
 /// The name of this build of the app, which the release build's boot script
 /// shares (its `countersign-build` meta); `None` in a build without one.
 pub fn build() -> Option<String> {
-    web_sys::window()?
-        .document()?
-        .query_selector(r#"meta[name="countersign-build"]"#)
-        .ok()??
+    meta("countersign-build")?
         .get_attribute("content")
         .filter(|name| !name.is_empty())
 }

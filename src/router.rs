@@ -19,13 +19,7 @@ use wasm_bindgen::JsCast;
 pub fn base() -> &'static str {
     static BASE: OnceLock<String> = OnceLock::new();
     BASE.get_or_init(|| {
-        web_sys::window()
-            .and_then(|w| w.document())
-            .and_then(|d| {
-                d.query_selector("meta[name=\"countersign-base\"]")
-                    .ok()
-                    .flatten()
-            })
+        crate::browser::meta("countersign-base")
             .and_then(|meta| meta.get_attribute("content"))
             .filter(|base| base.starts_with('/') && base.ends_with('/'))
             .unwrap_or_else(|| "/".to_owned())
