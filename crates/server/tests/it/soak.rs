@@ -159,10 +159,11 @@ fn soak(server: &Server, backend: &str) {
             std::thread::sleep(Duration::from_millis(10));
         }
         let start = Instant::now();
+        let mut load = Vec::new();
         for agent_no in 0..AGENTS {
             let (server, tally, to_decide, created, stop) =
                 (server, &tally, &to_decide, &created, &stop);
-            scope.spawn(move || {
+            load.push(scope.spawn(move || {
                 let client = server.client(&server.agent);
                 let mut next = Instant::now();
                 let mut i = 0u32;
@@ -192,12 +193,12 @@ fn soak(server: &Server, backend: &str) {
                     next += AGENT_EVERY;
                     std::thread::sleep(next.saturating_duration_since(Instant::now()));
                 }
-            });
+            }));
         }
         for reviewer_no in 0..REVIEWERS {
             let (server, tally, to_decide, decided, stop) =
                 (server, &tally, &to_decide, &decided, &stop);
-            scope.spawn(move || {
+            load.push(scope.spawn(move || {
                 let client = server.client(&server.reviewer);
                 let mut k = 0u32;
                 while !stop.load(Ordering::SeqCst) {
@@ -224,11 +225,11 @@ fn soak(server: &Server, backend: &str) {
                     }
                     k += 1;
                 }
-            });
+            }));
         }
         for lister_no in 0..LISTERS {
             let (server, tally, stop) = (server, &tally, &stop);
-            scope.spawn(move || {
+            load.push(scope.spawn(move || {
                 let client = server.client(&server.reviewer);
                 let queries = [
                     "/reviews?status=pending&limit=50",
@@ -247,14 +248,18 @@ fn soak(server: &Server, backend: &str) {
                     next += LISTER_EVERY;
                     std::thread::sleep(next.saturating_duration_since(Instant::now()));
                 }
-            });
+            }));
         }
         while start.elapsed() < Duration::from_secs(seconds) {
             memory.push((start.elapsed().as_secs_f64(), resident_mib(pid)));
             std::thread::sleep(Duration::from_millis(250));
         }
         stop.store(true, Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(300));
+        // Every request of the load is answered before the last change, so
+        // each change counted comes before it in the feed.
+        for thread in load {
+            thread.join().unwrap();
+        }
         // The last change: every subscriber reads up to it.
         let agent = server.client(&server.agent);
         let last = post(&agent, "/reviews", &review(u32::MAX, 1, false)).unwrap();
