@@ -9,7 +9,7 @@ use super::audit;
 use super::grants::NewGrant;
 use super::reviews::Stored;
 use super::row::{room_left, search_text, Columns};
-use super::{begin_write, is_transient, stored_time, Backend, Db, DbError, RETRIES};
+use super::{begin_write_on, is_transient, stored_time, Backend, Db, DbError, RETRIES};
 use countersign_domain::wire::ChangeKind;
 use sqlx::{AnyPool, Row};
 use tokio::sync::{mpsc, oneshot};
@@ -46,7 +46,22 @@ impl Writer {
 }
 
 async fn run(pool: AnyPool, backend: Backend, mut jobs: mpsc::Receiver<Job>) {
-    while let Some(first) = jobs.recv().await {
+    let mut closing = pool.close_event();
+    let mut writer = Connection { pool, held: None };
+    loop {
+        // The writer keeps its connection while it waits, until the pool
+        // closes: a clean stop waits for every connection to come back.
+        let first = match closing.do_until(jobs.recv()).await {
+            Ok(Some(job)) => job,
+            Ok(None) => break,
+            Err(_closed) => {
+                writer.held = None;
+                match jobs.recv().await {
+                    Some(job) => job,
+                    None => break,
+                }
+            }
+        };
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
             match jobs.try_recv() {
@@ -54,7 +69,7 @@ async fn run(pool: AnyPool, backend: Backend, mut jobs: mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
-        match commit_retrying(&pool, backend, &batch).await {
+        match writer.commit_retrying(backend, &batch).await {
             Ok(results) => answer(batch, results),
             // One change the database refuses must not fail the others that
             // shared its transaction: each is tried again alone, and only the
@@ -65,7 +80,10 @@ async fn run(pool: AnyPool, backend: Backend, mut jobs: mpsc::Receiver<Job>) {
                     batch.len()
                 );
                 for job in batch {
-                    match commit_retrying(&pool, backend, std::slice::from_ref(&job)).await {
+                    match writer
+                        .commit_retrying(backend, std::slice::from_ref(&job))
+                        .await
+                    {
                         Ok(results) => answer(vec![job], results),
                         Err(e) => {
                             let _ = job.1.send(Err(ChangeError::Db(DbError::Sql(e))));
@@ -88,33 +106,52 @@ fn answer(batch: Vec<Job>, results: Vec<Result<(), ChangeError>>) {
     }
 }
 
-/// [`commit`], run again when it failed for a transient reason (a deadlock or
-/// serialization failure), a few times.
-async fn commit_retrying(
-    pool: &AnyPool,
-    backend: Backend,
-    batch: &[Job],
-) -> Result<Vec<Result<(), ChangeError>>, sqlx::Error> {
-    let mut tries = 0;
-    loop {
-        match commit(pool, backend, batch).await {
-            Err(e) if is_transient(&e) && tries < RETRIES => tries += 1,
-            done => return done,
-        }
-    }
+/// The writer's own connection, kept from one batch to the next: on SQLite
+/// its page cache stays valid across commits (a connection that sees
+/// another's commit drops its whole cache and reads its pages again). It is
+/// given back after a failure, and the next batch takes a fresh one.
+struct Connection {
+    pool: AnyPool,
+    held: Option<sqlx::pool::PoolConnection<sqlx::Any>>,
 }
 
-async fn commit(
-    pool: &AnyPool,
-    backend: Backend,
-    batch: &[Job],
-) -> Result<Vec<Result<(), ChangeError>>, sqlx::Error> {
-    let now = stored_time(chrono::Utc::now());
-    let mut tx = begin_write(pool, backend).await?;
-    let changes: Vec<&Replacement> = batch.iter().map(|(change, _)| change).collect();
-    let results = apply_batch(&mut tx, backend, &changes, &now).await?;
-    tx.commit().await?;
-    Ok(results)
+impl Connection {
+    /// [`Connection::commit`], run again when it failed for a transient
+    /// reason (a deadlock or serialization failure), a few times.
+    async fn commit_retrying(
+        &mut self,
+        backend: Backend,
+        batch: &[Job],
+    ) -> Result<Vec<Result<(), ChangeError>>, sqlx::Error> {
+        let mut tries = 0;
+        loop {
+            match self.commit(backend, batch).await {
+                Err(e) if is_transient(&e) && tries < RETRIES => tries += 1,
+                Err(e) => {
+                    self.held = None;
+                    return Err(e);
+                }
+                done => return done,
+            }
+        }
+    }
+
+    async fn commit(
+        &mut self,
+        backend: Backend,
+        batch: &[Job],
+    ) -> Result<Vec<Result<(), ChangeError>>, sqlx::Error> {
+        let conn = match &mut self.held {
+            Some(conn) => conn,
+            held => held.insert(self.pool.acquire().await?),
+        };
+        let now = stored_time(chrono::Utc::now());
+        let mut tx = begin_write_on(conn, backend).await?;
+        let changes: Vec<&Replacement> = batch.iter().map(|(change, _)| change).collect();
+        let results = apply_batch(&mut tx, backend, &changes, &now).await?;
+        tx.commit().await?;
+        Ok(results)
+    }
 }
 
 /// The first result of a decision post, kept under its idempotency key.

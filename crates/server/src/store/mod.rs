@@ -301,13 +301,34 @@ pub(crate) async fn begin_write(
         Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
         Backend::Postgres => {
             let mut tx = pool.begin().await?;
-            sqlx::query("SELECT pg_advisory_xact_lock($1)")
-                .bind(WRITE_LOCK)
-                .execute(&mut *tx)
-                .await?;
+            take_write_lock(&mut tx).await?;
             Ok(tx)
         }
     }
+}
+
+/// [`begin_write`] on a connection the caller holds.
+pub(crate) async fn begin_write_on(
+    conn: &mut sqlx::AnyConnection,
+    backend: Backend,
+) -> Result<sqlx::Transaction<'_, sqlx::Any>, sqlx::Error> {
+    use sqlx::Connection;
+    match backend {
+        Backend::Sqlite => conn.begin_with("BEGIN IMMEDIATE").await,
+        Backend::Postgres => {
+            let mut tx = conn.begin().await?;
+            take_write_lock(&mut tx).await?;
+            Ok(tx)
+        }
+    }
+}
+
+async fn take_write_lock(tx: &mut sqlx::Transaction<'_, sqlx::Any>) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(WRITE_LOCK)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }
 
 /// Whether a failed transaction may succeed when run again: a serialization
