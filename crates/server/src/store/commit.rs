@@ -141,6 +141,14 @@ impl Connection {
         backend: Backend,
         batch: &[Job],
     ) -> Result<Vec<Result<(), ChangeError>>, sqlx::Error> {
+        // A kept PostgreSQL connection is tested first, as the pool tests
+        // the ones it hands out: the server may have restarted meanwhile.
+        if let (Backend::Postgres, Some(conn)) = (backend, &mut self.held) {
+            if let Err(e) = sqlx::Connection::ping(&mut **conn).await {
+                tracing::warn!("the writer's connection stopped answering ({e}); taking another");
+                self.held = None;
+            }
+        }
         let conn = match &mut self.held {
             Some(conn) => conn,
             held => held.insert(self.pool.acquire().await?),

@@ -52,6 +52,40 @@ fn decisions_and_paging_work_on_postgresql() {
 }
 
 #[test]
+fn decisions_go_on_after_the_database_drops_every_connection_of_the_server() {
+    let Some(url) = fresh_database("countersign_dropped") else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start_on(data.path(), Some(&url), &[]);
+    let agent = server.client(&server.agent);
+    let reviewer = server.client(&server.reviewer);
+    for n in 1..=2 {
+        assert_eq!(agent.post("/reviews", &review(n, 2, false)).status, 201);
+    }
+    let approve = json!({"status": "approved", "decided_by_role": "reviewer", "reason": "Fine"});
+    let first = reviewer.decide(&confirm_id(1), "drop-1", &approve);
+    assert_eq!(first.status, 200, "{}", first.text);
+    // As a restart of the database would: every connection of the server
+    // ends, the group commit's own among them.
+    let admin = std::env::var("COUNTERSIGN_TEST_POSTGRES").unwrap();
+    let ended = std::process::Command::new("psql")
+        .args([admin.as_str(), "-qAt", "-c"])
+        .arg("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'countersign_dropped'")
+        .output()
+        .unwrap();
+    let ended: u32 = String::from_utf8_lossy(&ended.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(ended > 0, "no connection of the server was ended");
+    let second = reviewer.decide(&confirm_id(2), "drop-2", &approve);
+    assert_eq!(second.status, 200, "{}", second.text);
+    let stored = reviewer.get(&format!("/reviews/{}", confirm_id(2)));
+    assert_eq!(stored.body["review"]["confirm"]["status"], "approved");
+}
+
+#[test]
 fn one_shot_commands_leave_an_empty_postgresql_database_empty() {
     let Some(url) = fresh_database("countersign_one_shot") else {
         return;
