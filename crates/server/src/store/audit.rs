@@ -7,7 +7,7 @@
 //! and names the first entry that does not follow, and checks that every
 //! stored review, grant, key and webhook is the one its last entry covers.
 
-use super::{Db, DbError};
+use super::{placeholders, AnyQuery, Db, DbError, Marks};
 use countersign_domain::toolcall::{canonicalize, CallHash};
 use serde_json::json;
 use sqlx::Row;
@@ -53,6 +53,67 @@ pub fn link(prev: &str, seq: i64, body: &str) -> String {
         .to_owned()
 }
 
+/// The chain's head: the last entry's position and hash.
+pub(crate) const HEAD: &str = "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1";
+
+/// The position and hash that [`HEAD`] read (position 0 and [`GENESIS`]
+/// when the chain is empty).
+pub(crate) fn head_of(row: Option<&sqlx::any::AnyRow>) -> Result<(i64, String), sqlx::Error> {
+    match row {
+        Some(row) => Ok((row.try_get("seq")?, row.try_get("hash")?)),
+        None => Ok((0, GENESIS.to_owned())),
+    }
+}
+
+/// An entry placed in the chain: its position, canonical body and hash.
+pub(crate) struct Linked {
+    seq: i64,
+    body: String,
+    hash: String,
+}
+
+/// `entries` placed after the chain's `head`, each linked to the one before.
+pub(crate) fn chain(head: (i64, String), entries: &[Entry]) -> Result<Vec<Linked>, sqlx::Error> {
+    let (mut seq, mut prev) = head;
+    entries
+        .iter()
+        .map(|entry| {
+            seq += 1;
+            let body = entry.body()?;
+            prev = link(&prev, seq, &body);
+            Ok(Linked {
+                seq,
+                body,
+                hash: prev.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The statements that store `linked`, each with its entries to bind with
+/// [`bind`]: at most 1,000 rows a statement (both databases cap the values
+/// one statement may bind).
+pub(crate) fn inserts(marks: Marks, linked: &[Linked]) -> Vec<(String, &[Linked])> {
+    linked
+        .chunks(1_000)
+        .map(|chunk| {
+            let sql = format!(
+                "INSERT INTO audit_log (seq, body, hash) VALUES {}",
+                placeholders(marks, chunk.len(), 3)
+            );
+            (sql, chunk)
+        })
+        .collect()
+}
+
+/// Binds the values of `linked`, in the order of [`inserts`]' statement.
+pub(crate) fn bind<'q>(mut query: AnyQuery<'q>, linked: &'q [Linked]) -> AnyQuery<'q> {
+    for entry in linked {
+        query = query.bind(entry.seq).bind(&entry.body).bind(&entry.hash);
+    }
+    query
+}
+
 /// Appends entries after the chain's head, inside a write transaction.
 pub(crate) async fn append(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
@@ -61,38 +122,10 @@ pub(crate) async fn append(
     if entries.is_empty() {
         return Ok(());
     }
-    let head = sqlx::query("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1")
-        .fetch_optional(&mut **tx)
-        .await?;
-    let (mut seq, mut prev) = match head {
-        Some(row) => (
-            row.try_get::<i64, _>("seq")?,
-            row.try_get::<String, _>("hash")?,
-        ),
-        None => (0, GENESIS.to_owned()),
-    };
-    // In statements of at most 1,000 rows (both databases cap the values
-    // one statement may bind).
-    for chunk in entries.chunks(1_000) {
-        let mut rows = Vec::with_capacity(chunk.len());
-        for entry in chunk {
-            seq += 1;
-            let body = entry.body()?;
-            prev = link(&prev, seq, &body);
-            rows.push((seq, body, prev.clone()));
-        }
-        let marks: Vec<String> = (0..rows.len())
-            .map(|i| format!("(${}, ${}, ${})", 3 * i + 1, 3 * i + 2, 3 * i + 3))
-            .collect();
-        let sql = format!(
-            "INSERT INTO audit_log (seq, body, hash) VALUES {}",
-            marks.join(", ")
-        );
-        let mut insert = sqlx::query(&sql);
-        for (seq, body, hash) in rows {
-            insert = insert.bind(seq).bind(body).bind(hash);
-        }
-        insert.execute(&mut **tx).await?;
+    let head = sqlx::query(HEAD).fetch_optional(&mut **tx).await?;
+    let linked = chain(head_of(head.as_ref())?, entries)?;
+    for (sql, rows) in inserts(Marks::Numbered, &linked) {
+        bind(sqlx::query(&sql), rows).execute(&mut **tx).await?;
     }
     Ok(())
 }

@@ -73,6 +73,9 @@ pub enum DbError {
         /// What the driver said.
         reason: String,
     },
+    /// A thread of the database's own could not be started.
+    #[error("cannot start the database's thread: {0}")]
+    Thread(std::io::Error),
     /// The database refused or failed.
     #[error("database error: {0}")]
     Sql(#[from] sqlx::Error),
@@ -216,7 +219,7 @@ impl Db {
             },
             other => DbError::Migrate(other),
         })?;
-        let writer = commit::Writer::start(pool.clone(), backend);
+        let writer = commit::Writer::start(pool.clone(), backend).map_err(DbError::Thread)?;
         let key_reader = rounds::Rounds::start(pool.clone(), keys::live_keys);
         let review_reader = rounds::Rounds::start(pool.clone(), reviews::stored_rows);
         let db = Db(Arc::new(Inner {
@@ -424,4 +427,69 @@ pub(crate) fn parse_stored_time(
 /// Now, as stored: UTC with a fixed width, so text order is time order.
 pub fn stored_time(at: chrono::DateTime<chrono::Utc>) -> String {
     at.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}
+
+/// Runs `task` on a thread of its own, with a runtime of its own: the
+/// writer is the one serial stage of every change, and on the server's
+/// runtime each of its round trips to the database would wait, once
+/// answered, in the queue of tasks woken from other threads, behind the
+/// HTTP work (a millisecond a statement under load).
+fn spawn_apart(
+    name: &str,
+    task: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || runtime.block_on(task))?;
+    Ok(())
+}
+
+/// A statement's values are bound in order, marked either way.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Marks {
+    /// `$1`, `$2`…: both databases read them.
+    Numbered,
+    /// `?`: SQLite only. SQLite finds a numbered value's name by walking a
+    /// list, when it parses the statement and again as each value is bound,
+    /// so a batch's hundreds of numbered values cost it time quadratic in
+    /// their count; an anonymous one it numbers as it goes. In a text of
+    /// several statements they go on counting from one statement to the next.
+    Anonymous,
+}
+
+impl Backend {
+    /// The marks a batch statement uses on this database.
+    pub(crate) fn marks(self) -> Marks {
+        match self {
+            Backend::Sqlite => Marks::Anonymous,
+            Backend::Postgres => Marks::Numbered,
+        }
+    }
+}
+
+/// A query on either database.
+pub(crate) type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
+
+/// `($1, $2), ($3, $4)` for `rows` rows of `columns` values each, in bind order.
+pub(crate) fn placeholders(marks: Marks, rows: usize, columns: usize) -> String {
+    (0..rows)
+        .map(|r| {
+            let row: Vec<String> = (1..=columns)
+                .map(|c| placeholder(marks, r * columns + c))
+                .collect();
+            format!("({})", row.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The `n`th value bound to a statement whose values are all bound in order.
+pub(crate) fn placeholder(marks: Marks, n: usize) -> String {
+    match marks {
+        Marks::Anonymous => "?".to_owned(),
+        Marks::Numbered => format!("${n}"),
+    }
 }

@@ -252,6 +252,111 @@ fn a_stale_change_is_refused_and_an_idempotency_record_is_kept_once() {
 }
 
 #[test]
+fn changes_refused_beside_others_leave_the_others_stored_and_the_audit_chain_whole() {
+    on_both("store_mixed_batch", |db| {
+        Box::pin(async move {
+            seeded(&db).await;
+            let read = |n| {
+                let db = db.clone();
+                async move {
+                    db.review(numbered_id(n).parse().unwrap())
+                        .await
+                        .unwrap()
+                        .unwrap()
+                }
+            };
+            let record = |key: &str| IdempotencyRecord {
+                key_id: "key_r".into(),
+                key: key.into(),
+                first: IdempotentResult {
+                    request: format!("{{\"key\":\"{key}\"}}"),
+                    response: "{\"ok\":true}".into(),
+                },
+            };
+            // Review 17 read, then changed by someone else; key `taken`
+            // stored with a decision of review 18.
+            let (stale, taken) = (read(17).await, read(18).await);
+            db.replace_review(&stale, &approved(&stale.review), ChangeKind::Decided, None)
+                .await
+                .unwrap();
+            db.replace_review(
+                &taken,
+                &approved(&taken.review),
+                ChangeKind::Decided,
+                Some(record("taken")),
+            )
+            .await
+            .unwrap();
+            let fresh: Vec<_> = futures_util::future::join_all((11..=16).map(read)).await;
+            let other = read(19).await;
+            // Submitted together, so the writer usually takes them in one
+            // batch: the two refused ones must not keep the others out.
+            let (stale_next, other_next) = (approved(&stale.review), approved(&other.review));
+            let nexts: Vec<Review> = fresh
+                .iter()
+                .map(|stored| approved(&stored.review))
+                .collect();
+            let records: Vec<IdempotencyRecord> =
+                (0..6).map(|i| record(&format!("fresh-{i}"))).collect();
+            let mut changes: Vec<_> = fresh
+                .iter()
+                .zip(&nexts)
+                .zip(&records)
+                .map(|((stored, next), record)| {
+                    db.replace_review(stored, next, ChangeKind::Decided, Some(record.clone()))
+                })
+                .collect();
+            changes.push(db.replace_review(
+                &stale,
+                &stale_next,
+                ChangeKind::Decided,
+                Some(record("late")),
+            ));
+            changes.push(db.replace_review(
+                &other,
+                &other_next,
+                ChangeKind::Decided,
+                Some(record("taken")),
+            ));
+            let results = futures_util::future::join_all(changes).await;
+            for result in &results[..6] {
+                assert!(result.is_ok(), "{result:?}");
+            }
+            assert!(
+                matches!(results[6], Err(ChangeError::Stale)),
+                "{:?}",
+                results[6]
+            );
+            assert!(
+                matches!(results[7], Err(ChangeError::DuplicateRequest)),
+                "{:?}",
+                results[7]
+            );
+            for (n, stored) in (11..=16).zip(&fresh) {
+                assert_eq!(read(n).await.version, stored.version + 1);
+            }
+            assert_eq!(read(19).await.version, other.version);
+            for i in 0..6 {
+                let key = format!("fresh-{i}");
+                assert!(db.idempotent_result("key_r", &key).await.unwrap().is_some());
+            }
+            // The stale change's record went with it: a retry may go ahead.
+            assert!(db
+                .idempotent_result("key_r", "late")
+                .await
+                .unwrap()
+                .is_none());
+            match db.verify_audit().await.unwrap() {
+                countersign_server::store::audit::Verdict::Intact { entries, .. } => {
+                    assert_eq!(entries, COUNT as i64 + 2 + 6)
+                }
+                broken => panic!("{broken:?}"),
+            }
+        })
+    });
+}
+
+#[test]
 fn a_change_that_keeps_the_search_text_and_one_that_replaces_it_land_together() {
     on_both("store_search_kept", |db| {
         Box::pin(async move {
