@@ -46,6 +46,14 @@ async fn every_page(db: &Db, query: &ReviewQuery) -> Vec<String> {
     }
 }
 
+/// Review `n` as stored.
+async fn stored(db: &Db, n: usize) -> countersign_server::store::Stored {
+    db.review(numbered_id(n).parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
 fn approved(review: &Review) -> Review {
     countersign_domain::demo::approved(review, chrono::Utc::now()).unwrap()
 }
@@ -256,15 +264,7 @@ fn changes_refused_beside_others_leave_the_others_stored_and_the_audit_chain_who
     on_both("store_mixed_batch", |db| {
         Box::pin(async move {
             seeded(&db).await;
-            let read = |n| {
-                let db = db.clone();
-                async move {
-                    db.review(numbered_id(n).parse().unwrap())
-                        .await
-                        .unwrap()
-                        .unwrap()
-                }
-            };
+            let read = |n| stored(&db, n);
             let record = |key: &str| IdempotencyRecord {
                 key_id: "key_r".into(),
                 key: key.into(),
@@ -361,15 +361,7 @@ fn a_change_that_keeps_the_search_text_and_one_that_replaces_it_land_together() 
     on_both("store_search_kept", |db| {
         Box::pin(async move {
             seeded(&db).await;
-            let read = |n| {
-                let db = db.clone();
-                async move {
-                    db.review(numbered_id(n).parse().unwrap())
-                        .await
-                        .unwrap()
-                        .unwrap()
-                }
-            };
+            let read = |n| stored(&db, n);
             let (five, six) = (read(5).await, read(6).await);
             let mut reworded = six.review.clone();
             reworded.confirm.reason = Some("Zebra crossing".into());
