@@ -389,7 +389,7 @@ mod tests {
             .collect();
         assert_eq!(
             plan,
-            ["SEARCH reviews USING INDEX reviews_by_deadline (status=? AND <expr><?)"]
+            ["SEARCH reviews USING INDEX reviews_pending_by_deadline (<expr><?)"]
         );
     }
 }
