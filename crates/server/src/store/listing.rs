@@ -434,6 +434,7 @@ impl Sql {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::testing::{plan, scratch};
 
     /// SQLite keeps no statistics: the inbox, and a requester's part of it,
     /// must be paged through the partial indexes of migration 0025 in every
@@ -441,10 +442,7 @@ mod tests {
     /// decided reviews in an index's order too, never sorted.
     #[tokio::test]
     async fn pending_reviews_are_paged_through_their_own_indexes() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&format!("sqlite://{}/plan.db", dir.path().display()))
-            .await
-            .unwrap();
+        let (_dir, db) = scratch().await;
         let by = |requester: Option<&str>, order| ReviewQuery {
             status: Some(ConfirmStatus::Pending),
             requester: requester.map(str::to_owned),
@@ -491,17 +489,8 @@ mod tests {
             ),
         ] {
             let sql = db.page_sql(&query, None, "summary").await.unwrap();
-            let mut plan = Sql::new(&format!("EXPLAIN QUERY PLAN {}", sql.text));
-            plan.binds = sql.binds;
-            let details: Vec<String> = plan
-                .query()
-                .fetch_all(db.pool())
-                .await
-                .unwrap()
-                .iter()
-                .map(|row| row.try_get::<String, _>("detail").unwrap())
-                .collect();
-            assert_eq!(details, [expected], "{query:?}");
+            let steps = plan(&db, &sql.text, &sql.binds).await;
+            assert_eq!(steps, [expected], "{query:?}");
         }
     }
 }

@@ -19,6 +19,8 @@ mod row;
 pub mod sessions;
 pub mod slack;
 pub mod slack_posts;
+#[cfg(test)]
+mod testing;
 pub mod webhooks;
 
 pub use commit::{ChangeError, IdempotencyRecord, IdempotentResult};

@@ -308,6 +308,7 @@ fn expiry() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::testing::{plan, scratch};
     use sqlx::Row;
 
     /// What review `n`'s row uses of its room and what it has left: the
@@ -341,10 +342,7 @@ mod tests {
     /// place instead of rebalancing it with its neighbours.
     #[tokio::test]
     async fn a_decision_takes_its_room_from_the_row_which_keeps_its_size() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&format!("sqlite://{}/room.db", dir.path().display()))
-            .await
-            .unwrap();
+        let (_dir, db) = scratch().await;
         let reviews: Vec<Review> = (1..=2)
             .map(|n| countersign_domain::demo::numbered(n).unwrap())
             .collect();
@@ -372,23 +370,13 @@ mod tests {
     /// rows: before, it scanned every pending review once a second.
     #[tokio::test]
     async fn expired_requests_are_read_through_the_deadline_index() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&format!("sqlite://{}/plan.db", dir.path().display()))
-            .await
-            .unwrap();
+        let (_dir, db) = scratch().await;
         let sql = format!(
-            "EXPLAIN QUERY PLAN SELECT id FROM reviews WHERE {} <= '2026-12-02' LIMIT 500",
+            "SELECT id FROM reviews WHERE {} <= '2026-12-02' LIMIT 500",
             expiry()
         );
-        let plan: Vec<String> = sqlx::query(&sql)
-            .fetch_all(db.pool())
-            .await
-            .unwrap()
-            .iter()
-            .map(|row| row.try_get::<String, _>("detail").unwrap())
-            .collect();
         assert_eq!(
-            plan,
+            plan(&db, &sql, &[]).await,
             ["SEARCH reviews USING INDEX reviews_pending_by_deadline (<expr><?)"]
         );
     }
