@@ -104,9 +104,9 @@ impl Db {
     }
 
     /// The rows of a page: `id, requested_at, deadline`, then `columns`; one
-    /// more than `limit` when there is a next page. Uses the (status,
-    /// requested_at, id) or (requested_at, id) index (with the deadline first
-    /// in the order of what expires first); a text search of 3 characters or more
+    /// more than `limit` when there is a next page. Walks an index in the
+    /// page's order (on SQLite, pending reviews have their own: migration
+    /// 0025); a text search of 3 characters or more
     /// that few reviews hold reads only the rows holding it (trigram indexes:
     /// FTS5 on SQLite, pg_trgm on PostgreSQL), another one reads the rows in
     /// order until the page is full.
