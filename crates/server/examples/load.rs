@@ -18,9 +18,15 @@
 //! `--metrics` and request logs at `info` (written to a file), and of the same
 //! binary with metrics off and the log at `warn`, in interleaved runs.
 //!
+//! With `--against PATH` it compares two builds: durable decisions/s (64
+//! connections on one thread) of this build's server and of the
+//! `countersign` binary at PATH (another build, copied aside), in 20
+//! interleaved runs of 3 s on one database: this machine's speed drifts
+//! too much from one run to the next to compare two single runs.
+//!
 //! ```sh
 //! cargo build --release -p countersign-server --bin countersign --example load
-//! target/release/examples/load [--quick] [--database URL] [--observed]
+//! target/release/examples/load [--quick] [--database URL] [--observed | --against PATH]
 //! ```
 
 use countersign_domain::demo::numbered_id;
@@ -323,8 +329,17 @@ fn main() {
         .unwrap_or(list_size);
     let list_only = args.iter().any(|a| a == "--list-only");
     let observed = args.iter().any(|a| a == "--observed");
-    // Interleaved rounds of the observed comparison, and each run's seconds.
-    let (rounds, run_seconds) = if quick { (1, 1) } else { (6, 3) };
+    let against = args
+        .iter()
+        .position(|a| a == "--against")
+        .and_then(|i| args.get(i + 1))
+        .map(std::path::PathBuf::from);
+    // Interleaved rounds of a comparison, and each run's seconds.
+    let (rounds, run_seconds) = match (quick, &against) {
+        (true, _) => (1, 1),
+        (false, None) => (6, 3),
+        (false, Some(_)) => (10, 3),
+    };
     let data = std::env::temp_dir().join(format!("countersign-load-{}", std::process::id()));
     std::fs::create_dir_all(&data).unwrap();
     let url = args
@@ -337,12 +352,12 @@ fn main() {
     // Enough pending reviews for every decision the runs below can make (the
     // quick runs, of one second each, make at most a few thousand in all,
     // beside the range kept for the run in the inbox's order).
-    let pending = match (list_only, quick, observed) {
+    let pending = match (list_only, quick, observed || against.is_some()) {
         (true, _, _) => 0,
         (false, true, _) => 30_000,
         (false, false, false) => 150_000,
-        // Up to ~5,000 decisions/s in each of 12 runs of 3 s.
-        (false, false, true) => 200_000,
+        // Up to ~8,000 decisions/s in each of 2 × `rounds` runs of 3 s.
+        (false, false, true) => 50_000 * rounds,
     };
     let key = runtime.block_on(async {
         let db = Db::open(&url).await.unwrap();
@@ -395,6 +410,29 @@ fn main() {
         );
     let base = format!("http://127.0.0.1:{port}");
     let start = |observed: bool| start_server(&binary, port, &url, &data, observed);
+    if let Some(other) = against {
+        let start = |second: bool| {
+            let binary = if second { &other } else { &binary };
+            start_server(binary, port, &url, &data, false)
+        };
+        let [this, that] = interleaved(start, port, &key, rounds, run_seconds);
+        let spread = |rates: &[f64]| {
+            let (low, high) = rates
+                .iter()
+                .fold((f64::MAX, 0f64), |(l, h), &r| (l.min(r), h.max(r)));
+            format!("{low:.0}–{high:.0}")
+        };
+        let (low_this, low_that) = (spread(&this), spread(&that));
+        let (this, that) = (median(this), median(that));
+        println!(
+            "decisions/s, 64 connections on one thread, {} interleaved runs of {run_seconds} s: this build {this:.0}/s ({low_this}), {} {that:.0}/s ({low_that}) (median; this build {:+.1}%)",
+            rounds * 2,
+            other.display(),
+            (this - that) / that * 100.0
+        );
+        let _ = std::fs::remove_dir_all(&data);
+        return;
+    }
     if observed {
         observed_compare(start, port, &key, rounds, run_seconds);
         let _ = std::fs::remove_dir_all(&data);
@@ -466,8 +504,46 @@ fn start_server(
     server
 }
 
-/// Decisions/s of servers with metrics and request logs on and off, run
-/// after run in alternating order; prints each run and the medians.
+/// Decisions/s (64 connections on one thread) of two servers, run after run
+/// in alternating order: `start(false)` starts the first, `start(true)` the
+/// second. Returns each one's rates, one a run.
+fn interleaved(
+    start: impl Fn(bool) -> std::process::Child,
+    port: u16,
+    key: &str,
+    rounds: usize,
+    seconds: u64,
+) -> [Vec<f64>; 2] {
+    let mut next = 0;
+    let mut rates = [Vec::new(), Vec::new()];
+    for round in 0..rounds {
+        let order = if round % 2 == 0 {
+            [false, true]
+        } else {
+            [true, false]
+        };
+        for second in order {
+            let mut server = start(second);
+            let (latencies, failures, elapsed, last) =
+                one_thread_decisions(port, key, Numbers::Counter(next), 64, seconds);
+            next = last + 1;
+            let _ = server.kill();
+            let _ = server.wait();
+            assert_eq!(failures, 0, "decisions failed");
+            rates[usize::from(second)].push(latencies.len() as f64 / elapsed.as_secs_f64());
+        }
+    }
+    rates
+}
+
+/// The median of `rates`.
+fn median(mut rates: Vec<f64>) -> f64 {
+    rates.sort_by(f64::total_cmp);
+    rates[rates.len() / 2]
+}
+
+/// Prints what metrics and request logs cost: [`interleaved`] runs of
+/// servers with them off and on.
 fn observed_compare(
     start: impl Fn(bool) -> std::process::Child,
     port: u16,
@@ -475,35 +551,8 @@ fn observed_compare(
     rounds: usize,
     seconds: u64,
 ) {
-    let mut next = 0;
-    let (mut off, mut on) = (Vec::new(), Vec::new());
-    for round in 0..rounds {
-        let order = if round % 2 == 0 {
-            [false, true]
-        } else {
-            [true, false]
-        };
-        for observed in order {
-            let mut server = start(observed);
-            let (latencies, failures, elapsed, last) =
-                one_thread_decisions(port, key, Numbers::Counter(next), 64, seconds);
-            next = last + 1;
-            let _ = server.kill();
-            let _ = server.wait();
-            assert_eq!(failures, 0, "decisions failed");
-            let rate = latencies.len() as f64 / elapsed.as_secs_f64();
-            if observed {
-                on.push(rate)
-            } else {
-                off.push(rate)
-            }
-        }
-    }
-    let median = |rates: &mut Vec<f64>| {
-        rates.sort_by(f64::total_cmp);
-        rates[rates.len() / 2]
-    };
-    let (off, on) = (median(&mut off), median(&mut on));
+    let [off, on] = interleaved(start, port, key, rounds, seconds);
+    let (off, on) = (median(off), median(on));
     println!(
         "decisions/s, 64 connections on one thread, {} interleaved runs of {seconds} s: metrics and request logs off {off:.0}/s, on {on:.0}/s (median; {:+.1}%)",
         rounds * 2,

@@ -7,7 +7,7 @@
 //! and names the first entry that does not follow, and checks that every
 //! stored review, grant, key and webhook is the one its last entry covers.
 
-use super::{placeholders, AnyQuery, Db, DbError, Marks};
+use super::{placeholders, AnyQuery, Db, DbError, Marks, Value};
 use countersign_domain::toolcall::{canonicalize, CallHash};
 use serde_json::json;
 use sqlx::Row;
@@ -96,22 +96,35 @@ pub(crate) fn chain(head: (i64, String), entries: &[Entry]) -> Result<Vec<Linked
 pub(crate) fn inserts(marks: Marks, linked: &[Linked]) -> Vec<(String, &[Linked])> {
     linked
         .chunks(1_000)
-        .map(|chunk| {
-            let sql = format!(
-                "INSERT INTO audit_log (seq, body, hash) VALUES {}",
-                placeholders(marks, chunk.len(), 3)
-            );
-            (sql, chunk)
-        })
+        .map(|chunk| (insert_sql(marks, chunk.len()), chunk))
         .collect()
 }
 
-/// Binds the values of `linked`, in the order of [`inserts`]' statement.
-pub(crate) fn bind<'q>(mut query: AnyQuery<'q>, linked: &'q [Linked]) -> AnyQuery<'q> {
-    for entry in linked {
-        query = query.bind(entry.seq).bind(&entry.body).bind(&entry.hash);
+/// One insert of `rows` entries.
+pub(crate) fn insert_sql(marks: Marks, rows: usize) -> String {
+    format!(
+        "INSERT INTO audit_log (seq, body, hash) VALUES {}",
+        placeholders(marks, rows, 3)
+    )
+}
+
+impl Linked {
+    /// Its values, in the order of an [`inserts`] statement's row.
+    pub(crate) fn values(&self) -> [Value<'_>; 3] {
+        [
+            Value::Int(self.seq),
+            Value::Text(&self.body),
+            Value::Text(&self.hash),
+        ]
     }
-    query
+}
+
+/// Binds the values of `linked`, in the order of [`inserts`]' statement.
+pub(crate) fn bind<'q>(query: AnyQuery<'q>, linked: &'q [Linked]) -> AnyQuery<'q> {
+    linked
+        .iter()
+        .flat_map(Linked::values)
+        .fold(query, |query, value| value.bind(query))
 }
 
 /// Appends entries after the chain's head, inside a write transaction.

@@ -1,22 +1,26 @@
-//! Group commit: one writer task per server applies every review change that
-//! is waiting in one transaction, so many concurrent decisions share one
+//! Group commit: one writer per server applies every review change that is
+//! waiting in one transaction, so many concurrent decisions share one
 //! durable sync instead of one each. Each caller is answered only after the
-//! transaction holding its change has committed. A batch is a few
-//! statements whatever its size ([`apply_batch`]); a decision's idempotency
-//! record commits with it, and is read back here ([`Db::idempotent_result`]).
+//! transaction holding its change has committed. On SQLite the writer is a
+//! thread that calls SQLite itself ([`super::sqlite_writer`]); on PostgreSQL
+//! a task that sends a batch in a few statements whatever its size
+//! ([`apply_batch`]). A decision's idempotency record commits with it, and
+//! is read back here ([`Db::idempotent_result`]).
 
 use super::audit;
 use super::grants::NewGrant;
 use super::reviews::Stored;
 use super::row::{room_left, search_text, Columns};
+use super::sqlite_writer::SqliteWriter;
 use super::{
-    begin_write_on, is_transient, placeholder, placeholders, stored_time, AnyQuery, Backend, Db,
-    DbError, Marks, RETRIES,
+    begin_write_on, placeholder, placeholders, stored_time, AnyQuery, Backend, Db, DbError, Marks,
+    Value, RETRIES,
 };
 use countersign_domain::wire::ChangeKind;
 use sqlx::any::AnyRow;
 use sqlx::{AnyPool, Row};
 use std::collections::HashSet;
+use std::path::PathBuf;
 use tokio::sync::{mpsc, oneshot};
 
 /// Most changes in one transaction.
@@ -24,17 +28,37 @@ const MAX_BATCH: usize = 256;
 
 type Job = (Replacement, oneshot::Sender<Result<(), ChangeError>>);
 
-/// The handle that queues changes for the writer task.
+/// What each change of a batch came to.
+pub(super) type Results = Vec<Result<(), ChangeError>>;
+
+/// The handle that queues changes for the writer.
 #[derive(Clone)]
 pub struct Writer {
     queue: mpsc::Sender<Job>,
 }
 
 impl Writer {
-    /// Starts the writer task on the current runtime.
-    pub fn start(pool: AnyPool, backend: Backend) -> std::io::Result<Writer> {
+    /// Starts SQLite's writer: a thread with a connection of its own to
+    /// `file`, whose statements run on that thread (sqlx's run on a worker
+    /// thread of each connection, a round trip between threads each).
+    /// It closes that connection when `pool` closes.
+    pub fn sqlite(file: PathBuf, pool: &AnyPool) -> std::io::Result<Writer> {
         let (queue, jobs) = mpsc::channel(4 * MAX_BATCH);
-        super::spawn_apart("countersign-writer", run(pool, backend, jobs))?;
+        let closing = Some(pool.close_event());
+        let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+        std::thread::Builder::new()
+            .name("countersign-writer".to_owned())
+            .spawn(move || runtime.block_on(run(SqliteWriter::new(file), closing, jobs)))?;
+        Ok(Writer { queue })
+    }
+
+    /// Starts PostgreSQL's writer: a task on a thread of its own, with a
+    /// connection of the pool kept from one batch to the next.
+    pub fn postgres(pool: AnyPool) -> std::io::Result<Writer> {
+        let (queue, jobs) = mpsc::channel(4 * MAX_BATCH);
+        let closing = Some(pool.close_event());
+        let writer = PostgresWriter { pool, held: None };
+        super::spawn_apart("countersign-writer", run(writer, closing, jobs))?;
         Ok(Writer { queue })
     }
 
@@ -50,23 +74,37 @@ impl Writer {
     }
 }
 
-async fn run(pool: AnyPool, backend: Backend, mut jobs: mpsc::Receiver<Job>) {
-    let mut closing = pool.close_event();
-    let mut writer = Connection { pool, held: None };
+/// How a writer stores a batch in one transaction.
+pub(super) trait Commit {
+    /// Stores what of `batch` may go ahead, at `now`; a change whose key
+    /// was taken or whose review changed since it was read leaves nothing
+    /// behind. A database error fails the whole batch.
+    async fn commit(&mut self, batch: &[&Replacement], now: &str) -> Result<Results, DbError>;
+
+    /// Gives the connection back: the pool is closing, or a commit failed.
+    fn release(&mut self);
+}
+
+async fn run(
+    mut writer: impl Commit,
+    mut closing: Option<sqlx::pool::CloseEvent>,
+    mut jobs: mpsc::Receiver<Job>,
+) {
     loop {
         // The writer keeps its connection while it waits, until the pool
         // closes: a clean stop waits for every connection to come back.
-        let first = match closing.do_until(jobs.recv()).await {
-            Ok(Some(job)) => job,
-            Ok(None) => break,
-            Err(_closed) => {
-                writer.held = None;
-                match jobs.recv().await {
-                    Some(job) => job,
-                    None => break,
+        let first = match &mut closing {
+            Some(close) => match close.do_until(jobs.recv()).await {
+                Ok(job) => job,
+                Err(_closed) => {
+                    writer.release();
+                    closing = None;
+                    jobs.recv().await
                 }
-            }
+            },
+            None => jobs.recv().await,
         };
+        let Some(first) = first else { break };
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
             match jobs.try_recv() {
@@ -74,7 +112,7 @@ async fn run(pool: AnyPool, backend: Backend, mut jobs: mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
-        match writer.commit_retrying(backend, &batch).await {
+        match commit_retrying(&mut writer, &batch).await {
             Ok(results) => answer(batch, results),
             // One change the database refuses must not fail the others that
             // shared its transaction: each is tried again alone, and only the
@@ -85,70 +123,58 @@ async fn run(pool: AnyPool, backend: Backend, mut jobs: mpsc::Receiver<Job>) {
                     batch.len()
                 );
                 for job in batch {
-                    match writer
-                        .commit_retrying(backend, std::slice::from_ref(&job))
-                        .await
-                    {
+                    match commit_retrying(&mut writer, std::slice::from_ref(&job)).await {
                         Ok(results) => answer(vec![job], results),
                         Err(e) => {
-                            let _ = job.1.send(Err(ChangeError::Db(DbError::Sql(e))));
+                            let _ = job.1.send(Err(ChangeError::Db(e)));
                         }
                     }
                 }
             }
             Err(e) => {
                 if let Some((_, reply)) = batch.pop() {
-                    let _ = reply.send(Err(ChangeError::Db(DbError::Sql(e))));
+                    let _ = reply.send(Err(ChangeError::Db(e)));
                 }
             }
         }
     }
 }
 
-fn answer(batch: Vec<Job>, results: Vec<Result<(), ChangeError>>) {
+fn answer(batch: Vec<Job>, results: Results) {
     for ((_, reply), result) in batch.into_iter().zip(results) {
         let _ = reply.send(result);
     }
 }
 
-/// The writer's own connection, kept from one batch to the next: on SQLite
-/// its page cache stays valid across commits (a connection that sees
-/// another's commit drops its whole cache and reads its pages again). It is
-/// given back after a failure, and the next batch takes a fresh one.
-struct Connection {
+/// [`Commit::commit`], run again when it failed for a transient reason (a
+/// deadlock or serialization failure, a busy database), a few times; the
+/// connection is given back when it fails.
+async fn commit_retrying(writer: &mut impl Commit, batch: &[Job]) -> Result<Results, DbError> {
+    let changes: Vec<&Replacement> = batch.iter().map(|(change, _)| change).collect();
+    let mut tries = 0;
+    loop {
+        let now = stored_time(chrono::Utc::now());
+        match writer.commit(&changes, &now).await {
+            Err(e) if e.is_transient() && tries < RETRIES => tries += 1,
+            Err(e) => {
+                writer.release();
+                return Err(e);
+            }
+            done => return done,
+        }
+    }
+}
+
+/// PostgreSQL's writer: a connection of the pool, kept from one batch to
+/// the next and tested before each (the server may have restarted).
+struct PostgresWriter {
     pool: AnyPool,
     held: Option<sqlx::pool::PoolConnection<sqlx::Any>>,
 }
 
-impl Connection {
-    /// [`Connection::commit`], run again when it failed for a transient
-    /// reason (a deadlock or serialization failure), a few times.
-    async fn commit_retrying(
-        &mut self,
-        backend: Backend,
-        batch: &[Job],
-    ) -> Result<Vec<Result<(), ChangeError>>, sqlx::Error> {
-        let mut tries = 0;
-        loop {
-            match self.commit(backend, batch).await {
-                Err(e) if is_transient(&e) && tries < RETRIES => tries += 1,
-                Err(e) => {
-                    self.held = None;
-                    return Err(e);
-                }
-                done => return done,
-            }
-        }
-    }
-
-    async fn commit(
-        &mut self,
-        backend: Backend,
-        batch: &[Job],
-    ) -> Result<Vec<Result<(), ChangeError>>, sqlx::Error> {
-        // A kept PostgreSQL connection is tested first, as the pool tests
-        // the ones it hands out: the server may have restarted meanwhile.
-        if let (Backend::Postgres, Some(conn)) = (backend, &mut self.held) {
+impl Commit for PostgresWriter {
+    async fn commit(&mut self, batch: &[&Replacement], now: &str) -> Result<Results, DbError> {
+        if let Some(conn) = &mut self.held {
             if let Err(e) = sqlx::Connection::ping(&mut **conn).await {
                 tracing::warn!("the writer's connection stopped answering ({e}); taking another");
                 self.held = None;
@@ -158,26 +184,14 @@ impl Connection {
             Some(conn) => conn,
             held => held.insert(self.pool.acquire().await?),
         };
-        let now = stored_time(chrono::Utc::now());
-        let changes: Vec<&Replacement> = batch.iter().map(|(change, _)| change).collect();
-        if backend == Backend::Sqlite {
-            match at_once(conn, &changes, &now).await {
-                Ok(Some(results)) => return Ok(results),
-                // Rolled back: sorted out below.
-                Ok(None) => {}
-                Err(e) => {
-                    // Whether its transaction is still open is not known:
-                    // the connection is closed rather than kept or pooled.
-                    conn.close_on_drop();
-                    self.held = None;
-                    return Err(e);
-                }
-            }
-        }
-        let mut tx = begin_write_on(conn, backend).await?;
-        let results = apply_batch(&mut tx, backend, &changes, &now).await?;
+        let mut tx = begin_write_on(conn, Backend::Postgres).await?;
+        let results = apply_batch(&mut tx, batch, now).await?;
         tx.commit().await?;
         Ok(results)
+    }
+
+    fn release(&mut self) {
+        self.held = None;
     }
 }
 
@@ -227,11 +241,11 @@ pub struct Replacement {
     version: i64,
     /// Whether the search text is the one stored: then the statement leaves
     /// it out, and the indexes that carry it are not rewritten.
-    search_kept: bool,
-    row: Columns,
-    kind: ChangeKind,
+    pub(super) search_kept: bool,
+    pub(super) row: Columns,
+    pub(super) kind: ChangeKind,
     idempotency: Option<IdempotencyRecord>,
-    grant: Option<NewGrant>,
+    pub(super) grant: Option<NewGrant>,
 }
 
 impl Replacement {
@@ -276,22 +290,21 @@ impl Db {
     }
 }
 
-/// Applies a batch of changes inside one transaction, in a few statements
-/// whatever its size (each statement is a round trip to the database, and
-/// the writer's round trips are what limit how many decisions a second it
-/// stores): one insert of every idempotency record, one compare-and-swap
-/// update of every review, one insert of every feed entry (and one of each
-/// grant a decision made, which are rare). A change whose key was
-/// taken (by an earlier change of the batch or a stored one) or whose review
-/// changed since it was read leaves nothing behind; a database error fails
-/// the batch.
-pub async fn apply_batch(
+/// Applies a batch of changes inside one transaction on PostgreSQL, in a
+/// few statements whatever its size (each statement is a round trip to the
+/// database, and the writer's round trips are what limit how many decisions
+/// a second it stores): one insert of every idempotency record, one
+/// compare-and-swap update of every review, one insert of every feed entry
+/// (and one of each grant a decision made, which are rare). A change whose
+/// key was taken (by an earlier change of the batch or a stored one) or
+/// whose review changed since it was read leaves nothing behind; a database
+/// error fails the batch.
+async fn apply_batch(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    backend: Backend,
     batch: &[&Replacement],
     now: &str,
-) -> Result<Vec<Result<(), ChangeError>>, sqlx::Error> {
-    let marks = backend.marks();
+) -> Result<Results, sqlx::Error> {
+    let marks = Marks::Numbered;
     let mut results = admitted(batch);
     let keyed = with_records(batch, &results);
     let recorded = if keyed.is_empty() {
@@ -317,7 +330,7 @@ pub async fn apply_batch(
     for (group, search_kept) in [(&kept, true), (&replaced, false)] {
         if !group.is_empty() {
             let sql = update_sql(marks, group.len(), search_kept);
-            let rows = bind_updates(sqlx::query(&sql), batch, group, search_kept, now)
+            let rows = bind_updates(sqlx::query(&sql), batch, group, now)
                 .fetch_all(&mut **tx)
                 .await?;
             updated.extend(returned(&rows, "id")?);
@@ -329,11 +342,10 @@ pub async fn apply_batch(
     let stale_keys = keyed
         .into_iter()
         .filter(|&i| matches!(results[i], Err(ChangeError::Stale)))
-        .filter_map(|i| batch[i].idempotency.as_ref().map(|r| (&r.key_id, &r.key)));
-    for (key_id, idem_key) in stale_keys {
-        sqlx::query("DELETE FROM decision_requests WHERE key_id = $1 AND idem_key = $2")
-            .bind(key_id)
-            .bind(idem_key)
+        .filter_map(|i| batch[i].record_key());
+    for key in stale_keys {
+        key.into_iter()
+            .fold(sqlx::query(FORGET_RECORD), |query, value| value.bind(query))
             .execute(&mut **tx)
             .await?;
     }
@@ -355,83 +367,12 @@ pub async fn apply_batch(
     Ok(results)
 }
 
-/// [`apply_batch`] on SQLite in two round trips instead of seven, for a
-/// batch in which nothing goes wrong (the usual case). The writer is the
-/// one serial stage of every change, and under load each round trip waits
-/// for its threads to be scheduled again (half a millisecond on 2 busy
-/// cores), more than most statements take. The first text begins the
-/// transaction and stores the records, the updates and reads the audit
-/// chain's head; the second stores the feed's and the chain's entries and
-/// commits. When a record's key was taken or a review changed meanwhile,
-/// the transaction is rolled back and `None` returned: [`apply_batch`] then
-/// sorts out which changes go ahead (and stores the grants approvals make,
-/// which are rare). On an error the transaction may be
-/// open still, and the caller closes the connection.
-async fn at_once(
-    conn: &mut sqlx::AnyConnection,
-    batch: &[&Replacement],
-    now: &str,
-) -> Result<Option<Vec<Result<(), ChangeError>>>, sqlx::Error> {
-    if batch.iter().any(|change| change.grant.is_some()) {
-        return Ok(None);
-    }
-    let marks = Marks::Anonymous;
-    let results = admitted(batch);
-    let keyed = with_records(batch, &results);
-    let (kept, replaced) = update_groups(batch, &results);
-    let mut sql = "BEGIN IMMEDIATE;\n".to_owned();
-    if !keyed.is_empty() {
-        sql += &records_sql(marks, keyed.len());
-        sql += ";\n";
-    }
-    for (group, search_kept) in [(&kept, true), (&replaced, false)] {
-        if !group.is_empty() {
-            sql += &update_sql(marks, group.len(), search_kept);
-            sql += ";\n";
-        }
-    }
-    sql += audit::HEAD;
-    let mut query = bind_records(sqlx::query(&sql), batch, &keyed, now);
-    for (group, search_kept) in [(&kept, true), (&replaced, false)] {
-        if !group.is_empty() {
-            query = bind_updates(query, batch, group, search_kept, now);
-        }
-    }
-    let rows = query.fetch_all(&mut *conn).await?;
-    let recorded = recorded_keys(&rows)?.len();
-    let updated = returned(&rows, "id")?.len();
-    let stored = stored(batch, &results);
-    if recorded != keyed.len() || updated != stored.len() {
-        sqlx::query("ROLLBACK").execute(&mut *conn).await?;
-        return Ok(None);
-    }
-    let head = rows.iter().find(|row| row.try_column("seq").is_ok());
-    let entries: Vec<audit::Entry> = stored
-        .iter()
-        .map(|change| change.row.audited(change.kind, now))
-        .collect();
-    let linked = audit::chain(audit::head_of(head)?, &entries)?;
-    let inserts = audit::inserts(marks, &linked);
-    let mut sql = changes_sql(marks, stored.len());
-    for (insert, _) in &inserts {
-        sql += ";\n";
-        sql += insert;
-    }
-    sql += ";\nCOMMIT";
-    let mut query = bind_changes(sqlx::query(&sql), &stored, now);
-    for (_, rows) in inserts {
-        query = audit::bind(query, rows);
-    }
-    query.execute(&mut *conn).await?;
-    Ok(Some(results))
-}
-
 /// Which changes of a batch may go ahead before the database is asked: of
 /// changes under one idempotency key, or of one review, only the first.
 /// The others were read at the same version as the first, so they are sent
 /// back to read again (a retry racing its first attempt then finds the
 /// first's stored result, or goes ahead if the first did not land).
-fn admitted(batch: &[&Replacement]) -> Vec<Result<(), ChangeError>> {
+pub(super) fn admitted(batch: &[&Replacement]) -> Results {
     let (mut keys, mut reviews) = (HashSet::new(), HashSet::new());
     batch
         .iter()
@@ -530,7 +471,7 @@ fn recorded_keys(rows: &[AnyRow]) -> Result<HashSet<(String, String)>, sqlx::Err
 
 /// One insert of `rows` idempotency records; a record whose key is stored
 /// already is left out, and only the others' keys are returned.
-fn records_sql(marks: Marks, rows: usize) -> String {
+pub(super) fn records_sql(marks: Marks, rows: usize) -> String {
     format!(
         "INSERT INTO decision_requests (key_id, idem_key, review_id, request, response, created_at) VALUES {}
          ON CONFLICT (key_id, idem_key) DO NOTHING RETURNING key_id, idem_key",
@@ -538,31 +479,77 @@ fn records_sql(marks: Marks, rows: usize) -> String {
     )
 }
 
+/// Forgets the idempotency record of a change that did not land: a retry
+/// under the same key must be able to go ahead.
+pub(super) const FORGET_RECORD: &str =
+    "DELETE FROM decision_requests WHERE key_id = $1 AND idem_key = $2";
+
+impl Replacement {
+    /// The values of its idempotency record, in [`records_sql`]' order.
+    pub(super) fn record_values<'a>(&'a self, now: &'a str) -> Option<[Value<'a>; 6]> {
+        let record = self.idempotency.as_ref()?;
+        Some([
+            Value::Text(&record.key_id),
+            Value::Text(&record.key),
+            Value::Text(&self.row.id),
+            Value::Text(&record.first.request),
+            Value::Text(&record.first.response),
+            Value::Text(now),
+        ])
+    }
+
+    /// The key of its idempotency record, in [`FORGET_RECORD`]'s order.
+    pub(super) fn record_key(&self) -> Option<[Value<'_>; 2]> {
+        let record = self.idempotency.as_ref()?;
+        Some([Value::Text(&record.key_id), Value::Text(&record.key)])
+    }
+
+    /// Its row of [`update_sql`]'s values (without the time, bound last).
+    pub(super) fn update_values(&self) -> impl Iterator<Item = Value<'_>> {
+        let row = &self.row;
+        let search = (!self.search_kept).then_some(Value::Text(&row.search));
+        [
+            Value::Text(&row.id),
+            Value::Int(self.version),
+            Value::Text(&row.status),
+            Value::Text(&row.doc),
+            Value::Text(&row.summary),
+            Value::MaybeText(row.escalate_at.as_deref()),
+        ]
+        .into_iter()
+        .chain(search)
+    }
+
+    /// Its feed entry's values, in [`changes_sql`]' order.
+    pub(super) fn change_values<'a>(&'a self, now: &'a str) -> [Value<'a>; 5] {
+        [
+            Value::Text(&self.row.id),
+            Value::Text(self.kind.as_str()),
+            Value::Text(&self.row.status),
+            Value::Text(now),
+            Value::MaybeText(self.row.decision_of(self.kind)),
+        ]
+    }
+}
+
 fn bind_records<'q>(
-    mut query: AnyQuery<'q>,
+    query: AnyQuery<'q>,
     batch: &[&'q Replacement],
     keyed: &[usize],
     now: &'q str,
 ) -> AnyQuery<'q> {
-    for &i in keyed {
-        if let Some(record) = &batch[i].idempotency {
-            query = query
-                .bind(&record.key_id)
-                .bind(&record.key)
-                .bind(&batch[i].row.id)
-                .bind(&record.first.request)
-                .bind(&record.first.response)
-                .bind(now);
-        }
-    }
-    query
+    keyed
+        .iter()
+        .filter_map(|&i| batch[i].record_values(now))
+        .flatten()
+        .fold(query, |query, value| value.bind(query))
 }
 
 /// One compare-and-swap update of `rows` reviews, each only if it is still
 /// at the version its change was read at, setting the search text unless
 /// `search_kept` (and on SQLite the row's room left for its next change).
 /// Returns the ids it updated.
-fn update_sql(marks: Marks, rows: usize, search_kept: bool) -> String {
+pub(super) fn update_sql(marks: Marks, rows: usize, search_kept: bool) -> String {
     let (columns, search, set_search) = if search_kept {
         (6, "", "")
     } else {
@@ -584,48 +571,29 @@ fn update_sql(marks: Marks, rows: usize, search_kept: bool) -> String {
 }
 
 fn bind_updates<'q>(
-    mut query: AnyQuery<'q>,
+    query: AnyQuery<'q>,
     batch: &[&'q Replacement],
     group: &[usize],
-    search_kept: bool,
     now: &'q str,
 ) -> AnyQuery<'q> {
-    for &i in group {
-        let (row, version) = (&batch[i].row, batch[i].version);
-        query = query
-            .bind(&row.id)
-            .bind(version)
-            .bind(&row.status)
-            .bind(&row.doc)
-            .bind(&row.summary)
-            .bind(&row.escalate_at);
-        if !search_kept {
-            query = query.bind(&row.search);
-        }
-    }
-    query.bind(now)
+    group
+        .iter()
+        .flat_map(|&i| batch[i].update_values())
+        .chain([Value::Text(now)])
+        .fold(query, |query, value| value.bind(query))
 }
 
 /// One insert of the feed's entries of `rows` changes.
-fn changes_sql(marks: Marks, rows: usize) -> String {
+pub(super) fn changes_sql(marks: Marks, rows: usize) -> String {
     format!(
         "INSERT INTO changes (review_id, kind, status, at, decision) VALUES {}",
         placeholders(marks, rows, 5)
     )
 }
 
-fn bind_changes<'q>(
-    mut query: AnyQuery<'q>,
-    stored: &[&'q Replacement],
-    now: &'q str,
-) -> AnyQuery<'q> {
-    for change in stored {
-        query = query
-            .bind(&change.row.id)
-            .bind(change.kind.as_str())
-            .bind(&change.row.status)
-            .bind(now)
-            .bind(change.row.decision_of(change.kind));
-    }
-    query
+fn bind_changes<'q>(query: AnyQuery<'q>, stored: &[&'q Replacement], now: &'q str) -> AnyQuery<'q> {
+    stored
+        .iter()
+        .flat_map(|change| change.change_values(now))
+        .fold(query, |query, value| value.bind(query))
 }

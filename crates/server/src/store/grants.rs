@@ -4,7 +4,7 @@
 //! grant revoked before the approval committed.
 
 use super::row::lookup_text;
-use super::{audit, begin_write, stored_time, Db, DbError};
+use super::{audit, begin_write, stored_time, Db, DbError, Value};
 use countersign_domain::toolcall::ScopeGrant;
 pub use countersign_domain::wire::GrantRecord;
 use sqlx::Row;
@@ -69,33 +69,47 @@ impl NewGrant {
         }))
     }
 
+    /// The insert that stores it; nothing when it is stored already (a
+    /// decision stored again after a retry).
+    pub(super) const INSERT: &str = "INSERT INTO scope_grants (grant_id, review_id, tool_name, doc, created_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (grant_id) DO NOTHING";
+
+    /// The values of [`NewGrant::INSERT`]: made by `review_id` at `now`.
+    pub(super) fn values<'a>(&'a self, review_id: &'a str, now: &'a str) -> [Value<'a>; 5] {
+        [
+            Value::Text(&self.id),
+            Value::Text(review_id),
+            Value::Text(&self.tool_name),
+            Value::Text(&self.doc),
+            Value::Text(now),
+        ]
+    }
+
+    /// Its audit entry, made at `now`.
+    pub(super) fn audited(&self, now: &str) -> audit::Entry {
+        audit::Entry {
+            kind: "grant.made",
+            subject: self.id.clone(),
+            subject_type: "grant",
+            doc: audited(&self.doc, None, None),
+            at: now.to_owned(),
+        }
+    }
+
     /// Stores it as made by `review_id` at `now`; its audit entry when it is
-    /// new (a decision stored again after a retry makes none).
+    /// new.
     pub(super) async fn insert(
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         review_id: &str,
         now: &str,
     ) -> Result<Option<audit::Entry>, sqlx::Error> {
-        let added = sqlx::query(
-            "INSERT INTO scope_grants (grant_id, review_id, tool_name, doc, created_at) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (grant_id) DO NOTHING",
-        )
-        .bind(&self.id)
-        .bind(review_id)
-        .bind(&self.tool_name)
-        .bind(&self.doc)
-        .bind(now)
-        .execute(&mut **tx)
-        .await?
-        .rows_affected();
-        Ok((added == 1).then(|| audit::Entry {
-            kind: "grant.made",
-            subject: self.id.clone(),
-            subject_type: "grant",
-            doc: audited(&self.doc, None, None),
-            at: now.to_owned(),
-        }))
+        let query = self
+            .values(review_id, now)
+            .into_iter()
+            .fold(sqlx::query(Self::INSERT), |query, value| value.bind(query));
+        let added = query.execute(&mut **tx).await?.rows_affected();
+        Ok((added == 1).then(|| self.audited(now)))
     }
 }
 

@@ -19,6 +19,7 @@ mod row;
 pub mod sessions;
 pub mod slack;
 pub mod slack_posts;
+mod sqlite_writer;
 #[cfg(test)]
 mod testing;
 pub mod webhooks;
@@ -81,6 +82,9 @@ pub enum DbError {
     /// The database refused or failed.
     #[error("database error: {0}")]
     Sql(#[from] sqlx::Error),
+    /// SQLite refused or failed a write of the writer's thread.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
     /// The schema could not be brought up to date.
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
@@ -192,18 +196,7 @@ impl Db {
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
-                        // WAL lets readers run beside the one writer; FULL makes an
-                        // acknowledged commit survive a crash or power loss; reads
-                        // go through a memory map and a 32 MB page cache. The log is
-                        // copied back into the file (inside a writer's commit) once
-                        // it holds 8,000 pages (32 MB) rather than SQLite's 1,000: a
-                        // page that many decisions change (an index's upper levels,
-                        // the counts) is copied once for all of them. Temporary
-                        // files stay in memory: a group commit's statements touch
-                        // many rows, so SQLite keeps a statement journal for each,
-                        // which otherwise spills to a file written on every batch.
-                        conn.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 10000; PRAGMA mmap_size = 268435456; PRAGMA cache_size = -32000; PRAGMA wal_autocheckpoint = 8000; PRAGMA temp_store = MEMORY;")
-                            .await?;
+                        conn.execute(SQLITE_SETTINGS).await?;
                     }
                     Ok(())
                 })
@@ -221,7 +214,11 @@ impl Db {
             },
             other => DbError::Migrate(other),
         })?;
-        let writer = commit::Writer::start(pool.clone(), backend).map_err(DbError::Thread)?;
+        let writer = match backend {
+            Backend::Sqlite => commit::Writer::sqlite(sqlite_file(url)?, &pool),
+            Backend::Postgres => commit::Writer::postgres(pool.clone()),
+        }
+        .map_err(DbError::Thread)?;
         let key_reader = rounds::Rounds::start(pool.clone(), keys::live_keys);
         let review_reader = rounds::Rounds::start(pool.clone(), reviews::stored_rows);
         let db = Db(Arc::new(Inner {
@@ -336,6 +333,23 @@ async fn take_write_lock(tx: &mut sqlx::Transaction<'_, sqlx::Any>) -> Result<()
     Ok(())
 }
 
+/// What every SQLite connection sets. WAL lets readers run beside the one
+/// writer; FULL makes an acknowledged commit survive a crash or power loss;
+/// reads go through a memory map and a 32 MB page cache. The log is copied
+/// back into the file (inside a writer's commit) once it holds 8,000 pages
+/// (32 MB) rather than SQLite's 1,000: a page that many decisions change (an
+/// index's upper levels, the counts) is copied once for all of them.
+/// Temporary files stay in memory: a statement that may fail halfway keeps
+/// a statement journal, which otherwise spills to a file on every batch.
+/// Foreign keys are checked (sqlx's connections turn them on by default).
+pub(crate) const SQLITE_SETTINGS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 10000; PRAGMA mmap_size = 268435456; PRAGMA cache_size = -32000; PRAGMA wal_autocheckpoint = 8000; PRAGMA temp_store = MEMORY; PRAGMA foreign_keys = ON;";
+
+/// The file a `sqlite:` address names.
+fn sqlite_file(url: &str) -> Result<std::path::PathBuf, DbError> {
+    let options = sqlx::sqlite::SqliteConnectOptions::from_str(url)?;
+    Ok(options.get_filename().to_owned())
+}
+
 /// Whether a failed transaction may succeed when run again: a serialization
 /// failure or deadlock on PostgreSQL, a busy database on SQLite.
 pub(crate) fn is_transient(e: &sqlx::Error) -> bool {
@@ -346,6 +360,20 @@ pub(crate) fn is_transient(e: &sqlx::Error) -> bool {
         e.code().as_deref(),
         Some("40001" | "40P01" | "5" | "517" | "6")
     )
+}
+
+impl DbError {
+    /// Whether what failed may succeed when run again ([`is_transient`]).
+    pub(crate) fn is_transient(&self) -> bool {
+        match self {
+            DbError::Sql(e) => is_transient(e),
+            DbError::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => matches!(
+                e.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            ),
+            _ => false,
+        }
+    }
 }
 
 /// How many times a write that failed for a transient reason is run again.
@@ -462,12 +490,36 @@ pub(crate) enum Marks {
     Anonymous,
 }
 
-impl Backend {
-    /// The marks a batch statement uses on this database.
-    pub(crate) fn marks(self) -> Marks {
+/// A value a statement binds. A statement's values are listed once, in
+/// the order of its placeholders, for both ways of running it: a query of
+/// sqlx's ([`Value::bind`]) or SQLite's writer thread (as [`rusqlite::ToSql`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Value<'a> {
+    /// Text.
+    Text(&'a str),
+    /// Text or `NULL`.
+    MaybeText(Option<&'a str>),
+    /// An integer.
+    Int(i64),
+}
+
+impl<'a> Value<'a> {
+    /// `query` with this value bound next.
+    pub(crate) fn bind(self, query: AnyQuery<'a>) -> AnyQuery<'a> {
         match self {
-            Backend::Sqlite => Marks::Anonymous,
-            Backend::Postgres => Marks::Numbered,
+            Value::Text(text) => query.bind(text),
+            Value::MaybeText(text) => query.bind(text),
+            Value::Int(n) => query.bind(n),
+        }
+    }
+}
+
+impl rusqlite::ToSql for Value<'_> {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        match self {
+            Value::Text(text) => text.to_sql(),
+            Value::MaybeText(text) => text.to_sql(),
+            Value::Int(n) => n.to_sql(),
         }
     }
 }
