@@ -27,8 +27,10 @@ pub(crate) struct Entry {
     pub subject: String,
     /// What the subject is: `review` or `grant`.
     pub subject_type: &'static str,
-    /// The stored document after the change, exactly as stored.
-    pub doc: String,
+    /// The SHA-256 of the stored document after the change, exactly as
+    /// stored (hashed where the entry is made: for a review's change, before
+    /// it reaches the writer).
+    pub doc_sha256: CallHash,
     /// When.
     pub at: String,
 }
@@ -39,7 +41,7 @@ impl Entry {
             "kind": self.kind,
             "subject": self.subject,
             "subject_type": self.subject_type,
-            "doc_sha256": CallHash::of_canonical(&self.doc).as_str(),
+            "doc_sha256": self.doc_sha256.as_str(),
             "at": self.at,
         });
         canonicalize(&body).map_err(|e| sqlx::Error::Protocol(e.to_string()))
@@ -295,7 +297,7 @@ impl Db {
                         kind,
                         subject,
                         subject_type,
-                        doc,
+                        doc_sha256: CallHash::of_canonical(&doc),
                         at: now.clone(),
                     });
                 }

@@ -5,6 +5,7 @@
 
 use super::row::lookup_text;
 use super::{audit, begin_write, stored_time, Db, DbError, Value};
+use countersign_domain::toolcall::CallHash;
 use countersign_domain::toolcall::ScopeGrant;
 pub use countersign_domain::wire::GrantRecord;
 use sqlx::Row;
@@ -91,7 +92,7 @@ impl NewGrant {
             kind: "grant.made",
             subject: self.id.clone(),
             subject_type: "grant",
-            doc: audited(&self.doc, None, None),
+            doc_sha256: CallHash::of_canonical(&audited(&self.doc, None, None)),
             at: now.to_owned(),
         }
     }
@@ -168,7 +169,7 @@ impl Db {
             kind: "grant.revoked",
             subject: grant_id.to_owned(),
             subject_type: "grant",
-            doc: audited(&doc, Some(&now), Some(by)),
+            doc_sha256: CallHash::of_canonical(&audited(&doc, Some(&now), Some(by))),
             at: now.clone(),
         };
         audit::append(&mut tx, &[entry]).await?;

@@ -5,6 +5,7 @@
 use super::rounds::{rows_in, ReadFuture};
 use super::{audit, begin_write, stored_time, Db, DbError};
 use crate::rate::Rate;
+use countersign_domain::toolcall::CallHash;
 use countersign_domain::{KeyRef, Person};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -211,7 +212,7 @@ pub(super) fn key_entry(kind: &'static str, key: &ApiKey, at: &str) -> audit::En
         kind,
         subject: key.id.clone(),
         subject_type: "key",
-        doc: audited_key(key),
+        doc_sha256: CallHash::of_canonical(&audited_key(key)),
         at: at.to_owned(),
     }
 }

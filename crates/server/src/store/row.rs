@@ -2,6 +2,7 @@
 //! from the review (its JSON document is the truth every answer reads).
 
 use super::{audit, stored_time, DbError};
+use countersign_domain::toolcall::CallHash;
 use countersign_domain::wire::{ChangeKind, ReceiptDecision, ReviewSummary};
 use countersign_domain::Review;
 
@@ -49,6 +50,9 @@ pub(super) struct Columns {
     pub(super) requested_at: String,
     pub(super) search: String,
     pub(super) doc: String,
+    /// The hash the audit chain keeps of `doc`, made with the columns (on
+    /// the request's thread, not the writer's).
+    doc_sha256: CallHash,
     pub(super) summary: String,
     pub(super) expires_at: Option<String>,
     pub(super) escalate_at: Option<String>,
@@ -64,7 +68,7 @@ impl Columns {
             kind: kind.as_str(),
             subject: self.id.clone(),
             subject_type: "review",
-            doc: self.doc.clone(),
+            doc_sha256: self.doc_sha256.clone(),
             at: at.to_owned(),
         }
     }
@@ -92,6 +96,7 @@ impl Columns {
             requester: lookup_text(&confirm.requested_by_role),
             requested_at: stored_time(confirm.requested_at.to_utc()),
             search: search_text(review),
+            doc_sha256: CallHash::of_canonical(&doc),
             doc,
             summary: serde_json::to_string(&ReviewSummary::of(review)).unwrap_or_default(),
             expires_at: request.map(|r| stored_time(r.expires_at.to_utc())),

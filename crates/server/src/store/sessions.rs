@@ -4,6 +4,7 @@
 
 use super::keys::{hash, random_hex};
 use super::{audit, begin_write, stored_time, Db, DbError};
+use countersign_domain::toolcall::CallHash;
 use countersign_domain::Person;
 use serde::Serialize;
 use sqlx::Row;
@@ -100,7 +101,7 @@ fn session_entry(kind: &'static str, session: &Session, at: &str) -> audit::Entr
         kind,
         subject: session.id.clone(),
         subject_type: "session",
-        doc: audited_session(session),
+        doc_sha256: CallHash::of_canonical(&audited_session(session)),
         at: at.to_owned(),
     }
 }

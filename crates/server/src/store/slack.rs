@@ -5,6 +5,7 @@
 use super::keys::{hash, random_hex};
 use super::sessions::{session_of, Session, SELECT_SESSIONS};
 use super::{audit, begin_write, stored_time, Db, DbError};
+use countersign_domain::toolcall::CallHash;
 use countersign_domain::wire::{SlackLink, SlackUser};
 use countersign_domain::Person;
 use sqlx::Row;
@@ -217,7 +218,9 @@ fn link_entry(kind: &'static str, link: &SlackLink, person: &Person, at: &str) -
         kind,
         subject: format!("{}/{}", link.user.team_id, link.user.user_id),
         subject_type: "slack_link",
-        doc: serde_json::json!({"slack": link, "person": person}).to_string(),
+        doc_sha256: CallHash::of_canonical(
+            &serde_json::json!({"slack": link, "person": person}).to_string(),
+        ),
         at: at.to_owned(),
     }
 }

@@ -6,6 +6,7 @@
 
 use super::Change;
 use super::{stored_time, Db, DbError};
+use countersign_domain::toolcall::CallHash;
 use countersign_domain::wire::{ChangeKind, Delivery, DeliveryState};
 use sqlx::Row;
 
@@ -49,7 +50,7 @@ pub(super) fn webhook_entry(
         kind,
         subject: url.to_owned(),
         subject_type: "webhook",
-        doc: audited_webhook(url, created_at),
+        doc_sha256: CallHash::of_canonical(&audited_webhook(url, created_at)),
         at: created_at.to_owned(),
     }
 }
