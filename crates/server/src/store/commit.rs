@@ -45,10 +45,10 @@ impl Writer {
     pub fn sqlite(file: PathBuf, pool: &AnyPool) -> std::io::Result<Writer> {
         let (queue, jobs) = mpsc::channel(4 * MAX_BATCH);
         let closing = Some(pool.close_event());
-        let runtime = tokio::runtime::Builder::new_current_thread().build()?;
-        std::thread::Builder::new()
-            .name("countersign-writer".to_owned())
-            .spawn(move || runtime.block_on(run(SqliteWriter::new(file), closing, jobs)))?;
+        super::spawn_apart(
+            "countersign-writer",
+            run(SqliteWriter::new(file), closing, jobs),
+        )?;
         Ok(Writer { queue })
     }
 

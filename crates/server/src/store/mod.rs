@@ -461,8 +461,8 @@ pub fn stored_time(at: chrono::DateTime<chrono::Utc>) -> String {
 
 /// Runs `task` on a thread of its own, with a runtime of its own: the
 /// writer is the one serial stage of every change, and on the server's
-/// runtime each of its round trips to the database would wait, once
-/// answered, in the queue of tasks woken from other threads, behind the
+/// runtime each of its waits (PostgreSQL's round trips, the next batch)
+/// would end in the queue of tasks woken from other threads, behind the
 /// HTTP work (a millisecond a statement under load).
 fn spawn_apart(
     name: &str,
