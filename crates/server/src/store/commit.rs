@@ -18,7 +18,7 @@ use super::{
 };
 use countersign_domain::wire::ChangeKind;
 use sqlx::any::AnyRow;
-use sqlx::{AnyPool, Row};
+use sqlx::{AnyPool, Row, TypeInfo, ValueRef};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use tokio::sync::{mpsc, oneshot};
@@ -196,7 +196,7 @@ impl Commit for PostgresWriter {
 }
 
 /// The first result of a decision post, kept under its idempotency key.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct IdempotentResult {
     /// The request body as first received (to spot a reused key).
     pub request: String,
@@ -245,6 +245,8 @@ pub struct Replacement {
     pub(super) row: Columns,
     pub(super) kind: ChangeKind,
     idempotency: Option<IdempotencyRecord>,
+    /// Its record's response as SQLite stores it ([`Replacement::packed`]).
+    packed: Option<Vec<u8>>,
     pub(super) grant: Option<NewGrant>,
 }
 
@@ -263,8 +265,21 @@ impl Replacement {
             row,
             kind,
             idempotency,
+            packed: None,
             grant: None,
         }
+    }
+
+    /// The same change, its record's response to be stored compressed (on
+    /// SQLite: a decision's answer is about 3 KB of JSON, a page of its own
+    /// in the file; LZ4 makes it about a third, so records share pages).
+    /// Made on the request's thread, not the writer's.
+    pub(super) fn packed(self) -> Replacement {
+        let packed = self
+            .idempotency
+            .as_ref()
+            .map(|record| lz4_flex::compress_prepend_size(record.first.response.as_bytes()));
+        Replacement { packed, ..self }
     }
 
     /// The same change, storing the grant its approval made with it.
@@ -280,14 +295,41 @@ impl Db {
         key_id: &str,
         idem_key: &str,
     ) -> Result<Option<IdempotentResult>, DbError> {
-        Ok(sqlx::query_as(
+        let row: Option<AnyRow> = sqlx::query(
             "SELECT request, response FROM decision_requests WHERE key_id = $1 AND idem_key = $2",
         )
         .bind(key_id)
         .bind(idem_key)
         .fetch_optional(self.pool())
-        .await?)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let packed = row.try_get_raw("response")?.type_info().name() == "BLOB";
+        let response = if packed {
+            unpack(&row.try_get::<Vec<u8>, _>("response")?)?
+        } else {
+            row.try_get("response")?
+        };
+        Ok(Some(IdempotentResult {
+            request: row.try_get("request")?,
+            response,
+        }))
     }
+}
+
+/// A response stored by [`Replacement::packed`], as it was first sent.
+fn unpack(packed: &[u8]) -> Result<String, DbError> {
+    let damaged = |e: &dyn std::fmt::Display| {
+        DbError::Damaged(format!("a stored decision's first answer: {e}"))
+    };
+    // LZ4 expands at most 255 times: a larger size is damage, not a
+    // reason to allocate it.
+    let size = packed
+        .first_chunk::<4>()
+        .map(|size| u32::from_le_bytes(*size) as usize)
+        .filter(|&size| size <= packed.len().saturating_mul(255))
+        .ok_or_else(|| damaged(&"its length is wrong"))?;
+    let bytes = lz4_flex::decompress(&packed[4..], size).map_err(|e| damaged(&e))?;
+    String::from_utf8(bytes).map_err(|e| damaged(&e))
 }
 
 /// Applies a batch of changes inside one transaction on PostgreSQL, in a
@@ -493,7 +535,10 @@ impl Replacement {
             Value::Text(&record.key),
             Value::Text(&self.row.id),
             Value::Text(&record.first.request),
-            Value::Text(&record.first.response),
+            match &self.packed {
+                Some(packed) => Value::Blob(packed),
+                None => Value::Text(&record.first.response),
+            },
             Value::Text(now),
         ])
     }
@@ -596,4 +641,95 @@ fn bind_changes<'q>(query: AnyQuery<'q>, stored: &[&'q Replacement], now: &'q st
         .iter()
         .flat_map(|change| change.change_values(now))
         .fold(query, |query, value| value.bind(query))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::scratch;
+
+    /// A decision on review `n` of the demo's numbered ones, its first answer
+    /// kept under `key`.
+    async fn decide(db: &Db, n: usize, key: &str, response: &str) {
+        let id = countersign_domain::demo::numbered_id(n).parse().unwrap();
+        let stored = db.review(id).await.unwrap().unwrap();
+        let next = countersign_domain::demo::approved(&stored.review, chrono::Utc::now()).unwrap();
+        let record = IdempotencyRecord {
+            key_id: "key_r".into(),
+            key: key.into(),
+            first: IdempotentResult {
+                request: "{}".into(),
+                response: response.into(),
+            },
+        };
+        db.replace_review(&stored, &next, ChangeKind::Decided, Some(record))
+            .await
+            .unwrap();
+    }
+
+    async fn seeded() -> (tempfile::TempDir, Db) {
+        let (dir, db) = scratch().await;
+        let reviews: Vec<_> = (1..=2)
+            .map(|n| countersign_domain::demo::numbered(n).unwrap())
+            .collect();
+        db.insert_reviews(&reviews, "key_test").await.unwrap();
+        (dir, db)
+    }
+
+    /// SQLite keeps a first answer compressed, and gives it back as sent.
+    #[tokio::test]
+    async fn a_first_answer_is_stored_compressed_and_read_back_as_sent() {
+        let (_dir, db) = seeded().await;
+        let answer = format!("{{\"review\":{}}}", "[\"a long answer\"],".repeat(150));
+        decide(&db, 1, "idem-1", &answer).await;
+        let (kind, size): (String, i64) = sqlx::query_as(
+            "SELECT typeof(response), length(response) FROM decision_requests WHERE idem_key = 'idem-1'",
+        )
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+        assert_eq!(kind, "blob");
+        assert!(
+            size < answer.len() as i64 / 4,
+            "{size} bytes for {}",
+            answer.len()
+        );
+        let kept = db.idempotent_result("key_r", "idem-1").await.unwrap();
+        assert_eq!(kept.unwrap().response, answer);
+    }
+
+    /// Records stored before answers were compressed hold text: still read.
+    #[tokio::test]
+    async fn a_first_answer_stored_as_text_is_read_as_it_was() {
+        let (_dir, db) = seeded().await;
+        decide(&db, 1, "idem-1", "{\"first\":true}").await;
+        sqlx::query("UPDATE decision_requests SET response = '{\"old\":true}'")
+            .execute(db.pool())
+            .await
+            .unwrap();
+        let kept = db.idempotent_result("key_r", "idem-1").await.unwrap();
+        assert_eq!(kept.unwrap().response, "{\"old\":true}");
+    }
+
+    /// A damaged answer is an error naming it, never another answer.
+    #[tokio::test]
+    async fn a_damaged_first_answer_is_refused_with_its_cause() {
+        let (_dir, db) = seeded().await;
+        decide(&db, 1, "idem-1", "{\"first\":true}").await;
+        sqlx::query("UPDATE decision_requests SET response = x'ffffff7fff'")
+            .execute(db.pool())
+            .await
+            .unwrap();
+        let read = db.idempotent_result("key_r", "idem-1").await;
+        let Err(DbError::Damaged(why)) = read else {
+            panic!("{read:?}")
+        };
+        assert!(why.contains("its length is wrong"), "{why}");
+        sqlx::query("UPDATE decision_requests SET response = x'0a000000ff'")
+            .execute(db.pool())
+            .await
+            .unwrap();
+        let read = db.idempotent_result("key_r", "idem-1").await;
+        assert!(matches!(read, Err(DbError::Damaged(_))), "{read:?}");
+    }
 }

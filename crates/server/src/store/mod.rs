@@ -335,14 +335,17 @@ async fn take_write_lock(tx: &mut sqlx::Transaction<'_, sqlx::Any>) -> Result<()
 
 /// What every SQLite connection sets. WAL lets readers run beside the one
 /// writer; FULL makes an acknowledged commit survive a crash or power loss;
-/// reads go through a memory map and a 32 MB page cache. The log is copied
+/// reads go through a 32 MB page cache, and no memory map: SQLite unmaps a
+/// reader's map whenever another connection changed the file, and under
+/// decisions that was nearly every read (each unmap stops both cores to
+/// flush their address translations). The log is copied
 /// back into the file (inside a writer's commit) once it holds 8,000 pages
 /// (32 MB) rather than SQLite's 1,000: a page that many decisions change (an
 /// index's upper levels, the counts) is copied once for all of them.
 /// Temporary files stay in memory: a statement that may fail halfway keeps
 /// a statement journal, which otherwise spills to a file on every batch.
 /// Foreign keys are checked (sqlx's connections turn them on by default).
-pub(crate) const SQLITE_SETTINGS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 10000; PRAGMA mmap_size = 268435456; PRAGMA cache_size = -32000; PRAGMA wal_autocheckpoint = 8000; PRAGMA temp_store = MEMORY; PRAGMA foreign_keys = ON;";
+pub(crate) const SQLITE_SETTINGS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 10000; PRAGMA cache_size = -32000; PRAGMA wal_autocheckpoint = 8000; PRAGMA temp_store = MEMORY; PRAGMA foreign_keys = ON;";
 
 /// The file a `sqlite:` address names.
 fn sqlite_file(url: &str) -> Result<std::path::PathBuf, DbError> {
@@ -501,6 +504,8 @@ pub(crate) enum Value<'a> {
     MaybeText(Option<&'a str>),
     /// An integer.
     Int(i64),
+    /// Bytes.
+    Blob(&'a [u8]),
 }
 
 impl<'a> Value<'a> {
@@ -510,6 +515,7 @@ impl<'a> Value<'a> {
             Value::Text(text) => query.bind(text),
             Value::MaybeText(text) => query.bind(text),
             Value::Int(n) => query.bind(n),
+            Value::Blob(bytes) => query.bind(bytes),
         }
     }
 }
@@ -520,6 +526,7 @@ impl rusqlite::ToSql for Value<'_> {
             Value::Text(text) => text.to_sql(),
             Value::MaybeText(text) => text.to_sql(),
             Value::Int(n) => n.to_sql(),
+            Value::Blob(bytes) => bytes.to_sql(),
         }
     }
 }

@@ -255,6 +255,11 @@ impl Db {
         };
         let change = Replacement::new(read, Columns::with_doc(next, doc), kind, idempotency)
             .with_grant(grant);
+        let change = match self.backend() {
+            Backend::Sqlite => change.packed(),
+            // PostgreSQL compresses long values itself.
+            Backend::Postgres => change,
+        };
         self.writer().submit(change).await
     }
 }
