@@ -458,7 +458,7 @@ fn main() {
     list_runs(&url, &runtime, &base, &key, pending, list_size);
     let (resident, own) = resident_mb(server.id());
     println!(
-        "memory: resident {resident} MB (the server process; {own} MB of it its own, the rest the database file it maps)"
+        "memory: resident {resident} MB (the server process; {own} MB of it its own memory, the rest files it maps: its code and libraries)"
     );
     let _ = server.kill();
     let _ = server.wait();
