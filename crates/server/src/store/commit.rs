@@ -698,15 +698,20 @@ mod tests {
         assert_eq!(kept.unwrap().response, answer);
     }
 
+    /// Puts SQL literal `value` in place of every stored first answer.
+    async fn overwrite_response(db: &Db, value: &str) {
+        sqlx::query(&format!("UPDATE decision_requests SET response = {value}"))
+            .execute(db.pool())
+            .await
+            .unwrap();
+    }
+
     /// Records stored before answers were compressed hold text: still read.
     #[tokio::test]
     async fn a_first_answer_stored_as_text_is_read_as_it_was() {
         let (_dir, db) = seeded().await;
         decide(&db, 1, "idem-1", "{\"first\":true}").await;
-        sqlx::query("UPDATE decision_requests SET response = '{\"old\":true}'")
-            .execute(db.pool())
-            .await
-            .unwrap();
+        overwrite_response(&db, "'{\"old\":true}'").await;
         let kept = db.idempotent_result("key_r", "idem-1").await.unwrap();
         assert_eq!(kept.unwrap().response, "{\"old\":true}");
     }
@@ -716,19 +721,13 @@ mod tests {
     async fn a_damaged_first_answer_is_refused_with_its_cause() {
         let (_dir, db) = seeded().await;
         decide(&db, 1, "idem-1", "{\"first\":true}").await;
-        sqlx::query("UPDATE decision_requests SET response = x'ffffff7fff'")
-            .execute(db.pool())
-            .await
-            .unwrap();
+        overwrite_response(&db, "x'ffffff7fff'").await;
         let read = db.idempotent_result("key_r", "idem-1").await;
         let Err(DbError::Damaged(why)) = read else {
             panic!("{read:?}")
         };
         assert!(why.contains("its length is wrong"), "{why}");
-        sqlx::query("UPDATE decision_requests SET response = x'0a000000ff'")
-            .execute(db.pool())
-            .await
-            .unwrap();
+        overwrite_response(&db, "x'0a000000ff'").await;
         let read = db.idempotent_result("key_r", "idem-1").await;
         assert!(matches!(read, Err(DbError::Damaged(_))), "{read:?}");
     }
