@@ -698,6 +698,36 @@ mod tests {
         assert_eq!(kept.unwrap().response, answer);
     }
 
+    /// SQLite: a committed decision reaches the database file itself soon,
+    /// copied there by the checkpointer while the writer goes on (the
+    /// writer's own connection never copies the log: far fewer than its
+    /// automatic checkpoint's pages are written here).
+    #[tokio::test]
+    async fn the_checkpointer_copies_decisions_into_the_database_file() {
+        let (dir, db) = seeded().await;
+        let id = countersign_domain::demo::numbered_id(1);
+        let in_file = |copy: &std::path::Path| -> rusqlite::Result<String> {
+            std::fs::copy(dir.path().join("scratch.db"), copy).expect("copy of the database file");
+            rusqlite::Connection::open(copy)?.query_row(
+                "SELECT status FROM reviews WHERE id = ?1",
+                [&id],
+                |row| row.get(0),
+            )
+        };
+        let copy = tempfile::tempdir().unwrap();
+        decide(&db, 1, "idem-1", "{}").await;
+        let mut seen = String::new();
+        for attempt in 0..100 {
+            // The file alone, without its log: only what was checkpointed.
+            match in_file(&copy.path().join(format!("copy-{attempt}.db"))) {
+                Ok(status) if status == "approved" => return,
+                other => seen = format!("{other:?}"),
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("the decision never reached the database file (last read: {seen})");
+    }
+
     /// Puts SQL literal `value` in place of every stored first answer.
     async fn overwrite_response(db: &Db, value: &str) {
         sqlx::query(&format!("UPDATE decision_requests SET response = {value}"))

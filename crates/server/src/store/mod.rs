@@ -338,10 +338,11 @@ async fn take_write_lock(tx: &mut sqlx::Transaction<'_, sqlx::Any>) -> Result<()
 /// reads go through a 32 MB page cache, and no memory map: SQLite unmaps a
 /// reader's map whenever another connection changed the file, and under
 /// decisions that was nearly every read (each unmap stops both cores to
-/// flush their address translations). The log is copied
-/// back into the file (inside a writer's commit) once it holds 8,000 pages
-/// (32 MB) rather than SQLite's 1,000: a page that many decisions change (an
-/// index's upper levels, the counts) is copied once for all of them.
+/// flush their address translations). The review writer's log is copied
+/// back into the file by its checkpointer thread (`sqlite_writer`); other
+/// writes copy it inside their commit once it holds 8,000 pages (32 MB)
+/// rather than SQLite's 1,000: a page that many changes touch (an index's
+/// upper levels, the counts) is copied once for all of them.
 /// Temporary files stay in memory: a statement that may fail halfway keeps
 /// a statement journal, which otherwise spills to a file on every batch.
 /// Foreign keys are checked (sqlx's connections turn them on by default).

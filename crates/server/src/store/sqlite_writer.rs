@@ -5,6 +5,8 @@
 //! cores to run the other thread again, took about half the writer's time,
 //! and the writer is the one serial stage of every change. Here a batch is
 //! one transaction of a few small statements a change, each prepared once.
+//! The log is copied into the database file beside it, by a checkpointer
+//! thread with a connection of its own, never inside the writer's commits.
 
 use super::commit::{
     admitted, changes_sql, records_sql, update_sql, ChangeError, Commit, Replacement, Results,
@@ -16,11 +18,11 @@ use rusqlite::{params_from_iter, Connection, OpenFlags, OptionalExtension, ToSql
 use rusqlite::{Transaction, TransactionBehavior};
 use std::path::{Path, PathBuf};
 
-/// The writer's connection to the database file, opened when first needed
-/// and again after a failure.
+/// The writer's connection to the database file (and its checkpointer),
+/// opened when first needed and again after a failure.
 pub(super) struct SqliteWriter {
     file: PathBuf,
-    conn: Option<Connection>,
+    conn: Option<(Connection, Checkpointer)>,
     sql: Statements,
 }
 
@@ -38,9 +40,9 @@ impl SqliteWriter {
 impl Commit for SqliteWriter {
     async fn commit(&mut self, batch: &[&Replacement], now: &str) -> Result<Results, DbError> {
         let SqliteWriter { file, conn, sql } = self;
-        let conn = match conn {
-            Some(conn) => conn,
-            none => none.insert(open(file)?),
+        let (conn, checkpointer) = match conn {
+            Some(open) => open,
+            none => none.insert(open_writer(file)?),
         };
         // Dropped without a commit (an error below), it rolls back.
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -55,6 +57,7 @@ impl Commit for SqliteWriter {
             sql.append(&tx, &entries)?;
         }
         tx.commit()?;
+        checkpointer.nudge();
         Ok(results)
     }
 
@@ -63,11 +66,63 @@ impl Commit for SqliteWriter {
     }
 }
 
+/// The writer's connection, which leaves copying the log into the file to
+/// its checkpointer.
+fn open_writer(file: &Path) -> Result<(Connection, Checkpointer), DbError> {
+    let conn = open(file)?;
+    conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;
+    Ok((conn, Checkpointer::start(open(file)?)?))
+}
+
 fn open(file: &Path) -> rusqlite::Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(file, flags)?;
     conn.execute_batch(SQLITE_SETTINGS)?;
     Ok(conn)
+}
+
+/// Copies the write-ahead log into the database file on a thread of its own
+/// while the writer goes on committing. Inside a commit (SQLite's automatic
+/// checkpoint) the copy and the file's sync held up every decision queued
+/// behind that commit. A passive checkpoint never blocks the writer or the
+/// readers; frames a reader may still need wait for the next one.
+struct Checkpointer {
+    nudge: std::sync::mpsc::SyncSender<()>,
+}
+
+impl Checkpointer {
+    /// How long the checkpointer rests after each checkpoint: under load the
+    /// log grows by this much of the writer's time between two copies, so a
+    /// page many commits change is copied once for all of them.
+    const REST: std::time::Duration = std::time::Duration::from_millis(200);
+
+    /// Starts the thread on `conn`; it ends (and closes `conn`) once this
+    /// handle is dropped.
+    fn start(conn: Connection) -> Result<Checkpointer, DbError> {
+        // One nudge waits at most: commits during a checkpoint or its rest
+        // ask for one more checkpoint, not one each.
+        let (nudge, nudged) = std::sync::mpsc::sync_channel(1);
+        std::thread::Builder::new()
+            .name("countersign-checkpointer".into())
+            .spawn(move || {
+                while nudged.recv().is_ok() {
+                    let copied = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                    if let Err(e) = copied {
+                        tracing::warn!(
+                            "the write-ahead log was not copied into the database file: {e}"
+                        );
+                    }
+                    std::thread::sleep(Self::REST);
+                }
+            })
+            .map_err(DbError::Thread)?;
+        Ok(Checkpointer { nudge })
+    }
+
+    /// Asks for a checkpoint after a commit (one already asked for will do).
+    fn nudge(&self) {
+        let _ = self.nudge.try_send(());
+    }
 }
 
 /// The texts of the writer's statements, each for one row.
