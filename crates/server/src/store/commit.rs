@@ -728,6 +728,57 @@ mod tests {
         panic!("the decision never reached the database file (last read: {seen})");
     }
 
+    /// A clean stop that meets another checkpoint under way (SQLite answers
+    /// "busy" then, as a row) waits for it and still copies the whole log.
+    #[tokio::test]
+    async fn a_clean_stop_copies_the_whole_log_even_past_another_checkpoint() {
+        let (dir, db) = seeded().await;
+        let file = dir.path().join("scratch.db");
+        let connect = || {
+            let conn = rusqlite::Connection::open(&file).unwrap();
+            conn.busy_timeout(std::time::Duration::from_secs(5))
+                .unwrap();
+            conn
+        };
+        // A reader on the snapshot before the decision keeps it in the log,
+        let reader = connect();
+        reader
+            .execute_batch("BEGIN; SELECT COUNT(*) FROM reviews;")
+            .unwrap();
+        decide(&db, 1, "idem-1", "{}").await;
+        // and, once the checkpointer's copy after that commit is over, a
+        // full checkpoint waits for that reader holding SQLite's one
+        // checkpoint lock.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let other = std::thread::spawn({
+            let conn = connect();
+            move || {
+                conn.query_row("PRAGMA wal_checkpoint(FULL)", [], |row| {
+                    row.get::<_, i64>(0)
+                })
+            }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            reader.execute_batch("COMMIT").unwrap();
+        });
+        db.close().await.unwrap();
+        let copy = tempfile::tempdir().unwrap();
+        std::fs::copy(&file, copy.path().join("copy.db")).unwrap();
+        let status: String = rusqlite::Connection::open(copy.path().join("copy.db"))
+            .unwrap()
+            .query_row(
+                "SELECT status FROM reviews WHERE id = ?1",
+                [countersign_domain::demo::numbered_id(1)],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(status, "approved");
+        release.join().unwrap();
+        assert_eq!(other.join().unwrap().unwrap(), 0);
+    }
+
     /// Puts SQL literal `value` in place of every stored first answer.
     async fn overwrite_response(db: &Db, value: &str) {
         sqlx::query(&format!("UPDATE decision_requests SET response = {value}"))

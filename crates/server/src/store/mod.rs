@@ -104,10 +104,18 @@ pub enum DbError {
     /// A query answering several requests at once failed (its message).
     #[error("database error: {0}")]
     Failed(String),
+    /// Other connections kept the write-ahead log from being copied whole
+    /// into the database file at a clean stop.
+    #[error("the write-ahead log was still in use after {0:?}, so it was not copied whole into the database file; the next start reads it")]
+    Busy(std::time::Duration),
     /// A stored value is damaged (edited by hand, or written by another program).
     #[error("stored data is damaged: {0}")]
     Damaged(String),
 }
+
+/// How long a clean stop waits for other connections to let the whole
+/// write-ahead log be copied into the database file.
+const CHECKPOINT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Whether Countersign's migrations ever ran here.
 async fn has_schema(conn: &mut sqlx::AnyConnection, backend: Backend) -> Result<bool, DbError> {
@@ -136,13 +144,33 @@ impl Db {
     /// database file (so a copy of that file alone has every write), then
     /// the connections close.
     pub async fn close(&self) -> Result<(), DbError> {
-        if self.0.backend == Backend::Sqlite {
-            sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
-                .execute(&self.0.pool)
-                .await?;
-        }
+        let copied = match self.0.backend {
+            Backend::Sqlite => self.checkpoint_all().await,
+            Backend::Postgres => Ok(()),
+        };
         self.0.pool.close().await;
-        Ok(())
+        copied
+    }
+
+    /// Copies the whole write-ahead log into the database file and empties
+    /// it. SQLite runs one checkpoint at a time and answers "busy" (a row,
+    /// not an error) while the checkpointer thread copies, so a busy answer
+    /// is asked again until the copy is whole or [`CHECKPOINT_PATIENCE`]
+    /// has passed.
+    async fn checkpoint_all(&self) -> Result<(), DbError> {
+        let started = std::time::Instant::now();
+        loop {
+            let busy: i64 = sqlx::query_scalar("PRAGMA wal_checkpoint(TRUNCATE)")
+                .fetch_one(&self.0.pool)
+                .await?;
+            if busy == 0 {
+                return Ok(());
+            }
+            if started.elapsed() >= CHECKPOINT_PATIENCE {
+                return Err(DbError::Busy(CHECKPOINT_PATIENCE));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
     }
 
     /// Connects (creating a SQLite file if needed) and applies the migrations.
