@@ -107,7 +107,10 @@ pub async fn list(
     let position = state.db.last_change().await?;
     let counts = state.db.status_counts().await?;
     if summaries {
-        let page = state.db.list_summaries(&query, cursor.as_ref()).await?;
+        let page = state
+            .db
+            .list_summaries(&query, cursor.as_ref(), &counts)
+            .await?;
         return Ok(Json(json!(SummaryPage {
             items: page.items,
             next_cursor: page.next.map(|c| c.encode()),
@@ -115,7 +118,10 @@ pub async fn list(
             position: Some(position),
         })));
     }
-    let page = state.db.list_reviews(&query, cursor.as_ref()).await?;
+    let page = state
+        .db
+        .list_reviews(&query, cursor.as_ref(), &counts)
+        .await?;
     Ok(Json(json!({
         "items": page.items,
         "next_cursor": page.next.map(|c| c.encode()),
@@ -183,7 +189,7 @@ pub async fn first_page(
     };
     let position = state.db.last_change().await?;
     let counts = state.db.status_counts().await?;
-    let page = state.db.list_summaries(&query, None).await?;
+    let page = state.db.list_summaries(&query, None, &counts).await?;
     let page = SummaryPage {
         items: page.items,
         next_cursor: page.next.map(|c| c.encode()),

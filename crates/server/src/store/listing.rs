@@ -69,13 +69,16 @@ pub struct Page<T> {
 }
 
 impl Db {
-    /// A page of reviews matching the filter, in its order.
+    /// A page of reviews matching the filter, in its order. `counts` are the
+    /// counts by status as just read ([`Db::status_counts`]): on SQLite they
+    /// choose how a decided status's reviews are read.
     pub async fn list_reviews(
         &self,
         query: &ReviewQuery,
         after: Option<&Cursor>,
+        counts: &StatusCounts,
     ) -> Result<Page<Review>, DbError> {
-        let rows = self.page_rows(query, after, "doc").await?;
+        let rows = self.page_rows(query, after, "doc", counts).await?;
         self.page(rows, query, |id, row| {
             parse_doc(id, &row.try_get::<String, _>("doc")?)
         })
@@ -83,14 +86,16 @@ impl Db {
 
     /// A page of what the list rows show of the reviews matching the filter,
     /// in its order: each stored summary as written with its review
-    /// (a review stored before summaries were kept is summarized when read).
+    /// (a review stored before summaries were kept is summarized when read);
+    /// `counts` as for [`Db::list_reviews`].
     pub async fn list_summaries(
         &self,
         query: &ReviewQuery,
         after: Option<&Cursor>,
+        counts: &StatusCounts,
     ) -> Result<Page<ReviewSummary>, DbError> {
         let columns = "summary, CASE WHEN summary IS NULL THEN doc END AS doc";
-        let rows = self.page_rows(query, after, columns).await?;
+        let rows = self.page_rows(query, after, columns, counts).await?;
         self.page(rows, query, |id, row| {
             match row.try_get::<Option<String>, _>("summary")? {
                 Some(summary) => serde_json::from_str(&summary)
@@ -115,8 +120,9 @@ impl Db {
         filter: &ReviewQuery,
         after: Option<&Cursor>,
         columns: &str,
+        counts: &StatusCounts,
     ) -> Result<Vec<sqlx::any::AnyRow>, DbError> {
-        let sql = self.page_sql(filter, after, columns).await?;
+        let sql = self.page_sql(filter, after, columns, counts).await?;
         // A search is planned for its own text each time: a plan PostgreSQL
         // keeps for any text (after five runs of one statement) walks the
         // whole index for a text that no review holds (0.4-0.6 s at
@@ -135,6 +141,7 @@ impl Db {
         filter: &ReviewQuery,
         after: Option<&Cursor>,
         columns: &str,
+        counts: &StatusCounts,
     ) -> Result<Sql, DbError> {
         let deadline = format!("COALESCE(expires_at, {NO_DEADLINE})");
         // The conditions first; the statement around them is written last.
@@ -144,7 +151,11 @@ impl Db {
             // 0025, 0026) only when the statement's own terms say its
             // condition, the decided reviews' one word for word.
             sql.push(&format!(" AND status = '{}'", status.as_str()));
-            if status != ConfirmStatus::Pending && self.sorted_sooner(status, filter.limit).await? {
+            let sqlite = self.backend() == Backend::Sqlite;
+            if sqlite
+                && status != ConfirmStatus::Pending
+                && sorted_sooner(counts, status, filter.limit)
+            {
                 sql.push(" AND status <> 'pending'");
             }
         }
@@ -269,21 +280,6 @@ impl Db {
         Ok(Page { items, next })
     }
 
-    /// SQLite: whether the reviews of decided `status` are read sooner
-    /// through their own index (migration 0026) and sorted than by walking
-    /// the order's index of every review, checking the status in each row:
-    /// sorting reads the status's n reviews, the walk about
-    /// (`limit` + 1) × all ÷ n before a page is full. At 1,000,000 reviews
-    /// either reads at most about 7,000 rows for a page of 50.
-    async fn sorted_sooner(&self, status: ConfirmStatus, limit: u32) -> Result<bool, DbError> {
-        if self.backend() != Backend::Sqlite {
-            return Ok(false);
-        }
-        let counts = self.status_counts().await?;
-        let few = counts.of(status);
-        Ok(few.saturating_mul(few) <= (u64::from(limit) + 1).saturating_mul(counts.total()))
-    }
-
     /// The FTS5 phrase for `needle` when the trigram index should find its
     /// rows: it is 3 characters or more, and fewer than `COMMON` reviews hold
     /// it (counted up to that bound through the index, so the probe stays
@@ -401,6 +397,17 @@ struct StatusCount {
     n: i64,
 }
 
+/// SQLite: whether the reviews of decided `status` are read sooner through
+/// their own index (migration 0026) and sorted than by walking the order's
+/// index of every review, checking the status in each row: sorting reads
+/// the status's n reviews, the walk about (`limit` + 1) × all ÷ n before a
+/// page is full. At 1,000,000 reviews either reads at most about 7,000 rows
+/// for a page of 50.
+fn sorted_sooner(counts: &StatusCounts, status: ConfirmStatus, limit: u32) -> bool {
+    let few = counts.of(status);
+    few.saturating_mul(few) <= (u64::from(limit) + 1).saturating_mul(counts.total())
+}
+
 /// The `LIKE` pattern matching `text` anywhere (its wildcards escaped with `\`).
 fn like(text: &str) -> String {
     let escaped = text
@@ -485,7 +492,8 @@ mod tests {
                 "SEARCH reviews USING INDEX reviews_pending_by_requester (requester=?)",
             ),
         ] {
-            let sql = db.page_sql(&query, None, "summary").await.unwrap();
+            let counts = db.status_counts().await.unwrap();
+            let sql = db.page_sql(&query, None, "summary", &counts).await.unwrap();
             let steps = plan(&db, &sql.text, &sql.binds).await;
             assert_eq!(steps, [expected], "{query:?}");
         }
@@ -528,7 +536,8 @@ mod tests {
                 limit: 50,
                 ..ReviewQuery::default()
             };
-            let sql = db.page_sql(&query, None, "summary").await.unwrap();
+            let counts = db.status_counts().await.unwrap();
+            let sql = db.page_sql(&query, None, "summary", &counts).await.unwrap();
             let steps = plan(&db, &sql.text, &sql.binds).await;
             assert_eq!(steps, expected, "{query:?}");
         }
