@@ -2,7 +2,7 @@
 //! durable decisions per second (closed loop), latency at a fixed 500 requests
 //! per second (open loop, measured from each request's scheduled time so a
 //! slow server cannot hide its queueing), and the first page of a list over
-//! 150,000 reviews. The server runs in its own process (the `countersign`
+//! 300,000 reviews. The server runs in its own process (the `countersign`
 //! binary built beside this example) on 127.0.0.1 over a fresh SQLite file,
 //! with no key's rate limited; the clients are blocking HTTP clients on their own threads,
 //! then 64 keep-alive connections driven by one thread (wrk when installed,
@@ -320,7 +320,7 @@ fn written_bytes(pid: u32) -> Option<u64> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
-    let (seconds, list_size) = if quick { (1, 2_000) } else { (5, 150_000) };
+    let (seconds, list_size) = if quick { (1, 2_000) } else { (5, 300_000) };
     // `--list N`: list over N reviews; `--list-only`: skip the decision runs.
     let list_size = args
         .iter()
@@ -351,11 +351,12 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // Enough pending reviews for every decision the runs below can make (the
     // quick runs, of one second each, make at most a few thousand in all,
-    // beside the range kept for the run in the inbox's order).
+    // beside the range kept for the run in the inbox's order; the full runs
+    // up to ~12,000/s each, the range in the inbox's order twice that).
     let pending = match (list_only, quick, observed || against.is_some()) {
         (true, _, _) => 0,
         (false, true, _) => 30_000,
-        (false, false, false) => 150_000,
+        (false, false, false) => 300_000,
         // Up to ~8,000 decisions/s in each of 2 × `rounds` runs of 3 s.
         (false, false, true) => 50_000 * rounds,
     };
@@ -715,9 +716,9 @@ fn decision_runs(
     let last = run.decide(Numbers::Counter(first), "");
     next.fetch_max(last + 1, Ordering::Relaxed);
     let between = floor();
-    // Twice the fastest run seen (5,800/s): wrk stops with an error when
-    // its list runs out.
-    let reserved = 12_000 * seconds as usize;
+    // Twice the run in number order's pace, and at least 12,000 a second: wrk
+    // stops with an error when its list runs out.
+    let reserved = (2 * (last + 1 - first)).max(12_000 * seconds as usize);
     let range = next.fetch_add(reserved, Ordering::Relaxed);
     run.decide(
         Numbers::Listed(inbox_order(range, reserved)),
