@@ -23,8 +23,8 @@
 //   stop (the test command builds them beside its other work).
 //   --only: measure only the sections named (1, 2, 2b, 2c, 3, 4, 5, 5b, 5c, 6,
 //   6b, 7, 8; 5 includes the lists over 1,000,000 reviews) and put them in
-//   place of theirs in BENCHMARKS.md, each saying when it was measured: the
-//   whole run takes hours.
+//   place of theirs in BENCHMARKS.md, whose first lines say which run
+//   measured each section: the whole run takes hours.
 import { execFileSync, spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, totalmem, tmpdir } from "node:os";
@@ -593,6 +593,16 @@ if (wanted("4")) {
 await browser.close();
 
 // ---------------------------------------------------------------- 5. server
+// Gives `run` the address of a fresh PostgreSQL (scripts/postgres.sh), stopped and removed after.
+function onPostgres(run) {
+  const dir = mkdtempSync(join(tmpdir(), "countersign-bench-pg."));
+  try {
+    return run(sh("scripts/postgres.sh", ["start", dir]).trim());
+  } finally {
+    sh("scripts/postgres.sh", ["stop", dir]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 // Its standard error says why a request failed.
 const load = (extra) => sh(`${serverDir}/examples/load`, [...(quick ? ["--quick"] : []), ...extra], { stdio: ["ignore", "pipe", "inherit"] });
 const pick = (text, label) => text.split("\n").find((l) => l.startsWith(label))?.slice(label.length).replace(/^[:,]\s*/, "") ?? "n/a";
@@ -607,16 +617,7 @@ if (wanted("5")) {
   say();
   const serverRuns = [];
   for (let run = 0; run < (quick ? 1 : 2); run++) serverRuns.push(["SQLite", load([])]);
-  if (!quick && existsSync("/usr/lib/postgresql")) {
-    const dir = mkdtempSync(join(tmpdir(), "countersign-bench-pg."));
-    try {
-      const url = sh("scripts/postgres.sh", ["start", dir]).trim();
-      serverRuns.push(["PostgreSQL", load(["--database", url])]);
-    } finally {
-      sh("scripts/postgres.sh", ["stop", dir]);
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
+  if (!quick && existsSync("/usr/lib/postgresql")) serverRuns.push(["PostgreSQL", onPostgres((url) => load(["--database", url]))]);
   // A smoke run whose requests failed measured nothing, so it fails (a full run
   // shows the failures in its tables).
   if (quick) {
@@ -669,16 +670,7 @@ if (wanted("5")) {
   const million = [];
   if (!quick) {
     million.push(["SQLite", load(["--list", "1000000", "--list-only"])]);
-    if (existsSync("/usr/lib/postgresql")) {
-      const dir = mkdtempSync(join(tmpdir(), "countersign-bench-pg."));
-      try {
-        const url = sh("scripts/postgres.sh", ["start", dir]).trim();
-        million.push(["PostgreSQL", load(["--database", url, "--list", "1000000", "--list-only"])]);
-      } finally {
-        sh("scripts/postgres.sh", ["stop", dir]);
-        rmSync(dir, { recursive: true, force: true });
-      }
-    }
+    if (existsSync("/usr/lib/postgresql")) million.push(["PostgreSQL", onPostgres((url) => load(["--database", url, "--list", "1000000", "--list-only"]))]);
     say("The inbox's questions over 1,000,000 reviews (`load --list 1000000 --list-only`, 200 requests each, as the app asks them: `view=summary`, 50 rows; one review in 150 approved). Budget: text search p99 ≤ 20 ms.");
     say();
     const cases = ["first page", "pending, requester filter", "approved, soonest deadline first", "approved, newest first", "text search, a phrase 0.1 % hold", "text search, a phrase 1 holds", "text search, a phrase every review holds"];
@@ -692,20 +684,13 @@ if (wanted("5")) {
 // Several instances on one PostgreSQL database, with 1,000 live subscribers.
 if (!quick && wanted("5b") && existsSync("/usr/lib/postgresql")) {
   sh("cargo", ["build", "-q", "--release", "-p", "countersign-server", "--bin", "countersign", "--example", "instances"]);
-  const dir = mkdtempSync(join(tmpdir(), "countersign-bench-pg."));
-  try {
-    const url = sh("scripts/postgres.sh", ["start", dir]).trim();
-    const text = sh("target/release/examples/instances", ["--database", url, "--seconds", "20"], { stdio: ["ignore", "pipe", "inherit"] });
-    say("## 5b. Several instances on one PostgreSQL database");
-    say();
-    say("`target/release/examples/instances` (`crates/server/examples/instances.rs`): three `countersign serve` processes on one database, 1,000 live event-stream subscribers spread over them, then 20 s of mixed load through all three (nine workers running plan lifecycles — submit, reject, resubmit, approve — and tool-call lifecycles — ask, approve, redeem — each step on another instance, and three listers), on this 2-core machine with the load clients. Database transactions are read from `pg_stat_database` (a statement outside a transaction counts as one).");
-    say();
-    for (const line of text.trim().split("\n")) say(`- ${line.trim()}`);
-    say();
-  } finally {
-    sh("scripts/postgres.sh", ["stop", dir]);
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const text = onPostgres((url) => sh("target/release/examples/instances", ["--database", url, "--seconds", "20"], { stdio: ["ignore", "pipe", "inherit"] }));
+  say("## 5b. Several instances on one PostgreSQL database");
+  say();
+  say("`target/release/examples/instances` (`crates/server/examples/instances.rs`): three `countersign serve` processes on one database, 1,000 live event-stream subscribers spread over them, then 20 s of mixed load through all three (nine workers running plan lifecycles — submit, reject, resubmit, approve — and tool-call lifecycles — ask, approve, redeem — each step on another instance, and three listers), on this 2-core machine with the load clients. Database transactions are read from `pg_stat_database` (a statement outside a transaction counts as one).");
+  say();
+  for (const line of text.trim().split("\n")) say(`- ${line.trim()}`);
+  say();
 }
 
 // ---------------------------------------------------------------- 5c. waiting agents
@@ -828,7 +813,7 @@ if (!quick && wanted("8")) {
 if (quick) {
   console.log("\n(--quick: smoke run, nothing written)");
 } else if (only) {
-  // The sections measured replace theirs in BENCHMARKS.md, each saying when and where.
+  // The sections measured replace theirs in BENCHMARKS.md.
   const old = readFileSync("BENCHMARKS.md", "utf8").split("\n");
   const chunks = (lines) => {
     const found = new Map();
@@ -843,15 +828,30 @@ if (quick) {
     return found;
   };
   const fresh = chunks(md), before = chunks(old);
+  const missing = [...fresh.keys()].filter((h) => !before.has(h));
+  if (missing.length > 0) throw new Error(`BENCHMARKS.md has no section ${missing.join(", ")} to replace: run every section once`);
   // From the last section backwards, so earlier positions still hold.
   for (const [heading, [from, to]] of [...before].sort((a, b) => b[1][0] - a[1][0])) {
     if (!fresh.has(heading)) continue;
     const [start, end] = fresh.get(heading);
-    const body = md.slice(start + 1, end);
-    old.splice(from, to - from, heading, "", `Measured again on ${today} (\`node bench/run.mjs --only ${only.join(",")}\`): ${machine}.`, ...body);
+    old.splice(from, to - from, ...md.slice(start, end));
   }
-  const missing = [...fresh.keys()].filter((h) => !before.has(h));
-  if (missing.length > 0) throw new Error(`BENCHMARKS.md has no section ${missing.join(", ")} to replace: run every section once`);
+  // The lines at the top say which run measured each section.
+  const provenance = /^(?:Produced|Sections ([\w, ]+)) by `node bench\/run\.mjs` on (\d{4}-\d\d-\d\d): (.*)\.$/;
+  const top = old.findIndex((line) => line.startsWith("## "));
+  const measured = new Map();
+  for (const line of old.slice(0, top)) {
+    const [, named, date, where] = line.match(provenance) ?? [];
+    if (date) for (const section of named?.split(", ") ?? sections) measured.set(section, `${date}: ${where}`);
+  }
+  for (const heading of fresh.keys()) measured.set(heading.slice(3, heading.indexOf(".")), `${today}: ${machine}; ${chromiumVersion} headless`);
+  const runs = new Map();
+  for (const section of sections) if (measured.has(section)) runs.set(measured.get(section), [...(runs.get(measured.get(section)) ?? []), section]);
+  const lines = [...runs].sort(([a], [b]) => b.localeCompare(a)).map(([when, named]) => `Sections ${named.join(", ")} by \`node bench/run.mjs\` on ${when}.`);
+  const first = old.findIndex((line) => provenance.test(line));
+  const kept = old.slice(0, top).filter((line) => !provenance.test(line));
+  kept.splice(first, 0, ...lines);
+  old.splice(0, top, ...kept);
   // The reading guide at the end as it is now.
   const guide = old.indexOf("## Reading");
   if (guide >= 0 && existsSync("bench/reading.md")) old.splice(guide, old.length - guide, ...readFileSync("bench/reading.md", "utf8").split("\n"));
