@@ -254,6 +254,14 @@ impl DatabaseArgs {
         Err(NoDatabase { file, from })
     }
 
+    /// Whether the database is a SQLite file (the default), whose writer
+    /// is a thread of the server's own.
+    pub fn is_sqlite(&self) -> bool {
+        self.database
+            .as_deref()
+            .is_none_or(|url| url.starts_with("sqlite:"))
+    }
+
     pub fn address(&self) -> Result<String, String> {
         match &self.database {
             Some(url) => Ok(url.clone()),

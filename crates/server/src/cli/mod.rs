@@ -203,6 +203,18 @@ fn runtime() -> Result<tokio::runtime::Runtime, CommandError> {
         .map_err(CommandError::Runtime)
 }
 
+/// The runtime of `countersign serve`. On SQLite the requests run on one
+/// core fewer than the machine has (at least one): the writer, the one
+/// serial stage of every change, is a thread of its own, and behind as many
+/// busy workers as cores it waited for a core before every batch.
+fn serve_runtime(sqlite: bool) -> Result<tokio::runtime::Runtime, CommandError> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let (true, Ok(cores)) = (sqlite, std::thread::available_parallelism()) {
+        builder.worker_threads(cores.get().saturating_sub(1).max(1));
+    }
+    builder.enable_all().build().map_err(CommandError::Runtime)
+}
+
 fn run_audit(database: &DatabaseArgs, command: AuditCli) -> ExitCode {
     let prepared = (|| Ok::<_, CommandError>((database.existing()?, runtime()?)))();
     let (address, runtime) = match prepared {
@@ -265,7 +277,8 @@ pub fn main() -> ExitCode {
         }
         Command::Serve(options) => finish((|| {
             logs::init(options.log_format, &options.log_filter)?;
-            Ok(runtime()?.block_on(serve::run(*options))?)
+            let sqlite = options.database.is_sqlite();
+            Ok(serve_runtime(sqlite)?.block_on(serve::run(*options))?)
         })()),
         Command::Verify { file, public_key } => receipt::verify_file(&file, &public_key),
         Command::Audit { database, command } => run_audit(&database, command),
