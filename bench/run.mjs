@@ -837,7 +837,7 @@ if (quick) {
     old.splice(from, to - from, ...md.slice(start, end));
   }
   // The lines at the top say which run measured each section.
-  const provenance = /^(?:Produced|Sections ([\w, ]+)) by `node bench\/run\.mjs` on (\d{4}-\d\d-\d\d): (.*)\.$/;
+  const provenance = /^(?:Produced|Sections? ([\w, ]+)) by `node bench\/run\.mjs` on (\d{4}-\d\d-\d\d): (.*)\.$/;
   const top = old.findIndex((line) => line.startsWith("## "));
   const measured = new Map();
   for (const line of old.slice(0, top)) {
@@ -847,7 +847,7 @@ if (quick) {
   for (const heading of fresh.keys()) measured.set(heading.slice(3, heading.indexOf(".")), `${today}: ${machine}; ${chromiumVersion} headless`);
   const runs = new Map();
   for (const section of sections) if (measured.has(section)) runs.set(measured.get(section), [...(runs.get(measured.get(section)) ?? []), section]);
-  const lines = [...runs].sort(([a], [b]) => b.localeCompare(a)).map(([when, named]) => `Sections ${named.join(", ")} by \`node bench/run.mjs\` on ${when}.`);
+  const lines = [...runs].sort(([a], [b]) => b.localeCompare(a)).map(([when, named]) => `Section${named.length > 1 ? "s" : ""} ${named.join(", ")} by \`node bench/run.mjs\` on ${when}.`);
   const first = old.findIndex((line) => provenance.test(line));
   const kept = old.slice(0, top).filter((line) => !provenance.test(line));
   kept.splice(first, 0, ...lines);

@@ -211,9 +211,11 @@ impl ReceiptBody {
     }
 
     /// The bytes a signature covers: RFC 8785 canonical JSON of the body.
+    /// Written straight from the body: its one number is a `u32`, which every
+    /// reader keeps exactly, so no integer needs the check [`canonicalize`]
+    /// makes of arbitrary JSON.
     pub fn signed_bytes(&self) -> Result<Vec<u8>, CanonicalError> {
-        let value =
-            serde_json::to_value(self).map_err(|e| CanonicalError::InvalidJson(e.to_string()))?;
-        Ok(canonicalize(&value)?.into_bytes())
+        serde_json_canonicalizer::to_vec(self)
+            .map_err(|e| CanonicalError::InvalidJson(e.to_string()))
     }
 }

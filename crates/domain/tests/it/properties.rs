@@ -269,3 +269,45 @@ fn arbitrary_json() -> impl Strategy<Value = Value> {
         ]
     })
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A receipt's signed bytes, written straight from the body, are the RFC
+    /// 8785 form of its JSON, whatever the strings in it hold.
+    #[test]
+    fn receipt_signed_bytes_are_the_canonical_form_of_its_json(
+        rule in any::<String>(),
+        role in any::<String>(),
+        owner in any::<String>(),
+        name in any::<String>(),
+        email in any::<String>(),
+        device in any::<String>(),
+    ) {
+        let hash = "a".repeat(64);
+        let body: countersign_domain::wire::ReceiptBody = serde_json::from_value(json!({
+            "version": 1,
+            "confirm_id": id(1),
+            "status": "approved",
+            "target": {"kind": "tool_call", "id": id(2), "sha256": hash},
+            "decisions": [{
+                "decision_id": id(3),
+                "status": "approved",
+                "decided_by_role": role,
+                "decided_by_key": "key_1",
+                "decided_by_owner": owner,
+                "decided_by_person": {"issuer": "https://idp.example", "subject": "s", "name": name, "email": email},
+                "channel": "slack",
+                "decided_at": "2026-12-07T10:00:00.000Z",
+            }],
+            "rule": rule,
+            "approved_by_grant": id(4),
+            "scope": "15m",
+            "token": {"token_id": id(5), "tool_call_hash": hash, "expires_at": "2026-12-07T10:15:00.000Z", "client_device_id": device},
+        }))
+        .unwrap();
+        let value = serde_json::to_value(&body).unwrap();
+        let canonical = countersign_domain::toolcall::canonicalize(&value).unwrap();
+        prop_assert_eq!(String::from_utf8(body.signed_bytes().unwrap()).unwrap(), canonical);
+    }
+}
