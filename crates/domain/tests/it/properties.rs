@@ -6,6 +6,8 @@ use chrono::{DateTime, TimeZone, Utc};
 use countersign_domain::graph::StepGraph;
 use countersign_domain::layout::{layout_plan, LayoutOptions};
 use countersign_domain::model::{ConfirmStatus, DecisionStatus};
+use countersign_domain::toolcall::canonicalize;
+use countersign_domain::wire::ReceiptBody;
 use countersign_domain::{
     decide, validate_document, DecisionInput, Document, IssueCode, MplpId, Review,
 };
@@ -285,7 +287,7 @@ proptest! {
         device in any::<String>(),
     ) {
         let hash = "a".repeat(64);
-        let body: countersign_domain::wire::ReceiptBody = serde_json::from_value(json!({
+        let body: ReceiptBody = serde_json::from_value(json!({
             "version": 1,
             "confirm_id": id(1),
             "status": "approved",
@@ -307,7 +309,7 @@ proptest! {
         }))
         .unwrap();
         let value = serde_json::to_value(&body).unwrap();
-        let canonical = countersign_domain::toolcall::canonicalize(&value).unwrap();
+        let canonical = canonicalize(&value).unwrap();
         prop_assert_eq!(String::from_utf8(body.signed_bytes().unwrap()).unwrap(), canonical);
     }
 }
