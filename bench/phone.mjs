@@ -2,7 +2,8 @@
 // down, 750 Kbps up, 150 ms round trip), emulated by Chromium for one tab.
 // Each visit reports when the inbox's first row was drawn, when a row could
 // first be opened (a tap then leads to its review), what the browser fetched
-// before that, and how long a tap at that moment took to show the review.
+// before that, and how long a tap at that moment took to show the review: to
+// be read (drawn by the server, or by the app) and to be decided (the app's).
 // A cold visit is a fresh browser profile (empty HTTP cache, as after an
 // update of the app); a warm one opens the inbox again in the same tab.
 //
@@ -38,8 +39,11 @@ const tapWhenOpenable = (firstRow) => {
     const at = performance.now();
     window.__tap = { at };
     document.querySelector(".review-row a").click();
-    const drawn = () => document.querySelector("main h1:not(#inbox-title)") && !document.body.classList.contains("painting");
+    // Readable: its heading on screen, drawn by the server or by the app; decidable: the app's, with its form.
+    const heading = () => [...document.querySelectorAll("main h1:not(#inbox-title)")].some((h) => h.checkVisibility());
+    const drawn = () => heading() && !document.body.classList.contains("painting");
     new MutationObserver((_, watching) => {
+      if (window.__tap.read === undefined && heading()) window.__tap.read = performance.now() - at;
       if (!drawn()) return;
       window.__tap.drawn = performance.now() - at;
       watching.disconnect();
@@ -67,11 +71,11 @@ async function visit(p, url) {
     if (await p.evaluate(() => window.__tap?.drawn !== undefined)) break;
     await pause(250);
   }
-  const tap = await p.evaluate(() => window.__tap?.drawn);
+  const { drawn: tap, read } = await p.evaluate(() => window.__tap ?? {});
   if (tap === undefined) throw new Error(`${p.url()}: the tapped review was not drawn in 60 s`);
   const { drawn, openable, by } = await firstRows(p);
   const kb = await fetchedBy(p, openable);
-  return { drawn, openable, kb, by, tap };
+  return { drawn, openable, kb, by, read, tap };
 }
 
 /**
@@ -172,7 +176,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu", "--disable-quic"] });
   const runs = Number(process.env.RUNS ?? 3);
   const { cold, warm } = await phoneLink(browser, origin, url && { url, key }, runs);
-  const show = (label, v) => console.log(`${label}: drawn ${v.drawn.toFixed(0)} ms, openable ${v.openable.toFixed(0)} ms (${v.by}) after ${v.kb.toFixed(1)} KB, tap → review ${v.tap.toFixed(0)} ms`);
+  const show = (label, v) => console.log(`${label}: drawn ${v.drawn.toFixed(0)} ms, openable ${v.openable.toFixed(0)} ms (${v.by}) after ${v.kb.toFixed(1)} KB, tap → review readable ${v.read.toFixed(0)} ms, decidable ${v.tap.toFixed(0)} ms`);
   cold.forEach((v) => show("cold", v));
   warm.forEach((v) => show("warm", v));
   if (url) {

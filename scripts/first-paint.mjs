@@ -89,9 +89,10 @@ const preload = (...files) => files.forEach((file) => document.head.append(Objec
 // What to draw before the app: the demo's inbox on a first visit to a static host, the local inbox's stored head on a
 // return to it, a Countersign server's first page when a connection to one is saved (read as the app reads it: this
 // tab's first, then the remembered one); else nothing.
-const painting = (() => {
+// The connection the app will use (this tab's first, then the remembered one): a Countersign server's URL and key,
+// whether it is this page's own origin; "other" for another backend; null when none is saved.
+const connection = (() => {
   try {
-    if (location.pathname !== base || location.search) return null;
     for (const storage of [sessionStorage, localStorage]) {
       let saved;
       try {
@@ -100,10 +101,24 @@ const painting = (() => {
         continue;
       }
       if (typeof saved?.url !== "string" || typeof saved.key !== "string") continue;
-      if ((saved.backend ?? "countersign") !== "countersign") return null;
+      if ((saved.backend ?? "countersign") !== "countersign") return "other";
       const server = saved.url.replace(/\\/+$/, "");
       return { server, key: saved.key, own: new URL(server, location.href).origin === location.origin };
     }
+  } catch {}
+  return null;
+})();
+const signedIn = document.cookie.split("; ").includes("countersign_signed_in=1");
+// Who may have a review drawn by the server that serves this page: this tab's connection to it (its key), or a
+// person signed in there (the session's cookie goes with the request). HTML from another origin is never drawn.
+const drawsReviews = connection?.own
+  ? { server: connection.server, headers: connection.key ? { Authorization: \`Bearer \${connection.key}\` } : {} }
+  : connection === null && signedIn ? { server: location.origin, headers: {} } : null;
+const painting = (() => {
+  try {
+    if (location.pathname !== base || location.search) return null;
+    if (connection === "other") return null;
+    if (connection) return connection;
     // A Countersign server serves this copy (its mark opens the head): no demo there, the app asks for a key.
     if (document.querySelector('meta[name="countersign-server"]')) return null;
     if (localStorage.getItem("countersign.v1.seeded") === null) return { demo: true };
@@ -166,12 +181,17 @@ const adopt = (drawn) => {
     control.inert = true;
     control.setAttribute("aria-hidden", "true");
   }
-  const opening = () => drawn.querySelector("[aria-busy]");
+  follow(drawn);
+  performance.mark("countersign:rows-open");
+};
+const started = () => performance.getEntriesByName("countersign:start").length > 0;
+// A drawing's links work at once: the address changes, a review's code is fetched (and the review drawn by the server
+// that serves this page, when it can), and the app opens that screen when it starts.
+const follow = (drawn) => {
   drawn.addEventListener("click", (event) => {
     const link = event.target.closest("a[href]");
-    // Once the app has started, its router follows the link (the drawing stands until its rows come).
-    const started = performance.getEntriesByName("countersign:start").length > 0;
-    if (!link || started || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    // Once the app has started, its router follows the link (the drawing stands until its screen comes).
+    if (!link || started() || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
     const url = new URL(link.href);
     if (url.origin !== location.origin || !url.pathname.startsWith(base) || url.hash) return;
     event.preventDefault();
@@ -179,15 +199,67 @@ const adopt = (drawn) => {
     link.setAttribute("aria-busy", "true");
     if (url.pathname !== location.pathname) history.pushState(null, "", url.pathname);
     if (url.pathname.startsWith(\`\${base}reviews/\`)) preloadReview();
+    showFor(url.pathname);
   });
-  addEventListener("popstate", () => opening()?.removeAttribute("aria-busy"));
-  performance.mark("countersign:rows-open");
+};
+const opening = () => document.querySelector(".first-paint [aria-busy]");
+// The drawings for the address shown: a review's (fetched when it can be drawn), or the inbox's again when it is
+// there behind it (else the review's drawing stands, its link busy, until the app opens the inbox).
+const showFor = (pathname) => {
+  if (started()) return;
+  const id = reviewOf(pathname);
+  if (id) return drawReview(id, pathname);
+  reviewAsked++;
+  const review = document.querySelector("body > .first-paint[data-review]");
+  const inbox = document.querySelector("body > .first-paint:not([data-review])");
+  if (review && inbox) {
+    review.remove();
+    inbox.hidden = false;
+  }
+};
+addEventListener("popstate", () => {
+  opening()?.removeAttribute("aria-busy");
+  showFor(location.pathname);
+});
+// The review id a path of the desk names, if any.
+const reviewOf = (pathname) => {
+  const rest = pathname.startsWith(\`\${base}reviews/\`) ? pathname.slice(base.length + "reviews/".length) : "";
+  return /^[0-9A-Za-z-]{1,64}$/.test(rest) ? rest : null;
+};
+// A review as the server that serves this page draws it (GET /api/v1/reviews/{id}/page): to be read at once while
+// the app loads; it has no form and no button, the decision is the app's. The inbox's drawing waits hidden behind it
+// for the way back. Drawn only while its address is shown and the app has not started (the app then draws it).
+let reviewAsked = 0;
+const drawReview = async (id, pathname) => {
+  if (!drawsReviews) return;
+  const asked = ++reviewAsked;
+  try {
+    const query = new URLSearchParams({ base, server: drawsReviews.server });
+    const r = await fetch(\`\${drawsReviews.server}/api/v1/reviews/\${id}/page?\${query}\`, { headers: drawsReviews.headers });
+    if (r.status !== 200 || !r.headers.get("content-type")?.startsWith("text/html")) return;
+    const html = await r.text();
+    await styled;
+    if (asked !== reviewAsked || location.pathname !== pathname || started()) return;
+    document.querySelector("body > .first-paint[data-review]")?.remove();
+    const inbox = document.querySelector("body > .first-paint");
+    if (inbox) inbox.hidden = true;
+    document.body.insertAdjacentHTML("afterbegin", html);
+    const drawn = document.body.firstElementChild;
+    document.body.classList.add("painting");
+    for (const control of drawn.querySelectorAll("button")) {
+      control.inert = true;
+      control.setAttribute("aria-hidden", "true");
+    }
+    follow(drawn);
+    performance.mark("countersign:review-drawn");
+  } catch (e) {
+    console.warn("The review was not drawn before the app; the app draws it.", e);
+  }
 };
 // A Countersign server that knows this reviewer (signed in, or a key remembered on this device: its cookie) drew its
 // first page into the page, with this script after it: nothing to fetch first. Unless this tab's connection is to
 // that server (or a person is signed in there), the drawing is another connection's: it goes.
 const served = document.querySelector("body > .first-paint");
-const signedIn = document.cookie.split("; ").includes("countersign_signed_in=1");
 if (served && !(painting?.own || (!painting && signedIn))) {
   served.remove();
   document.body.classList.remove("painting");
@@ -221,6 +293,9 @@ if (served?.isConnected) {
   const drawn = html.then(async (h) => (await styled, draw(h) && (await shown()))).catch(paintFailed);
   // The app waits for the rows (its files would slow them down), but not for a slow server.
   await Promise.race([drawn, new Promise((resolve) => setTimeout(resolve, 500))]);
+} else if (reviewOf(location.pathname) && drawsReviews) {
+  // A review's own address (a link from Slack, an e-mail, another tab): drawn first in the same way.
+  await Promise.race([showFor(location.pathname), new Promise((resolve) => setTimeout(resolve, 500))]);
 }
 preload(app.glue, app.loader, app.wasm);
 let bindings, wasm;

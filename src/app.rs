@@ -48,11 +48,12 @@ fn Shell() -> impl IntoView {
     use_shortcuts(help);
     let route = Memo::new(move |_| location.path.with(|p| Route::parse(p)));
     // A row of the first paint tapped before the app started opens its screen:
-    // the drawing of the inbox then gives way at once (the inbox gives way itself).
-    Effect::new(move |_| {
-        if route.get() != Route::Inbox {
-            crate::browser::remove_first_paint();
-        }
+    // the drawing of the inbox then gives way at once (the inbox gives way
+    // itself, and so does the review page to a drawing of its own review).
+    Effect::new(move |_| match route.get() {
+        Route::Inbox => {}
+        Route::Review(id) if crate::browser::drawn_review(&id) => {}
+        _ => crate::browser::remove_first_paint(),
     });
     // On a session: a person whose groups give no role sees why, not the inbox.
     let no_role = RwSignal::new(None::<String>);

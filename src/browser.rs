@@ -85,9 +85,10 @@ pub fn lowercase(text: &str) -> String {
     }
 }
 
-/// Removes the inbox drawn by the first paint (crates/first-paint) while this
-/// code loaded, and shows what the app has drawn (hidden meanwhile by the
-/// body's `painting` class). Called once the inbox shows something of its own.
+/// Removes what the first paint drew while this code loaded (the inbox, and
+/// a review the server drew over it), and shows what the app has drawn
+/// (hidden meanwhile by the body's `painting` class). Called once the screen
+/// shows something of its own.
 pub fn remove_first_paint() {
     let Some(body) = web_sys::window()
         .and_then(|w| w.document())
@@ -95,10 +96,20 @@ pub fn remove_first_paint() {
     else {
         return;
     };
-    if let Ok(Some(drawn)) = body.query_selector(".first-paint") {
+    while let Ok(Some(drawn)) = body.query_selector(".first-paint") {
         drawn.remove();
     }
     let _ = body.class_list().remove_1("painting");
+}
+
+/// Whether the first paint on screen is the drawing of review `id` (the
+/// server's, `GET /api/v1/reviews/{id}/page`): the review page removes it once
+/// it shows something of its own.
+pub fn drawn_review(id: &str) -> bool {
+    let drawn = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector(".first-paint[data-review]").ok().flatten());
+    drawn.is_some_and(|d| d.get_attribute("data-review").as_deref() == Some(id))
 }
 
 /// Whether a Countersign server serves this copy of the app (its

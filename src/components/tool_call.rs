@@ -12,15 +12,8 @@ use countersign_domain::toolcall::{
     ToolOutcome,
 };
 use leptos::prelude::*;
-use serde_json::Value;
 
-/// The canonical call pretty-printed for reading (the canonical text itself
-/// when it does not parse).
-pub fn pretty(canonical: &str) -> String {
-    serde_json::from_str::<Value>(canonical)
-        .and_then(|v| serde_json::to_string_pretty(&v))
-        .unwrap_or_else(|_| canonical.to_owned())
-}
+pub use countersign_markup::pretty;
 
 /// Seconds left before the request expires (negative once expired), ticking.
 pub fn seconds_left(request: &ApprovalRequest) -> Signal<i64> {
@@ -34,15 +27,6 @@ pub fn seconds_left(request: &ApprovalRequest) -> Signal<i64> {
         on_cleanup(move || handle.clear());
     }
     signal.into()
-}
-
-/// "4 min 05 s" for a positive number of seconds.
-fn duration(seconds: i64) -> String {
-    match seconds {
-        s if s >= 3600 => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
-        s if s >= 60 => format!("{} min {:02} s", s / 60, s % 60),
-        s => format!("{s} s"),
-    }
 }
 
 /// The request panel.
@@ -95,12 +79,11 @@ pub fn ToolCallPanel(
 #[component]
 fn Countdown(request: ApprovalRequest) -> impl IntoView {
     let left = seconds_left(&request);
-    let at = request.expires_at.exact();
     view! {
         <p class="countdown" role="timer" aria-live="off">
-            {move || match left.get() {
-                s if s > 0 => format!("Expires in {} (at {at}): after that it is denied by default.", duration(s)),
-                _ => format!("Expired at {at}: it can no longer be approved."),
+            {move || {
+                left.track();
+                countersign_markup::countdown(&request, crate::browser::now())
             }}
         </p>
     }

@@ -15,7 +15,7 @@ use countersign_domain::langgraph::Answer;
 use countersign_domain::model::{Confirm, ConfirmStatus, Plan};
 use countersign_domain::policy::Rule;
 use countersign_domain::text::reveal;
-use countersign_domain::toolcall::{default_reason, RiskTier};
+use countersign_domain::toolcall::RiskTier;
 use countersign_domain::{Issue, MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -36,6 +36,22 @@ pub fn ReviewPage(
     // Re-rendered only when this review changes, not when any other does
     // (what the reviewer typed in the form stays).
     let entry = Memo::new(move |_| reviews.entry(confirm_id));
+    // The server's drawing of this review (if the boot script showed one)
+    // stands while the review is read, and gives way to whatever comes then.
+    Effect::new(move |_| {
+        let reading = match entry.get() {
+            Some(entry) => entry.review().is_none(),
+            None => {
+                reviews.reading()
+                    || (reviews.unfound(confirm_id).is_none()
+                        && !matches!(origin.link().get(), Link::Offline(_))
+                        && origin.source().remote())
+            }
+        };
+        if !reading {
+            crate::browser::remove_first_paint();
+        }
+    });
     (move || match entry.get() {
         Some(entry) => match entry.review().cloned() {
             Some(review) => view! { <ReviewBody entry review /> }.into_any(),
@@ -207,7 +223,7 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
     view! {
         <article class="review" aria-labelledby="review-title">
             <p class="breadcrumb"><a href=href("/") aria-keyshortcuts="Escape">"← Inbox"</a></p>
-            <ReviewHead entry confirm=confirm.clone() reason=own_reason(&review) facts />
+            <ReviewHead entry confirm=confirm.clone() reason=countersign_markup::own_reason(&review) facts />
             {from_mail().then(|| view! { <FromMail pending /> })}
             <div class="review-grid">
                 <div class="review-main-col">
@@ -263,17 +279,6 @@ fn ReviewHead(
             {facts.map(|facts| view! { <InterruptNote facts /> })}
         </header>
     }
-}
-
-/// The request's reason, unless it is the one made for a tool call that gave
-/// none (the call and its summary, which the page shows already).
-fn own_reason(review: &Review) -> Option<String> {
-    let reason = review.confirm.reason.clone()?;
-    let made = review.tool_call().and_then(|c| {
-        let name = c.request.tool_call().ok()?.name;
-        Some(default_reason(&name, &c.request.human_summary))
-    });
-    (made.as_deref() != Some(reason.as_str())).then_some(reason)
 }
 
 /// The plan: its title, status, objective and graph.

@@ -363,13 +363,56 @@ test.describe("with a Countersign server connection saved", () => {
     await expect(third).toHaveAttribute("aria-busy", "true");
     await expect(page).toHaveURL(`${server.url}${await third.getAttribute("href")}`);
     await expect.poll(() => fetched.filter((p) => /\/split_review-[0-9a-f]+\.wasm$/.test(p)).length, "the review's code is fetched at once").toBe(1);
-    await shoot(page, "first-paint-opening", { drawing: true });
+    // The server draws the review meanwhile, to be read: nothing in it decides.
+    const drawn = page.locator(".first-paint[data-review]");
+    await expect(drawn.getByRole("heading", { level: 1, name: title })).toBeVisible();
+    await expect(page.locator(".first-paint:not([data-review])")).toBeHidden();
+    await expect(drawn.locator("main button, main form, main textarea")).toHaveCount(0);
+    await expect(drawn.getByRole("status")).toContainText(["The decision form is loading…"]);
+    const drawnHead = await markup(page, ".first-paint[data-review] .review-head");
+    await shoot(page, "first-paint-review", { drawing: true });
 
     releaseApp();
-    await expect(page.getByRole("heading", { level: 1, name: title })).toBeVisible();
+    await expect(page.getByRole("button", { name: "Approve" })).toBeVisible();
     await expect(page.locator(".first-paint")).toHaveCount(0);
     expect(await page.evaluate(() => document.body.classList.contains("painting"))).toBe(false);
+    await expect(page.getByRole("heading", { level: 1, name: title })).toBeVisible();
+    expect(await markup(page, ".review-head"), "the app heads the review as the server drew it").toBe(drawnHead);
+  });
+
+  test("a review's own address opened before the app's code arrives is drawn by the server, then by the app", async ({ page }) => {
+    await saveConnection(page, { url: server.url, key: keys.reviewer, backend: "countersign" });
+    const { body } = await api(server, keys.reviewer, "GET", "/reviews?view=summary&status=pending&limit=1");
+    const [{ id, title }] = body.items;
+    const releaseApp = await holdBack(page, APP_WASM);
+    await page.goto(`${server.url}/reviews/${id}`);
+    const drawn = page.locator(`.first-paint[data-review="${id}"]`);
+    await expect(drawn.getByRole("heading", { level: 1, name: title })).toBeVisible();
+    await expect(drawn.getByText("The decision form is loading…")).toBeVisible();
+    // Its links work before the app too: the address changes and the app opens that screen when it starts.
+    const inbox = drawn.getByRole("link", { name: "← Inbox" });
+    await inbox.click();
+    await expect(page).toHaveURL(`${server.url}/`);
+    await expect(inbox).toHaveAttribute("aria-busy", "true");
+    await page.goBack();
+    await expect(page).toHaveURL(`${server.url}/reviews/${id}`);
+    await expect(drawn.getByRole("link", { name: "← Inbox" })).not.toHaveAttribute("aria-busy", "true");
+    await expect(drawn.getByRole("heading", { level: 1, name: title })).toBeVisible();
+
+    releaseApp();
     await expect(page.getByRole("button", { name: "Approve" })).toBeVisible();
+    await expect(page.locator(".first-paint")).toHaveCount(0);
+    await expect(page.getByRole("heading", { level: 1, name: title })).toBeVisible();
+  });
+
+  test("a review the server cannot find is not drawn, and the app says so", async ({ page }) => {
+    await saveConnection(page, { url: server.url, key: keys.reviewer, backend: "countersign" });
+    await page.goto(`${server.url}/reviews/00000000-0000-4000-8000-000000000000`);
+    await expect(page.getByRole("heading", { level: 1, name: "No such review" })).toBeVisible();
+    await expect(page.locator(".first-paint")).toHaveCount(0);
+    // Asked by the boot script and by the app: both answered 404, as the browser logs.
+    expect(page.errors).toEqual(Array(2).fill("Failed to load resource: the server responded with a status of 404 (Not Found)"));
+    page.errors.length = 0;
   });
 
   test("a row tapped once the app has started, while its own rows are on their way, is opened by the app", async ({ page }) => {

@@ -1,4 +1,4 @@
-//! The inbox's HTML written as text, escaped as it is written.
+//! The desk's HTML written as text, escaped as it is written.
 //!
 //! - [`review_rows`]: the rows of a page of reviews. The app's inbox sets them
 //!   as its list's HTML in one step (a page of 50 rows built node by node cost
@@ -12,8 +12,15 @@
 //!   server's answer, the local inbox's stored head or the demo, and
 //!   `countersign serve` writes it for a desk it serves itself (`GET
 //!   /api/v1/inbox`), with no code to fetch first.
+//! - [`ReviewDrawing`]: one review for reading while the app loads, drawn by
+//!   `countersign serve` (`GET /api/v1/reviews/{id}/page`) with the classes
+//!   and words of the app's review page, and nothing that decides.
 
 use chrono::{DateTime, Utc};
+mod review;
+
+pub use review::{countdown, own_reason, pretty, ReviewDrawing};
+
 use countersign_domain::langgraph::ThreadStatus;
 use countersign_domain::model::{ConfirmStatus, TargetType};
 use countersign_domain::text::reveal;
@@ -132,7 +139,7 @@ impl<'a> Inbox<'a> {
     pub fn html(&self, now: DateTime<Utc>, base: &str) -> String {
         let base = &escape(base);
         let mut html = Html(String::with_capacity(4096 + 800 * self.page.len()));
-        self.shell(&mut html, base);
+        shell(&mut html, base, self.server, self.counts.pending, true);
         html.tag("<main id=\"main\" tabindex=\"-1\"><section class=\"inbox\" aria-labelledby=\"inbox-title\"><div class=\"page-head\"><h1 id=\"inbox-title\">Inbox</h1><p class=\"subtle\">Requests from agents waiting for a human decision.</p></div>");
         self.tabs(&mut html);
         self.filters(&mut html);
@@ -173,21 +180,6 @@ impl<'a> Inbox<'a> {
             .flatten()
             .min()
             .unwrap_or(DateTime::<Utc>::MAX_UTC)
-    }
-
-    /// The skip link, the header with the server's link state and the
-    /// navigation, and the notices region.
-    fn shell(&self, html: &mut Html, base: &str) {
-        html.tag(&format!("<a class=\"skip-link\" href=\"#main\">Skip to content</a><header class=\"topbar\"><a class=\"brand\" href=\"{base}\"><span class=\"brand-mark\" aria-hidden=\"true\">✓</span>Countersign</a>"));
-        if let Some(url) = self.server {
-            html.tag("<span class=\"link-state\" role=\"status\" title=\"")
-                .text(url)
-                .tag("\" data-state=\"connecting\">Connecting…</span>");
-        }
-        let pending = self.counts.pending;
-        html.tag(&format!("<nav aria-label=\"Main\"><a href=\"{base}\" aria-current=\"page\">Inbox <span class=\"count\" aria-label=\""))
-            .tag(&format!("{pending} pending\">{pending}</span></a>"))
-            .tag(&format!("<a href=\"{base}grants\">Grants</a><a href=\"{base}import\">Import</a><a href=\"{base}settings\">Settings</a></nav><button class=\"help-button\" type=\"button\" aria-label=\"Keyboard shortcuts\" aria-keyshortcuts=\"?\">?</button></header><div class=\"notices\" role=\"region\" aria-label=\"Notices\"></div>"));
     }
 
     /// The status tabs with their counts, Pending pressed.
@@ -238,6 +230,26 @@ impl<'a> Inbox<'a> {
         let next = if self.more { "" } else { " disabled=\"\"" };
         html.tag(&format!("<nav class=\"pager\" aria-label=\"Pages\"><span>1–{shown} of {total}</span><button type=\"button\" disabled=\"\">Previous</button><button type=\"button\"{next}>Next</button></nav>"));
     }
+}
+
+/// The skip link, the header with the server's link state (when the desk
+/// is on `server`) and the navigation with the `pending` count (the Inbox
+/// marked as the current page when `at_inbox`), and the notices region.
+fn shell(html: &mut Html, base: &str, server: Option<&str>, pending: u64, at_inbox: bool) {
+    html.tag(&format!("<a class=\"skip-link\" href=\"#main\">Skip to content</a><header class=\"topbar\"><a class=\"brand\" href=\"{base}\"><span class=\"brand-mark\" aria-hidden=\"true\">✓</span>Countersign</a>"));
+    if let Some(url) = server {
+        html.tag("<span class=\"link-state\" role=\"status\" title=\"")
+            .text(url)
+            .tag("\" data-state=\"connecting\">Connecting…</span>");
+    }
+    let current = if at_inbox {
+        " aria-current=\"page\""
+    } else {
+        ""
+    };
+    html.tag(&format!("<nav aria-label=\"Main\"><a href=\"{base}\"{current}>Inbox <span class=\"count\" aria-label=\""))
+        .tag(&format!("{pending} pending\">{pending}</span></a>"))
+        .tag(&format!("<a href=\"{base}grants\">Grants</a><a href=\"{base}import\">Import</a><a href=\"{base}settings\">Settings</a></nav><button class=\"help-button\" type=\"button\" aria-label=\"Keyboard shortcuts\" aria-keyshortcuts=\"?\">?</button></header><div class=\"notices\" role=\"region\" aria-label=\"Notices\"></div>"));
 }
 
 /// The roles that asked for `known`, each once, in order.

@@ -117,6 +117,7 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .route("/reviews/{id}", get(reviews::get))
         .route("/requesters", get(reviews::requesters))
         .route("/inbox", get(reviews::inbox))
+        .route("/reviews/{id}/page", get(reviews::page))
         .route("/reviews/{id}/outcome", get(reviews::outcome))
         .route("/reviews/{id}/redeem", post(tool_calls::redeem_token))
         .route("/reviews/{id}/withdraw", post(tool_calls::withdraw_request))

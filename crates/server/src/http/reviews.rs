@@ -21,7 +21,7 @@ use countersign_domain::review::{Resubmission, ResubmitError};
 use countersign_domain::toolcall::ToolDecideError;
 use countersign_domain::wire::{Answer, Outcome, Refusal, Requesters, ReviewQuery, SummaryPage};
 use countersign_domain::{Channel, DecideError, MplpId};
-use countersign_markup::Inbox;
+use countersign_markup::{Inbox, ReviewDrawing};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -143,6 +143,46 @@ pub async fn inbox(
 ) -> Result<Response, ApiError> {
     caller.require(KeyKind::Reviewer)?;
     let params = Params::parse(raw.as_deref(), &["base", "server"])?;
+    let (base, server) = drawn_for(&params)?;
+    Ok(match first_page(&state, server, base).await? {
+        Some(drawn) => Html(drawn).into_response(),
+        None => StatusCode::NO_CONTENT.into_response(),
+    })
+}
+
+/// `GET /api/v1/reviews/{id}/page?base=/&server=URL` (reviewer): the review's
+/// page as the desk draws it before its code has loaded, for reading (what
+/// was asked, the exact call and its summary's check, the plan, the
+/// problems, the history; the decision form is the app's): HTML written by
+/// `countersign-markup`, links under `base`, `server` named as the desk's.
+pub async fn page(
+    State(state): State<AppState>,
+    caller: Caller,
+    ReviewId(id): ReviewId,
+    RawQuery(raw): RawQuery,
+) -> Result<Html<String>, ApiError> {
+    caller.require(KeyKind::Reviewer)?;
+    let params = Params::parse(raw.as_deref(), &["base", "server"])?;
+    let (base, server) = drawn_for(&params)?;
+    Ok(Html(review_page(&state, &caller, id, server, base).await?))
+}
+
+/// The review `id` as [`page`] draws it for `caller`.
+pub async fn review_page(
+    state: &AppState,
+    caller: &Caller,
+    id: MplpId,
+    server: &str,
+    base: &str,
+) -> Result<String, ApiError> {
+    let stored = caller.review(state, id).await?;
+    let pending = state.db.status_counts().await?.pending;
+    Ok(ReviewDrawing::new(&stored.review, server, pending).first_paint(chrono::Utc::now(), base))
+}
+
+/// A drawing's `base` (the path the desk is served under, `/` by default)
+/// and `server` (the desk's server URL, named in its header).
+fn drawn_for(params: &Params) -> Result<(&str, &str), ApiError> {
     let mut details = Vec::new();
     let base = params.get("base").map_or("/", String::as_str);
     if !is_base(base) {
@@ -165,10 +205,7 @@ pub async fn inbox(
         )
         .with_details(details));
     }
-    Ok(match first_page(&state, server, base).await? {
-        Some(drawn) => Html(drawn).into_response(),
-        None => StatusCode::NO_CONTENT.into_response(),
-    })
+    Ok((base, server))
 }
 
 /// The inbox's first page of pending reviews as the desk draws it, links

@@ -270,6 +270,42 @@ fn listing_operations(agent: &Client, reviewer: &Client, anonymous: &Client) {
     assert_eq!(anonymous.get("/inbox?server=x").status, 401);
     assert_eq!(agent.get("/inbox?server=x").status, 403);
 
+    // a review, drawn: 200 (HTML marked with its id, links under the base), 400, 401, 403, 404
+    let id = confirm_id(1);
+    let drawn = reviewer.get(&format!(
+        "/reviews/{id}/page?base=%2Fdesk%2F&server=https%3A%2F%2Freview.example.com"
+    ));
+    assert_eq!(drawn.status, 200, "{}", drawn.text);
+    assert!(drawn
+        .header("content-type")
+        .is_some_and(|t| t.starts_with("text/html")));
+    assert!(
+        drawn
+            .text
+            .starts_with(&format!("<div class=\"first-paint\" data-review=\"{id}\">")),
+        "{}",
+        drawn.text
+    );
+    assert!(drawn.text.contains("<h1 id=\"review-title\">Test plan 1<"));
+    assert!(drawn
+        .text
+        .contains("<a href=\"/desk/\" aria-keyshortcuts=\"Escape\">← Inbox</a>"));
+    let page = |query: &str| format!("/reviews/{id}/page?{query}");
+    assert_eq!(
+        reviewer.get(&page("base=desk&server=x")).body["error"]["details"][0]["path"],
+        "base"
+    );
+    assert_eq!(reviewer.get(&page("server=x&colour=red")).status, 400);
+    assert_eq!(anonymous.get(&page("server=x")).status, 401);
+    assert_eq!(agent.get(&page("server=x")).status, 403);
+    let unknown = "00000000-0000-4000-8000-000000000000";
+    assert_eq!(
+        reviewer
+            .get(&format!("/reviews/{unknown}/page?server=x"))
+            .status,
+        404
+    );
+
     // changes: 200, 400, 401, 403
     let changes = reviewer.get("/changes?after=0&limit=1");
     assert_eq!(changes.body["changes"][0]["kind"], "review.created");
@@ -658,6 +694,7 @@ fn over_the_rate(server: &Server, contract: &Arc<Contract>) {
         ("GET", format!("/reviews/{id}")),
         ("GET", "/requesters".to_owned()),
         ("GET", "/inbox?server=x".to_owned()),
+        ("GET", format!("/reviews/{id}/page?server=x")),
         ("GET", format!("/reviews/{id}/outcome")),
         ("POST", format!("/reviews/{id}/redeem")),
         ("POST", format!("/reviews/{id}/withdraw")),

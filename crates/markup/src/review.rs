@@ -1,0 +1,592 @@
+//! One review drawn as text, for reading before the app has loaded: the
+//! same elements, classes and words as the app's review page for what was
+//! asked (the request, the exact call and its summary's check, the plan,
+//! the problems, the history), with the decision left to the app. Nothing in
+//! it can decide: it has no form and no button, and the app replaces it.
+
+use super::{counted, shell, Html};
+use chrono::{DateTime, Utc};
+use countersign_domain::model::{Confirm, ConfirmStatus, Event, Plan};
+use countersign_domain::text::markdown::{parse, plain_text, Block, Inline};
+use countersign_domain::text::reveal;
+use countersign_domain::toolcall::{
+    check_summary, default_reason, ApprovalRequest, CallHash, SummaryCheck, ToolCallReview,
+};
+use countersign_domain::wire::ReviewSummary;
+use countersign_domain::{Issue, Review};
+
+/// Above this many bytes agent prose gets its own scrolling region.
+const LONG_TEXT_BYTES: usize = 600;
+
+/// A review's page as the desk draws it before its code has loaded.
+pub struct ReviewDrawing<'a> {
+    review: &'a Review,
+    /// The server the review comes from (named in the header).
+    server: &'a str,
+    /// How many reviews are pending (the header's count).
+    pending: u64,
+}
+
+impl<'a> ReviewDrawing<'a> {
+    /// The drawing of `review` from the desk's `server`, with `pending`
+    /// reviews waiting in all.
+    pub fn new(review: &'a Review, server: &'a str, pending: u64) -> Self {
+        ReviewDrawing {
+            review,
+            server,
+            pending,
+        }
+    }
+
+    /// The page in the element the boot script shows while the app loads
+    /// (marked with the review's id), times said as of `now` and links under
+    /// `base`.
+    pub fn first_paint(&self, now: DateTime<Utc>, base: &str) -> String {
+        let base = &super::escape(base);
+        let review = self.review;
+        let confirm = &review.confirm;
+        let mut html = Html(String::with_capacity(8192));
+        html.tag(&format!(
+            "<div class=\"first-paint\" data-review=\"{}\">",
+            confirm.confirm_id
+        ));
+        shell(&mut html, base, Some(self.server), self.pending, false);
+        html.tag(&format!("<main id=\"main\" tabindex=\"-1\"><article class=\"review\" aria-labelledby=\"review-title\"><p class=\"breadcrumb\"><a href=\"{base}\" aria-keyshortcuts=\"Escape\">← Inbox</a></p>"));
+        head(&mut html, review, now);
+        html.tag("<div class=\"review-grid\"><div class=\"review-main-col\">");
+        let pending = confirm.status == ConfirmStatus::Pending;
+        if let Some(call) = review.tool_call() {
+            tool_call(&mut html, call, pending, now);
+        }
+        if let Some(plan) = review.plan() {
+            plan_card(&mut html, plan);
+        }
+        problems(&mut html, &review.validate());
+        history(&mut html, review, now);
+        html.tag("</div><aside class=\"review-side-col\" aria-label=\"Decision and details\">");
+        decision(&mut html, confirm);
+        html.tag("</aside></div></article></main></div>");
+        html.0
+    }
+}
+
+/// The title, status, kind, requester, time and the agent's own reason.
+fn head(html: &mut Html, review: &Review, now: DateTime<Utc>) {
+    let confirm = &review.confirm;
+    let summary = ReviewSummary::of(review);
+    html.tag("<header class=\"review-head\"><h1 id=\"review-title\">")
+        .text(&reveal::prose(&summary.title))
+        .tag("</h1><p class=\"review-meta\">");
+    status(html, confirm.status);
+    html.tag("<span class=\"tag\">")
+        .text(&summary.kind.to_string())
+        .tag("</span><span>asked by <strong>")
+        .text(&reveal::label(&confirm.requested_by_role))
+        .tag("</strong></span>");
+    time(html, &confirm.requested_at, now);
+    html.tag("</p>");
+    if let Some(reason) = own_reason(review) {
+        long_text(html, "request-reason", "Reason for the request", &reason);
+    }
+    html.tag("</header>");
+}
+
+/// The request's reason, unless it is the one made for a tool call that
+/// gave none (the call and its summary, which the page shows already).
+pub fn own_reason(review: &Review) -> Option<String> {
+    let reason = review.confirm.reason.clone()?;
+    let made = review.tool_call().and_then(|c| {
+        let name = c.request.tool_call().ok()?.name;
+        Some(default_reason(&name, &c.request.human_summary))
+    });
+    (made.as_deref() != Some(reason.as_str())).then_some(reason)
+}
+
+/// A status as its badge.
+fn status(html: &mut Html, status: ConfirmStatus) {
+    html.tag(&format!(
+        "<span class=\"status status-{0}\"><span aria-hidden=\"true\">{1}</span> {0}</span>",
+        status.as_str(),
+        status.symbol()
+    ));
+}
+
+/// A moment said as "2 hours ago", exact in its title.
+fn time(html: &mut Html, at: &countersign_domain::Timestamp, now: DateTime<Utc>) {
+    html.tag("<time datetime=\"")
+        .text(at.as_str())
+        .tag(&format!(
+            "\" title=\"{}\">{}</time>",
+            at.exact(),
+            at.ago(now)
+        ));
+}
+
+/// A paragraph of agent prose, scrolling on its own once it is long.
+fn long_text(html: &mut Html, class: &str, label: &str, text: &str) {
+    let region = if text.len() > LONG_TEXT_BYTES {
+        format!(" role=\"region\" aria-label=\"{label}\" tabindex=\"0\"")
+    } else {
+        String::new()
+    };
+    html.tag(&format!("<p class=\"long-text {class}\"{region}>"))
+        .text(&reveal::prose(text))
+        .tag("</p>");
+}
+
+/// The tool call as a reviewer must see it: the exact call and its hash,
+/// the summary checked against it, the risk, the time left, side effects,
+/// rollback notes, diff, alternatives and where it comes from.
+fn tool_call(html: &mut Html, call: &ToolCallReview, pending: bool, now: DateTime<Utc>) {
+    let request = &call.request;
+    let name = request.tool_call().map(|c| c.name).unwrap_or_default();
+    let tier = request.risk_tier.to_string();
+    html.tag("<section class=\"card tool-call\" aria-labelledby=\"call-title\"><h2 id=\"call-title\">Tool call <code>")
+        .text(&reveal::label(&name))
+        .tag(&format!("</code></h2><p class=\"tool-risk\"><span class=\"risk risk-{}\">Risk {tier}</span> <span class=\"risk-meaning\">{}</span>", tier.to_ascii_lowercase(), request.risk_tier.meaning()));
+    if !request.risk_reasons.is_empty() {
+        html.text(&format!(". Why: {}.", request.risk_reasons.join("; ")));
+    }
+    html.tag("</p>");
+    if pending {
+        html.tag("<p class=\"countdown\" role=\"timer\" aria-live=\"off\">")
+            .text(&countdown(request, now))
+            .tag("</p>");
+    }
+    exact_call(html, request);
+    agent_summary(html, request);
+    list(html, "Predicted side effects", &request.side_effects);
+    list(html, "Rollback and safety notes", &request.rollback_notes);
+    if let Some(diff) = &request.diff {
+        html.tag("<h3>Diff</h3><pre class=\"diff\"><code>")
+            .text(diff)
+            .tag("</code></pre>");
+    }
+    list(
+        html,
+        "Suggested alternatives",
+        &request.suggested_alternatives,
+    );
+    html.tag("<dl class=\"fields\"><dt>Session</dt><dd><code>")
+        .text(&reveal::label(&request.session_id))
+        .tag("</code></dd><dt>Run</dt><dd><code>")
+        .text(&reveal::label(&request.run_id))
+        .tag("</code></dd>");
+    for (term, value) in [
+        ("Workspace", &request.workspace),
+        ("Device", &request.client_device_id),
+    ] {
+        if let Some(value) = value {
+            html.tag(&format!("<dt>{term}</dt><dd><code>"))
+                .text(&reveal::label(value))
+                .tag("</code></dd>");
+        }
+    }
+    html.tag("</dl></section>");
+}
+
+/// What the request's countdown says at `now`.
+pub fn countdown(request: &ApprovalRequest, now: DateTime<Utc>) -> String {
+    let at = request.expires_at.exact();
+    match (request.expires_at.to_utc() - now).num_seconds() {
+        s if s > 0 => format!(
+            "Expires in {} (at {at}): after that it is denied by default.",
+            duration(s)
+        ),
+        _ => format!("Expired at {at}: it can no longer be approved."),
+    }
+}
+
+/// "4 min 05 s" for a positive number of seconds.
+fn duration(seconds: i64) -> String {
+    match seconds {
+        s if s >= 3600 => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
+        s if s >= 60 => format!("{} min {:02} s", s / 60, s % 60),
+        s => format!("{s} s"),
+    }
+}
+
+/// The canonical call pretty-printed for reading (the canonical text itself
+/// when it does not parse).
+pub fn pretty(canonical: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(canonical)
+        .and_then(|v| serde_json::to_string_pretty(&v))
+        .unwrap_or_else(|_| canonical.to_owned())
+}
+
+/// The exact call and its hash, recomputed where it is drawn (`here`: "by
+/// the server", "in this browser").
+fn exact_call(html: &mut Html, request: &ApprovalRequest) {
+    let hash_ok = CallHash::of_canonical(&request.tool_call_canonical) == request.tool_call_hash;
+    html.tag("<h3>Exact call</h3><pre class=\"call-json\" aria-label=\"Exact call (canonical JSON)\"><code>")
+        .text(&reveal::json(&pretty(&request.tool_call_canonical)))
+        .tag("</code></pre><p class=\"subtle call-hash\">SHA-256 <code>")
+        .text(&request.tool_call_hash.to_string())
+        .tag(if hash_ok {
+            "</code> ✓ recomputed by the server</p>"
+        } else {
+            "</code> ✕ does NOT match the call</p>"
+        });
+}
+
+/// What the agent says the call does, and its check against the call.
+fn agent_summary(html: &mut Html, request: &ApprovalRequest) {
+    let summary = request.human_summary.trim();
+    if !summary.contains('\n') && plain_text(summary).trim() == summary {
+        html.tag("<h3>Does the summary match the call?</h3>");
+    } else {
+        html.tag("<h3>Agent’s summary</h3><blockquote class=\"summary\">");
+        markdown(html, &reveal::prose(&request.human_summary));
+        html.tag("</blockquote>");
+    }
+    match request.tool_call() {
+        Ok(call) => summary_check(html, &check_summary(&request.human_summary, &call)),
+        Err(_) => {
+            html.tag("<p class=\"summary-check summary-bad\" role=\"alert\">✕ The call cannot be read, so the summary cannot be checked.</p>");
+        }
+    }
+}
+
+/// The summary's check: red when it names what the call does not carry.
+fn summary_check(html: &mut Html, check: &SummaryCheck) {
+    if check.contradicts() {
+        html.tag("<div class=\"summary-check summary-bad\" role=\"alert\"><p><strong>✕ The summary contradicts the exact call.</strong> It names what the call does not carry; decide on the call above, not on the summary:</p><ul>");
+        for c in &check.contradictions {
+            html.tag("<li><code>")
+                .text(&reveal::label(c))
+                .tag("</code></li>");
+        }
+        html.tag("</ul></div>");
+    }
+    if !check.is_complete() {
+        html.tag(
+            "<div class=\"summary-check summary-note\"><p>The summary does not mention:</p><ul>",
+        );
+        if !check.names_tool {
+            html.tag("<li>the tool’s name</li>");
+        }
+        for u in &check.unmentioned {
+            html.tag("<li><code>")
+                .text(&reveal::label(&u.path))
+                .tag("</code> = <code>")
+                .text(&reveal::label(&u.value))
+                .tag("</code></li>");
+        }
+        html.tag("</ul></div>");
+    }
+    if !check.contradicts() && check.is_complete() {
+        html.tag("<p class=\"summary-check summary-ok\">✓ Checked: the summary names the tool and every argument value of the exact call.</p>");
+    }
+}
+
+/// Markdown as inert elements (never HTML parsed from the text).
+fn markdown(html: &mut Html, text: &str) {
+    for block in parse(text) {
+        match block {
+            Block::Paragraph(runs) => wrap(html, "p", &runs),
+            Block::Heading(runs) => {
+                html.tag("<p>");
+                wrap(html, "strong", &runs);
+                html.tag("</p>");
+            }
+            Block::List { ordered, items } => {
+                let tag = if ordered { "ol" } else { "ul" };
+                html.tag(&format!("<{tag}>"));
+                for item in &items {
+                    wrap(html, "li", item);
+                }
+                html.tag(&format!("</{tag}>"));
+            }
+            Block::Code(code) => {
+                html.tag("<pre><code>").text(&code).tag("</code></pre>");
+            }
+        }
+    }
+}
+
+/// `runs` inside a `tag` element.
+fn wrap(html: &mut Html, tag: &str, runs: &[Inline]) {
+    html.tag(&format!("<{tag}>"));
+    for run in runs {
+        let (element, text) = match run {
+            Inline::Text(t) => (None, t),
+            Inline::Code(t) => (Some("code"), t),
+            Inline::Strong(t) => (Some("strong"), t),
+            Inline::Emphasis(t) => (Some("em"), t),
+        };
+        match element {
+            Some(e) => html
+                .tag(&format!("<{e}>"))
+                .text(text)
+                .tag(&format!("</{e}>")),
+            None => html.text(text),
+        };
+    }
+    html.tag(&format!("</{tag}>"));
+}
+
+/// A titled list, when it has items.
+fn list(html: &mut Html, title: &str, items: &[String]) {
+    if items.is_empty() {
+        return;
+    }
+    html.tag(&format!("<h3>{title}</h3><ul class=\"plain-list\">"));
+    for item in items {
+        html.tag("<li>").text(item).tag("</li>");
+    }
+    html.tag("</ul>");
+}
+
+/// The plan's title, status, objective and steps (its graph is the app's).
+fn plan_card(html: &mut Html, plan: &Plan) {
+    html.tag("<section aria-labelledby=\"plan-title\" class=\"card\"><h2 id=\"plan-title\">Plan</h2><p class=\"plan-title\"><strong>")
+        .text(&reveal::prose(&plan.title))
+        .tag(&format!(
+            "</strong> <span class=\"status plan-status-{}\">{}</span></p>",
+            plan.status.as_str(),
+            plan.status.as_str().replace('_', " ")
+        ));
+    long_text(html, "plan-objective", "Plan objective", &plan.objective);
+    html.tag(&format!(
+        "<p class=\"subtle\">{}; the graph is drawn once the desk has loaded.</p><ol class=\"plain-list plan-steps\">",
+        counted(plan.steps.len(), "step")
+    ));
+    for step in &plan.steps {
+        html.tag(&format!(
+            "<li><span class=\"subtle\">{}</span> ",
+            step.status.as_str().replace('_', " ")
+        ))
+        .text(&reveal::prose(&step.description))
+        .tag("</li>");
+    }
+    html.tag("</ol></section>");
+}
+
+/// Every MPLP check the request or its target fails, when some do.
+fn problems(html: &mut Html, issues: &[Issue]) {
+    if issues.is_empty() {
+        return;
+    }
+    html.tag(&format!("<section aria-labelledby=\"problems-title\" class=\"card\"><h2 id=\"problems-title\">Problems <span class=\"count\">{}</span></h2><ul class=\"issues\" aria-label=\"Validation problems\">", issues.len()));
+    for issue in issues {
+        html.tag("<li><code class=\"issue-path\">")
+            .text(&issue.path)
+            .tag("</code><span class=\"issue-message\">")
+            .text(&issue.message)
+            .tag("</span><span class=\"issue-code subtle\">")
+            .text(issue.code.as_str())
+            .tag("</span></li>");
+    }
+    html.tag("</ul></section>");
+}
+
+/// The decisions, oldest first, with who made them and where, and the events.
+fn history(html: &mut Html, review: &Review, now: DateTime<Utc>) {
+    let confirm = &review.confirm;
+    html.tag("<section aria-labelledby=\"history-title\" class=\"card\"><h2 id=\"history-title\">Decision history</h2>");
+    let decisions = confirm.decisions();
+    if decisions.is_empty() {
+        html.tag("<p class=\"subtle\">No decision yet.</p>");
+    } else {
+        html.tag("<ol class=\"timeline\" aria-label=\"Decision history\">");
+        for d in decisions {
+            let decider = review
+                .deciders
+                .iter()
+                .find(|k| k.decision_id == d.decision_id);
+            html.tag(&format!("<li class=\"timeline-item decision-{0}\"><p class=\"timeline-head\"><strong>{0}</strong> by <span class=\"role\">", d.status.as_str()))
+                .text(&reveal::label(&d.decided_by_role))
+                .tag("</span>");
+            if let Some(k) = decider {
+                html.text(&format!(" ({})", reveal::label(k.key_ref().person())));
+                if let Some(channel) = k.channel {
+                    html.text(&format!(" {}", channel.phrase()));
+                }
+            }
+            html.tag(" · ");
+            time(html, &d.decided_at, now);
+            html.tag("</p>");
+            if let Some(reason) = &d.reason {
+                html.tag("<p class=\"timeline-reason\">")
+                    .text(&reveal::prose(reason))
+                    .tag("</p>");
+            }
+            html.tag("</li>");
+        }
+        html.tag("</ol>");
+    }
+    html.tag("<h3>Events</h3>");
+    events(html, review);
+    html.tag("</section>");
+}
+
+/// The events of the confirm and its plan, oldest first.
+fn events(html: &mut Html, review: &Review) {
+    let mut events: Vec<&Event> = review.confirm.events.iter().flatten().collect();
+    events.extend(
+        review
+            .plan()
+            .into_iter()
+            .flat_map(|p| p.events.iter().flatten()),
+    );
+    events.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
+    if events.is_empty() {
+        html.tag("<p class=\"subtle\">No events.</p>");
+        return;
+    }
+    html.tag("<table class=\"events\"><thead><tr><th scope=\"col\">Event</th><th scope=\"col\">Source</th><th scope=\"col\">Time</th></tr></thead><tbody>");
+    for e in events {
+        html.tag("<tr><td><code>")
+            .text(e.event_type.as_str())
+            .tag("</code></td><td>")
+            .text(&e.source)
+            .tag("</td><td><time datetime=\"")
+            .text(e.timestamp.as_str())
+            .tag("\">")
+            .text(&e.timestamp.exact())
+            .tag("</time></td></tr>");
+    }
+    html.tag("</tbody></table>");
+}
+
+/// Where the decision goes: said to come with the app while the request is
+/// pending (nothing here decides), or how it was decided.
+fn decision(html: &mut Html, confirm: &Confirm) {
+    if confirm.status == ConfirmStatus::Pending {
+        html.tag("<section class=\"card deciding\" aria-labelledby=\"deciding-title\"><h2 id=\"deciding-title\">Your decision</h2><p class=\"subtle\" role=\"status\">The decision form is loading…</p></section>");
+        return;
+    }
+    html.tag("<section class=\"card decided\" role=\"status\"><h2>Decided</h2><p>");
+    status(html, confirm.status);
+    if let Some(d) = confirm.last_decision() {
+        html.text(&format!(
+            " by {} · {}",
+            reveal::label(&d.decided_by_role),
+            d.decided_at.exact()
+        ));
+    }
+    html.tag("</p></section>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::escape;
+    use countersign_domain::Timestamp;
+
+    fn now() -> DateTime<Utc> {
+        Timestamp::parse("2026-11-26T12:00:00Z").unwrap().to_utc()
+    }
+
+    fn demo(pick: impl Fn(&Review) -> bool) -> Review {
+        let reviews = countersign_domain::demo::reviews(now()).unwrap();
+        reviews.into_iter().find(|r| pick(r)).unwrap()
+    }
+
+    fn pending_call() -> Review {
+        demo(|r| r.tool_call().is_some() && r.confirm.status == ConfirmStatus::Pending)
+    }
+
+    /// `review` with its JSON changed by `edit` (as an agent could have sent it).
+    fn edited(review: &Review, edit: impl Fn(&mut serde_json::Value)) -> Review {
+        let mut json = serde_json::to_value(review).unwrap();
+        edit(&mut json);
+        serde_json::from_value(json).unwrap()
+    }
+
+    fn drawn(review: &Review) -> String {
+        ReviewDrawing::new(review, "https://desk.example", 7).first_paint(now(), "/")
+    }
+
+    #[test]
+    fn a_tool_call_is_drawn_with_its_exact_call_its_hash_and_its_summarys_check() {
+        let review = pending_call();
+        let html = drawn(&review);
+        let request = &review.tool_call().unwrap().request;
+        assert!(html.starts_with(&format!(
+            "<div class=\"first-paint\" data-review=\"{}\">",
+            review.confirm.confirm_id
+        )));
+        assert!(html.contains("<h2 id=\"call-title\">Tool call <code>"));
+        assert!(html.contains(&escape(&reveal::json(&pretty(
+            &request.tool_call_canonical
+        )))));
+        assert!(html.contains(&format!(
+            "{}</code> ✓ recomputed by the server",
+            request.tool_call_hash
+        )));
+        assert!(html.contains("class=\"summary-check"));
+        assert!(html.contains("class=\"countdown\""));
+        assert!(html.contains("<span class=\"count\" aria-label=\"7 pending\">7</span>"));
+    }
+
+    #[test]
+    fn nothing_drawn_can_decide_the_form_comes_with_the_app() {
+        let html = drawn(&pending_call());
+        let article = &html[html.find("<main").unwrap()..];
+        for control in ["<button", "<form", "<input", "<select", "<textarea"] {
+            assert!(!article.contains(control), "{control} in {article}");
+        }
+        assert!(article.contains("The decision form is loading…"));
+    }
+
+    #[test]
+    fn a_summary_that_names_what_the_call_does_not_carry_is_an_alert() {
+        let review = edited(&pending_call(), |json| {
+            let request = json.pointer_mut("/target/tool_call/request").unwrap();
+            request["humanSummary"] = "Wire 99,000 EUR to evil@example.com".into();
+        });
+        let html = drawn(&review);
+        assert!(html.contains("<div class=\"summary-check summary-bad\" role=\"alert\"><p><strong>✕ The summary contradicts the exact call.</strong>"));
+    }
+
+    #[test]
+    fn text_from_the_agent_cannot_become_markup() {
+        let review = edited(&pending_call(), |json| {
+            json["confirm"]["requested_by_role"] = "<img src=x onerror=alert(1)>".into();
+            json["confirm"]["reason"] = "<script>alert(1)</script>\u{202e}txt.exe".into();
+        });
+        let html = drawn(&review);
+        assert!(!html.contains("<img") && !html.contains("<script"));
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;[U+202E]txt.exe"));
+    }
+
+    #[test]
+    fn a_plan_is_drawn_with_its_steps_and_its_problems() {
+        let review = demo(|r| r.plan().is_some() && !r.validate().is_empty());
+        let html = drawn(&review);
+        let plan = review.plan().unwrap();
+        assert!(html.contains(&format!(
+            "<p class=\"subtle\">{}; the graph is drawn once the desk has loaded.</p>",
+            counted(plan.steps.len(), "step")
+        )));
+        for step in &plan.steps {
+            assert!(html.contains(&escape(&reveal::prose(&step.description))));
+        }
+        assert!(html.contains(&format!(
+            "<h2 id=\"problems-title\">Problems <span class=\"count\">{}</span></h2>",
+            review.validate().len()
+        )));
+    }
+
+    #[test]
+    fn a_decided_review_says_how_and_its_history_who() {
+        let review = demo(|r| r.confirm.status == ConfirmStatus::Approved);
+        let html = drawn(&review);
+        assert!(html.contains("<section class=\"card decided\" role=\"status\"><h2>Decided</h2><p><span class=\"status status-approved\">"));
+        assert!(html.contains("<li class=\"timeline-item decision-approved\">"));
+        assert!(!html.contains("The decision form is loading"));
+    }
+
+    #[test]
+    fn links_stay_under_the_base() {
+        let html = ReviewDrawing::new(&pending_call(), "https://desk.example", 0)
+            .first_paint(now(), "/countersign/");
+        for href in html.split("href=\"").skip(1) {
+            assert!(
+                href.starts_with("/countersign/") || href.starts_with("#main"),
+                "{href}"
+            );
+        }
+    }
+}
