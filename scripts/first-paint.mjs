@@ -244,28 +244,32 @@ const drawReview = async (id, pathname) => {
     const inbox = document.querySelector("body > .first-paint");
     if (inbox) inbox.hidden = true;
     document.body.insertAdjacentHTML("afterbegin", html);
-    const drawn = document.body.firstElementChild;
-    document.body.classList.add("painting");
-    for (const control of drawn.querySelectorAll("button")) {
-      control.inert = true;
-      control.setAttribute("aria-hidden", "true");
-    }
-    follow(drawn);
-    performance.mark("countersign:review-drawn");
+    adoptReview(document.body.firstElementChild);
   } catch (e) {
     console.warn("The review was not drawn before the app; the app draws it.", e);
   }
 };
+// Makes a review's drawing the app's stand-in: written here, or by the server in the page itself.
+const adoptReview = (drawn) => {
+  document.body.classList.add("painting");
+  for (const control of drawn.querySelectorAll("button")) {
+    control.inert = true;
+    control.setAttribute("aria-hidden", "true");
+  }
+  follow(drawn);
+  performance.mark("countersign:review-drawn");
+};
 // A Countersign server that knows this reviewer (signed in, or a key remembered on this device: its cookie) drew its
-// first page into the page, with this script after it: nothing to fetch first. Unless this tab's connection is to
-// that server (or a person is signed in there), the drawing is another connection's: it goes.
+// first page, or the review at this address, into the page, with this script after it: nothing to fetch first. Unless
+// this tab's connection is to that server (or a person is signed in there), the drawing is another connection's: it goes.
 const served = document.querySelector("body > .first-paint");
-if (served && !(painting?.own || (!painting && signedIn))) {
+const servedReview = served?.dataset.review !== undefined;
+if (served && !(servedReview ? drawsReviews : painting?.own || (!painting && signedIn))) {
   served.remove();
   document.body.classList.remove("painting");
 }
 if (served?.isConnected) {
-  adopt(served);
+  servedReview ? adoptReview(served) : adopt(served);
 } else if (painting?.drawing !== undefined) {
   await styled;
   if (draw(painting.drawing)) await shown();

@@ -316,12 +316,32 @@ test.describe("with a Countersign server connection saved", () => {
     await expect(page.getByRole("list", { name: "Reviews" }).getByRole("listitem")).toHaveCount(50);
     await page.unrouteAll();
 
-    // Another connection for this tab: the server's drawing is not this tab's inbox.
+    // A review's own address (a link from Slack or an e-mail) comes drawn with the page too.
+    const [row] = (await api(server, keys.reviewer, "GET", "/reviews?view=summary&status=pending&limit=1")).body.items;
+    // The inbox's own requests end with it: only the next page's are counted.
+    await page.goto("about:blank");
+    fetched.length = 0;
+    const releaseReview = await holdBack(page, APP_WASM);
+    const opened = await page.goto(`${server.url}/reviews/${row.id}`);
+    expect(opened.headers()["cache-control"]).toBe("private, no-store");
+    expect(await opened.text()).toContain(`<div class="first-paint" data-review="${row.id}">`);
+    await expect(page.locator(".first-paint").getByRole("heading", { level: 1, name: row.title })).toBeVisible();
+    expect(fetched.filter((p) => p.startsWith("/api/")), "nothing asked before the review").toEqual([]);
+    releaseReview();
+    await expect(page.getByRole("button", { name: "Approve" })).toBeVisible();
+    await expect(page.locator(".first-paint")).toHaveCount(0);
+    await page.unrouteAll();
+
+    // Another connection for this tab: the server's drawing is not this tab's inbox, nor its review.
     await page.evaluate(() => sessionStorage.setItem("countersign.v1.connection",
       JSON.stringify({ url: "http://127.0.0.1:9", key: "", backend: "langgraph" })));
     await holdBack(page, APP_WASM);
     const stale = await page.goto(`${server.url}/`);
     expect(await stale.text()).toContain('<div class="first-paint"');
+    await expect(page.locator(".first-paint")).toHaveCount(0);
+    expect(await page.evaluate(() => document.body.classList.contains("painting"))).toBe(false);
+    const staleReview = await page.goto(`${server.url}/reviews/${row.id}`);
+    expect(await staleReview.text()).toContain(`data-review="${row.id}"`);
     await expect(page.locator(".first-paint")).toHaveCount(0);
     expect(await page.evaluate(() => document.body.classList.contains("painting"))).toBe(false);
     // Unrouting lets the held app start: by then this tab's other connection is gone, and so is the page.

@@ -6,8 +6,9 @@
 //! knows a Countersign server serves it and opens on this server. The `/`
 //! of a reviewer the server knows (signed in, or a key remembered on the
 //! device: `page_key`) holds the inbox's first page and the stylesheet as
-//! well, so a slow link draws it in one round trip (the app then takes
-//! over, as from the boot script's drawing).
+//! well, and their `/reviews/<id>` that review, so a slow link draws it in
+//! one round trip (the app then takes over, as from the boot script's
+//! drawing).
 
 use super::auth::{Caller, SESSION_COOKIE};
 use super::page_key::PAGE_KEY_COOKIE;
@@ -62,6 +63,7 @@ pub fn router(source: Source, state: AppState, desk: &str) -> Result<(Router, By
     let pages = Router::new()
         .route("/", get(home_page))
         .route("/index.html", get(home_page))
+        .route("/reviews/{id}", get(review_page))
         .with_state(home);
     let page = index.clone();
     let fallback = move |request: Request| {
@@ -118,14 +120,58 @@ struct DrawnPage {
 /// at `/` for a reviewer the server knows. That page is theirs alone: never stored by a
 /// cache. Any failure to draw it serves the usual page.
 async fn home_page(State(home): State<Arc<Home>>, request: Request) -> Response {
-    let html = HeaderValue::from_static("text/html; charset=utf-8");
-    let by_cookie = HeaderValue::from_static("cookie");
-    let drawn = match &home.drawn {
-        Some(page) if request.uri().path() == "/" => drawn_inbox(&home, request)
-            .await
-            .map(|inbox| format!("{}{inbox}{}", page.head, page.tail)),
+    let known = if request.uri().path() == "/" {
+        known_reviewer(&home, request).await
+    } else {
+        None
+    };
+    let drawn = match known {
+        Some((_, server)) => drawing(super::reviews::first_page(&home.state, server, "/").await),
+        None => None,
+    };
+    page(&home, drawn)
+}
+
+/// `/reviews/{id}`: the page, with the review drawn in it for a reviewer the
+/// server knows (a link from Slack or an e-mail opens it readable in one round
+/// trip), as [`home_page`] does the inbox.
+async fn review_page(State(home): State<Arc<Home>>, request: Request) -> Response {
+    let id = request
+        .uri()
+        .path()
+        .strip_prefix("/reviews/")
+        .and_then(|id| countersign_domain::MplpId::parse(id).ok());
+    let drawn = match (id, known_reviewer(&home, request).await) {
+        (Some(id), Some((caller, server))) => drawing(
+            super::reviews::review_page(&home.state, &caller, id, server, "/")
+                .await
+                .map(Some),
+        ),
         _ => None,
     };
+    page(&home, drawn)
+}
+
+/// A drawing, or None when it could not be drawn (logged when the server
+/// failed; an address of no review is the app's to say): the page then loads
+/// as usual and the app says what is wrong.
+fn drawing(drawn: Result<Option<String>, super::error::ApiError>) -> Option<String> {
+    drawn.unwrap_or_else(|e| {
+        if e.status().is_server_error() {
+            tracing::warn!("the reviewer's page was served without its drawing: {e}");
+        }
+        None
+    })
+}
+
+/// The page as served: with `drawn` in it (private to its reviewer, never
+/// cached), or as built.
+fn page(home: &Home, drawn: Option<String>) -> Response {
+    let html = HeaderValue::from_static("text/html; charset=utf-8");
+    let by_cookie = HeaderValue::from_static("cookie");
+    let drawn = drawn
+        .zip(home.drawn.as_ref())
+        .map(|(drawing, page)| format!("{}{drawing}{}", page.head, page.tail));
     match drawn {
         Some(page) => (
             [
@@ -147,11 +193,11 @@ async fn home_page(State(home): State<Arc<Home>>, request: Request) -> Response 
     }
 }
 
-/// The inbox's first page for the reviewer behind the request's session
-/// cookie, or else its remembered key's cookie (`page_key`); None for anyone
-/// else, or when it cannot be drawn now (the page then loads as usual and
-/// the app says what is wrong).
-async fn drawn_inbox(home: &Home, request: Request) -> Option<String> {
+/// The reviewer behind the request's session cookie, or else its remembered
+/// key's cookie (`page_key`), with the desk's server as the drawings name
+/// it; None for anyone else, or when the build's page cannot hold a drawing.
+async fn known_reviewer(home: &Home, request: Request) -> Option<(Caller, &str)> {
+    home.drawn.as_ref()?;
     let state = &home.state;
     let (mut parts, _) = request.into_parts();
     let caller = if cookie_value(&parts.headers, SESSION_COOKIE).is_some() {
@@ -159,18 +205,13 @@ async fn drawn_inbox(home: &Home, request: Request) -> Option<String> {
     } else {
         Caller::of_key(state, &cookie_value(&parts.headers, PAGE_KEY_COOKIE)?).await
     };
-    caller.ok()?.require(KeyKind::Reviewer).ok()?;
+    let caller = caller.ok()?;
+    caller.require(KeyKind::Reviewer).ok()?;
     let server = state
         .sign_in
         .as_ref()
         .map_or(home.desk.as_str(), |s| s.config.origin.as_str());
-    match super::reviews::first_page(state, server, "/").await {
-        Ok(drawn) => drawn,
-        Err(e) => {
-            tracing::warn!("the reviewer's page was served without its inbox: {e}");
-            None
-        }
-    }
+    Some((caller, server))
 }
 
 /// `index.html` as served (marked), and the page a reviewer's inbox is drawn into when

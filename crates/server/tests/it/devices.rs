@@ -159,11 +159,45 @@ fn a_remembered_key_draws_the_page_but_authenticates_no_request() {
     assert!(page.text.contains("<style>body { margin: 0 }</style>"));
     assert_eq!(page.header("cache-control"), Some("private, no-store"));
     assert_eq!(page.header("vary"), Some("cookie"));
+    // A review's own address comes with the review drawn; another path, an
+    // unknown review or no cookie get the page as built.
+    let review = site.send(
+        "GET",
+        &format!("/reviews/{id}"),
+        None,
+        &[("Cookie", &cookie)],
+    );
+    assert!(
+        review.text.contains(&format!(
+            r#"<body class="painting"><div class="first-paint" data-review="{id}">"#
+        )),
+        "{}",
+        review.text
+    );
+    assert_eq!(review.header("cache-control"), Some("private, no-store"));
+    for (path, cookie) in [
+        (format!("/reviews/{id}"), ""),
+        (
+            "/reviews/00000000-0000-4000-8000-000000000000".to_owned(),
+            cookie.as_str(),
+        ),
+        ("/reviews/not-an-id".to_owned(), cookie.as_str()),
+        ("/settings".to_owned(), cookie.as_str()),
+    ] {
+        let plain = site.send("GET", &path, None, &[("Cookie", cookie)]);
+        assert_eq!(plain.status, 200, "{path}");
+        assert!(
+            plain.text.contains("<body></body>"),
+            "{path}: {}",
+            plain.text
+        );
+    }
     // The cookie is not an API credential: another site can make a browser send it.
     let by_cookie = Client::http(format!("{}/api/v1", server.url), None);
     for (method, path) in [
         ("GET", "/reviews"),
         ("GET", "/inbox?server=x"),
+        ("GET", &format!("/reviews/{id}/page?server=x")),
         ("POST", "/pairings"),
     ] {
         let reply = by_cookie.send(method, path, None, &[("Cookie", &cookie)]);
