@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { api, failOnScriptErrors, seedReviews, shoot, startServer } from "./support.mjs";
+import { api, failOnScriptErrors, seedReviews, shoot, startServer, wcagViolations } from "./support.mjs";
 
 failOnScriptErrors();
 
@@ -409,6 +409,7 @@ test.describe("with a Countersign server connection saved", () => {
     const drawn = page.locator(`.first-paint[data-review="${id}"]`);
     await expect(drawn.getByRole("heading", { level: 1, name: title })).toBeVisible();
     await expect(drawn.getByText("The decision form is loading…")).toBeVisible();
+    expect(await wcagViolations(page), "the drawn review meets WCAG 2.1 AA").toEqual([]);
     // Its links work before the app too: the address changes and the app opens that screen when it starts.
     const inbox = drawn.getByRole("link", { name: "← Inbox" });
     await inbox.click();
