@@ -91,6 +91,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/reviews/{confirm_id}/page": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The review's confirm_id (lowercase UUID v4). */
+                confirm_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A review, drawn
+         * @description One review as the desk draws it before its code has loaded, for reading: the request, the exact call and its summary's check, the plan's steps, the problems and the history. HTML written by the same code as the desk's review page, every text escaped; it holds no form and no button (a decision is made in the app, once it has loaded). A desk served by this server draws it when a review is opened before the app has started; the app then replaces it. Other clients read a review with `GET /reviews/{confirm_id}`.
+         */
+        get: operations["drawReview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/reviews/{confirm_id}/outcome": {
         parameters: {
             query?: never;
@@ -1463,6 +1486,81 @@ export interface operations {
             };
             /** @description The key is an agent key: only reviewers read the inbox. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key sent more requests than its rate allows (per key, on each instance; `countersign keys add --rate`, `countersign serve --agent-rate/--reviewer-rate`). Nothing was done; send again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until a request of this key is accepted again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    drawReview: {
+        parameters: {
+            query: {
+                /** @description The path the desk is served under; its links start with it. */
+                base?: string;
+                /** @description The server's URL as the desk names it in its header. */
+                server: string;
+            };
+            header?: never;
+            path: {
+                /** @description The review's confirm_id (lowercase UUID v4). */
+                confirm_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The drawing: one `<div class="first-paint">` with the desk's header and the review, marked with its id (`data-review`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description `base` or `server` is not as described, or the query has another parameter; each named in `details`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key is an agent key: only reviewers read the desk's drawings. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such review. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
