@@ -204,12 +204,13 @@ const follow = (drawn) => {
 };
 const opening = () => document.querySelector(".first-paint [aria-busy]");
 // The drawings for the address shown: a review's (fetched when it can be drawn), or the inbox's again when it is
-// there behind it (else the review's drawing stands, its link busy, until the app opens the inbox).
+// there behind it (else, and for another screen, the drawing stands, its link busy, until the app opens that screen).
 const showFor = (pathname) => {
   if (started()) return;
   const id = reviewOf(pathname);
   if (id) return drawReview(id, pathname);
   reviewAsked++;
+  if (pathname !== base) return;
   const review = document.querySelector("body > .first-paint[data-review]");
   const inbox = document.querySelector("body > .first-paint:not([data-review])");
   if (review && inbox) {

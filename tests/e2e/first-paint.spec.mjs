@@ -391,6 +391,14 @@ test.describe("with a Countersign server connection saved", () => {
     await expect(drawn.getByRole("status")).toContainText(["The decision form is loading…"]);
     const drawnHead = await markup(page, ".first-paint[data-review] .review-head");
     await shoot(page, "first-paint-review", { drawing: true });
+    // Another screen's link leaves the review drawn, its link busy, until the app opens that screen.
+    await drawn.getByRole("link", { name: "Settings" }).click();
+    await expect(page).toHaveURL(`${server.url}/settings`);
+    await expect(drawn.getByRole("link", { name: "Settings" })).toHaveAttribute("aria-busy", "true");
+    await expect(page.locator(".first-paint:not([data-review])")).toBeHidden();
+    await page.goBack();
+    await expect(page).toHaveURL(`${server.url}${await third.getAttribute("href")}`);
+    await expect(drawn.getByRole("heading", { level: 1, name: title })).toBeVisible();
 
     releaseApp();
     await expect(page.getByRole("button", { name: "Approve" })).toBeVisible();
