@@ -198,8 +198,10 @@ const follow = (drawn) => {
     opening()?.removeAttribute("aria-busy");
     link.setAttribute("aria-busy", "true");
     if (url.pathname !== location.pathname) history.pushState(null, "", url.pathname);
-    if (url.pathname.startsWith(\`\${base}reviews/\`)) preloadReview();
-    showFor(url.pathname);
+    // A review's drawing first (a few KB), then its code: asked side by side, the code's forty-odd files would
+    // hold the link, and the browser's connections to this server, with the drawing queued behind them.
+    const drawing = showFor(url.pathname);
+    if (url.pathname.startsWith(\`\${base}reviews/\`)) Promise.resolve(drawing).finally(preloadReview);
   });
 };
 const opening = () => document.querySelector(".first-paint [aria-busy]");
