@@ -195,12 +195,7 @@ fn from_mail() -> bool {
 /// What an e-mail's link did (nothing) and what deciding here does.
 #[component]
 fn FromMail(pending: bool) -> impl IntoView {
-    let said = if pending {
-        "You opened this from an e-mail. Opening its link decided nothing: decide below, signed in as yourself, and the decision is recorded as made by e-mail."
-    } else {
-        "You opened this from an e-mail. Opening its link decided nothing, and this request is decided already."
-    };
-    view! { <p class="notice" role="note">{said}</p> }
+    view! { <p class="notice" role="note">{countersign_markup::mail_notice(pending)}</p> }
 }
 
 #[component]

@@ -25,6 +25,8 @@ pub struct ReviewDrawing<'a> {
     server: &'a str,
     /// How many reviews are pending (the header's count).
     pending: u64,
+    /// Whether it was opened from a Countersign e-mail's link.
+    from_mail: bool,
 }
 
 impl<'a> ReviewDrawing<'a> {
@@ -35,6 +37,16 @@ impl<'a> ReviewDrawing<'a> {
             review,
             server,
             pending,
+            from_mail: false,
+        }
+    }
+
+    /// The drawing of a review opened from a Countersign e-mail's link: it
+    /// says that opening the link decided nothing, as the app does.
+    pub fn from_mail(self) -> Self {
+        ReviewDrawing {
+            from_mail: true,
+            ..self
         }
     }
 
@@ -53,8 +65,13 @@ impl<'a> ReviewDrawing<'a> {
         shell(&mut html, base, Some(self.server), self.pending, false);
         html.tag(&format!("<main id=\"main\" tabindex=\"-1\"><article class=\"review\" aria-labelledby=\"review-title\"><p class=\"breadcrumb\"><a href=\"{base}\" aria-keyshortcuts=\"Escape\">← Inbox</a></p>"));
         head(&mut html, review, now);
-        html.tag("<div class=\"review-grid\"><div class=\"review-main-col\">");
         let pending = confirm.status == ConfirmStatus::Pending;
+        if self.from_mail {
+            html.tag("<p class=\"notice\" role=\"note\">")
+                .text(mail_notice(pending))
+                .tag("</p>");
+        }
+        html.tag("<div class=\"review-grid\"><div class=\"review-main-col\">");
         if let Some(call) = review.tool_call() {
             tool_call(&mut html, call, pending, now);
         }
@@ -89,6 +106,16 @@ fn head(html: &mut Html, review: &Review, now: DateTime<Utc>) {
         long_text(html, "request-reason", "Reason for the request", &reason);
     }
     html.tag("</header>");
+}
+
+/// What an e-mail's link did (nothing) and what deciding here does, for a
+/// review opened from one that is still `pending` or not.
+pub fn mail_notice(pending: bool) -> &'static str {
+    if pending {
+        "You opened this from an e-mail. Opening its link decided nothing: decide below, signed in as yourself, and the decision is recorded as made by e-mail."
+    } else {
+        "You opened this from an e-mail. Opening its link decided nothing, and this request is decided already."
+    }
 }
 
 /// The request's reason, unless it is the one made for a tool call that
@@ -576,6 +603,20 @@ mod tests {
         assert!(html.contains("<section class=\"card decided\" role=\"status\"><h2>Decided</h2><p><span class=\"status status-approved\">"));
         assert!(html.contains("<li class=\"timeline-item decision-approved\">"));
         assert!(!html.contains("The decision form is loading"));
+    }
+
+    #[test]
+    fn a_review_opened_from_an_e_mail_says_the_link_decided_nothing() {
+        let review = pending_call();
+        let html = ReviewDrawing::new(&review, "https://desk.example", 1)
+            .from_mail()
+            .first_paint(now(), "/");
+        let notice = format!(
+            "</header><p class=\"notice\" role=\"note\">{}</p>",
+            escape(mail_notice(true))
+        );
+        assert!(html.contains(&notice), "{html}");
+        assert!(!drawn(&review).contains("You opened this from an e-mail"));
     }
 
     #[test]

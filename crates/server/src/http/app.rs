@@ -136,14 +136,18 @@ async fn home_page(State(home): State<Arc<Home>>, request: Request) -> Response 
 /// server knows (a link from Slack or an e-mail opens it readable in one round
 /// trip), as [`home_page`] does the inbox.
 async fn review_page(State(home): State<Arc<Home>>, request: Request) -> Response {
-    let id = request
-        .uri()
+    let uri = request.uri();
+    let id = uri
         .path()
         .strip_prefix("/reviews/")
         .and_then(|id| countersign_domain::MplpId::parse(id).ok());
+    // Opened from an e-mail's link (its `mail` token: only the app reads it).
+    let from_mail = uri
+        .query()
+        .is_some_and(|q| super::query::Params::find(q, "mail").is_some());
     let drawn = match (id, known_reviewer(&home, request).await) {
         (Some(id), Some((caller, server))) => drawing(
-            super::reviews::review_page(&home.state, &caller, id, server, "/")
+            super::reviews::review_page(&home.state, &caller, id, server, "/", from_mail)
                 .await
                 .map(Some),
         ),

@@ -164,20 +164,30 @@ pub async fn page(
     caller.require(KeyKind::Reviewer)?;
     let params = Params::parse(raw.as_deref(), &["base", "server"])?;
     let (base, server) = drawn_for(&params)?;
-    Ok(Html(review_page(&state, &caller, id, server, base).await?))
+    Ok(Html(
+        review_page(&state, &caller, id, server, base, false).await?,
+    ))
 }
 
-/// The review `id` as [`page`] draws it for `caller`.
+/// The review `id` as [`page`] draws it for `caller`, links under `base`,
+/// said to be opened from an e-mail's link when `from_mail`.
 pub async fn review_page(
     state: &AppState,
     caller: &Caller,
     id: MplpId,
     server: &str,
     base: &str,
+    from_mail: bool,
 ) -> Result<String, ApiError> {
     let stored = caller.review(state, id).await?;
     let pending = state.db.status_counts().await?.pending;
-    Ok(ReviewDrawing::new(&stored.review, server, pending).first_paint(chrono::Utc::now(), base))
+    let drawing = ReviewDrawing::new(&stored.review, server, pending);
+    let drawing = if from_mail {
+        drawing.from_mail()
+    } else {
+        drawing
+    };
+    Ok(drawing.first_paint(chrono::Utc::now(), base))
 }
 
 /// A drawing's `base` (the path the desk is served under, `/` by default)

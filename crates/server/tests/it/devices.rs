@@ -175,6 +175,22 @@ fn a_remembered_key_draws_the_page_but_authenticates_no_request() {
         review.text
     );
     assert_eq!(review.header("cache-control"), Some("private, no-store"));
+    assert!(!review.text.contains("You opened this from an e-mail"));
+    // Opened from an e-mail's link, it says so from the first paint, as the app does.
+    let mailed = site.send(
+        "GET",
+        &format!("/reviews/{id}?mail=t"),
+        None,
+        &[("Cookie", &cookie)],
+    );
+    assert!(
+        mailed.text.contains(&format!(
+            r#"</header><p class="notice" role="note">{}</p>"#,
+            countersign_markup::mail_notice(true)
+        )),
+        "{}",
+        mailed.text
+    );
     for (path, cookie) in [
         (format!("/reviews/{id}"), ""),
         (
