@@ -301,9 +301,14 @@ if (served?.isConnected) {
   // The app waits for the rows (its files would slow them down), but not for a slow server.
   await Promise.race([drawn, new Promise((resolve) => setTimeout(resolve, 500))]);
 } else if (reviewOf(location.pathname) && drawsReviews) {
-  // A review's own address (a link from Slack, an e-mail, another tab): drawn first in the same way.
-  await Promise.race([showFor(location.pathname), new Promise((resolve) => setTimeout(resolve, 500))]);
+  // A review's own address (a link from Slack, an e-mail, another tab): drawn first in the same way, its code asked
+  // once the drawing has come (asked beside it, the code's files would hold the drawing back, as for a tap).
+  const drawing = Promise.resolve(showFor(location.pathname));
+  drawing.finally(preloadReview);
+  await Promise.race([drawing, new Promise((resolve) => setTimeout(resolve, 500))]);
 }
+// On a review's address its code comes beside the app's (at once when nothing is asked first).
+if (location.pathname.startsWith(\`\${base}reviews/\`)) preloadReview();
 preload(app.glue, app.loader, app.wasm);
 let bindings, wasm;
 try {

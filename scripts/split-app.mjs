@@ -57,9 +57,10 @@ try {
   const html = readFileSync(indexPath, "utf8");
   if (!html.includes(boot)) throw new Error(`${indexPath}: no inline boot script to extend`);
   // Fetched beside the app's own code when a review's address is opened (a link to
-  // one request), or when a row of the first paint is tapped (scripts/first-paint.mjs),
-  // instead of after the app starts: under the path the app is served at
-  // (scripts/rebase-dist.mjs writes it in the page), once.
+  // one request), or when a row of the first paint is tapped, instead of after the
+  // app starts: the boot script (scripts/first-paint.mjs) calls it, after the
+  // server's drawing of the review when it asks for one. Under the path the app is
+  // served at (scripts/rebase-dist.mjs writes it in the page), once.
   const preload = `function preloadReview() {
   const base = document.querySelector('meta[name="countersign-base"]')?.content ?? "/";
   if (preloadReview.done) return;
@@ -67,10 +68,6 @@ try {
   for (const file of ${JSON.stringify(review)}) {
     document.head.append(Object.assign(document.createElement("link"), { rel: "preload", as: "fetch", href: base + file, crossOrigin: "anonymous" }));
   }
-}
-{
-  const base = document.querySelector('meta[name="countersign-base"]')?.content ?? "/";
-  if (location.pathname.startsWith(\`\${base}reviews/\`)) preloadReview();
 }
 `;
   let page = html.replace(boot, `${boot}\n${preload}`);

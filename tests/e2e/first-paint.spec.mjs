@@ -413,9 +413,14 @@ test.describe("with a Countersign server connection saved", () => {
     const { body } = await api(server, keys.reviewer, "GET", "/reviews?view=summary&status=pending&limit=1");
     const [{ id, title }] = body.items;
     const releaseApp = await holdBack(page, APP_WASM);
+    const fetched = [];
+    page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
     await page.goto(`${server.url}/reviews/${id}`);
     const drawn = page.locator(`.first-paint[data-review="${id}"]`);
     await expect(drawn.getByRole("heading", { level: 1, name: title })).toBeVisible();
+    await expect.poll(() => fetched.findIndex((p) => /\/split_review-[0-9a-f]+\.wasm$/.test(p)), "the review's code is asked after its drawing")
+      .toBeGreaterThan(fetched.indexOf(`/api/v1/reviews/${id}/page`));
+    expect(fetched.indexOf(`/api/v1/reviews/${id}/page`)).toBeGreaterThanOrEqual(0);
     await expect(drawn.getByText("The decision form is loading…")).toBeVisible();
     expect(await wcagViolations(page), "the drawn review meets WCAG 2.1 AA").toEqual([]);
     // Its links work before the app too: the address changes and the app opens that screen when it starts.
