@@ -2,10 +2,8 @@
 //! that scrolls on its own (and can be reached by keyboard) once it is long.
 
 use countersign_domain::text::reveal;
+use countersign_markup::LONG_TEXT_BYTES;
 use leptos::prelude::*;
-
-/// Above this many bytes the text gets its own scrolling region.
-const LONG_TEXT_BYTES: usize = 600;
 
 /// A paragraph of agent prose; `label` names the scrolling region when it is long.
 #[component]

@@ -19,7 +19,7 @@
 use chrono::{DateTime, Utc};
 mod review;
 
-pub use review::{countdown, mail_notice, own_reason, pretty, ReviewDrawing};
+pub use review::{countdown, mail_notice, own_reason, pretty, ReviewDrawing, LONG_TEXT_BYTES};
 
 use countersign_domain::langgraph::ThreadStatus;
 use countersign_domain::model::{ConfirmStatus, TargetType};

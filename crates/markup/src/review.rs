@@ -15,8 +15,9 @@ use countersign_domain::toolcall::{
 use countersign_domain::wire::ReviewSummary;
 use countersign_domain::{Issue, Review};
 
-/// Above this many bytes agent prose gets its own scrolling region.
-const LONG_TEXT_BYTES: usize = 600;
+/// Above this many bytes agent prose gets its own scrolling region (here
+/// and in the app's review page).
+pub const LONG_TEXT_BYTES: usize = 600;
 
 /// A review's page as the desk draws it before its code has loaded.
 pub struct ReviewDrawing<'a> {
@@ -41,13 +42,10 @@ impl<'a> ReviewDrawing<'a> {
         }
     }
 
-    /// The drawing of a review opened from a Countersign e-mail's link: it
-    /// says that opening the link decided nothing, as the app does.
-    pub fn from_mail(self) -> Self {
-        ReviewDrawing {
-            from_mail: true,
-            ..self
-        }
+    /// The drawing, saying (when `from_mail`: opened from a Countersign
+    /// e-mail's link) that opening the link decided nothing, as the app does.
+    pub fn from_mail(self, from_mail: bool) -> Self {
+        ReviewDrawing { from_mail, ..self }
     }
 
     /// The page in the element the boot script shows while the app loads
@@ -241,8 +239,7 @@ pub fn pretty(canonical: &str) -> String {
         .unwrap_or_else(|_| canonical.to_owned())
 }
 
-/// The exact call and its hash, recomputed where it is drawn (`here`: "by
-/// the server", "in this browser").
+/// The exact call and its hash, recomputed by the server that draws it.
 fn exact_call(html: &mut Html, request: &ApprovalRequest) {
     let hash_ok = CallHash::of_canonical(&request.tool_call_canonical) == request.tool_call_hash;
     html.tag("<h3>Exact call</h3><pre class=\"call-json\" aria-label=\"Exact call (canonical JSON)\"><code>")
@@ -609,7 +606,7 @@ mod tests {
     fn a_review_opened_from_an_e_mail_says_the_link_decided_nothing() {
         let review = pending_call();
         let html = ReviewDrawing::new(&review, "https://desk.example", 1)
-            .from_mail()
+            .from_mail(true)
             .first_paint(now(), "/");
         let notice = format!(
             "</header><p class=\"notice\" role=\"note\">{}</p>",

@@ -181,12 +181,7 @@ pub async fn review_page(
 ) -> Result<String, ApiError> {
     let stored = caller.review(state, id).await?;
     let pending = state.db.status_counts().await?.pending;
-    let drawing = ReviewDrawing::new(&stored.review, server, pending);
-    let drawing = if from_mail {
-        drawing.from_mail()
-    } else {
-        drawing
-    };
+    let drawing = ReviewDrawing::new(&stored.review, server, pending).from_mail(from_mail);
     Ok(drawing.first_paint(chrono::Utc::now(), base))
 }
 
