@@ -4,12 +4,9 @@
 //! dry run when offered, a live countdown to expiry, and once decided the
 //! outcome with its token.
 
-use crate::components::markdown::Markdown;
-use countersign_domain::text::markdown::plain_text;
 use countersign_domain::text::reveal;
 use countersign_domain::toolcall::{
-    check_summary, ApprovalRequest, CallHash, OutcomeKind, SummaryCheck, ToolCallReview,
-    ToolOutcome,
+    ApprovalRequest, CallHash, OutcomeKind, ToolCallReview, ToolOutcome,
 };
 use leptos::prelude::*;
 
@@ -60,7 +57,9 @@ pub fn ToolCallPanel(
             </p>
             {(pending && !interrupt).then(|| view! { <Countdown request=request.clone() /> })}
             <ExactCall request=request.clone() />
-            <AgentSummary request=request.clone() />
+            // The summary and its check are the markup the server's drawing
+            // of the review shows too (countersign-markup).
+            <div class="agent-summary" inner_html=countersign_markup::agent_summary(&request)></div>
             {list("Predicted side effects", request.side_effects.clone())}
             {list("Rollback and safety notes", request.rollback_notes.clone())}
             {request.diff.clone().map(|diff| view! {
@@ -103,32 +102,6 @@ fn ExactCall(request: ApprovalRequest) -> impl IntoView {
     }
 }
 
-/// What the agent says the call does, checked against the call. A summary
-/// of one plain line is the page's title already: only its check is shown.
-#[component]
-fn AgentSummary(request: ApprovalRequest) -> impl IntoView {
-    let check = request
-        .tool_call()
-        .map(|c| check_summary(&request.human_summary, &c))
-        .ok();
-    let summary = request.human_summary.trim();
-    let in_title = !summary.contains('\n') && plain_text(summary).trim() == summary;
-    view! {
-        {if in_title {
-            view! { <h3>"Does the summary match the call?"</h3> }.into_any()
-        } else {
-            view! {
-                <h3>"Agent’s summary"</h3>
-                <blockquote class="summary"><Markdown text=reveal::prose(&request.human_summary) /></blockquote>
-            }.into_any()
-        }}
-        {match check {
-            Some(check) => view! { <SummaryCheckView check /> }.into_any(),
-            None => view! { <p class="summary-check summary-bad" role="alert">"✕ The call cannot be read, so the summary cannot be checked."</p> }.into_any(),
-        }}
-    }
-}
-
 /// The tool's dry-run report, shown on request.
 #[component]
 fn DryRun(report: String) -> impl IntoView {
@@ -157,39 +130,6 @@ fn CallFields(request: ApprovalRequest) -> impl IntoView {
             {request.client_device_id.as_deref().map(|d| view! { <dt>"Device"</dt><dd><code>{reveal::label(d)}</code></dd> })}
         </dl>
     }
-}
-
-/// The summary checked against the call: red only when it names something
-/// the call does not carry; what it leaves out is a quiet note.
-#[component]
-fn SummaryCheckView(check: SummaryCheck) -> impl IntoView {
-    let contradiction = check.contradicts().then(|| {
-        view! {
-            <div class="summary-check summary-bad" role="alert">
-                <p><strong>"✕ The summary contradicts the exact call."</strong> " It names what the call does not carry; decide on the call above, not on the summary:"</p>
-                <ul>
-                    {check.contradictions.iter().map(|c| view! { <li><code>{reveal::label(c)}</code></li> }).collect_view()}
-                </ul>
-            </div>
-        }
-    });
-    let omissions = (!check.is_complete()).then(|| {
-        view! {
-            <div class="summary-check summary-note">
-                <p>"The summary does not mention:"</p>
-                <ul>
-                    {(!check.names_tool).then(|| view! { <li>"the tool’s name"</li> })}
-                    {check.unmentioned.iter().map(|u| view! {
-                        <li><code>{reveal::label(&u.path)}</code> " = " <code>{reveal::label(&u.value)}</code></li>
-                    }).collect_view()}
-                </ul>
-            </div>
-        }
-    });
-    let faithful = (!check.contradicts() && check.is_complete()).then(|| {
-        view! { <p class="summary-check summary-ok">"✓ Checked: the summary names the tool and every argument value of the exact call."</p> }
-    });
-    view! { {contradiction} {omissions} {faithful} }
 }
 
 /// What was decided, and the token.

@@ -3,7 +3,6 @@
 
 use crate::components::dag::PlanGraph;
 use crate::components::decision_form::DecisionForm;
-use crate::components::history::{DecisionTimeline, EventList};
 use crate::components::long_text::LongText;
 use crate::components::status::{PlanStatusBadge, StatusBadge};
 use crate::components::tool_call::{RedeemForm, ToolCallPanel};
@@ -16,7 +15,7 @@ use countersign_domain::model::{Confirm, ConfirmStatus, Plan};
 use countersign_domain::policy::Rule;
 use countersign_domain::text::reveal;
 use countersign_domain::toolcall::RiskTier;
-use countersign_domain::{Issue, MplpId, Review};
+use countersign_domain::{MplpId, Review};
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -204,12 +203,9 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
     let issues = review.validate();
     let problems = issues.len();
     let plan = review.plan().cloned().map(Arc::new);
-    let mut events: Vec<_> = confirm.events.clone().unwrap_or_default();
-    events.extend(
-        plan.iter()
-            .flat_map(|p| p.events.clone().unwrap_or_default()),
-    );
-    events.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
+    // The problems and the history are the markup the server's drawing of
+    // this review shows too (countersign-markup), so the two say the same.
+    let history = countersign_markup::history(&review, crate::browser::now());
     let origin = Origin::from_context();
     let facts = Desk::from_context().interrupt_facts(confirm.confirm_id);
     let answers = facts.as_ref().map(|f| f.allowed.clone());
@@ -224,13 +220,10 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
                 <div class="review-main-col">
                     {review.tool_call().cloned().map(|call| view! { <ToolCallPanel call pending interrupt /> })}
                     {plan.map(|plan| view! { <PlanCard plan /> })}
-                    {(problems > 0).then(|| view! { <Problems issues /> })}
-                    <section aria-labelledby="history-title" class="card">
-                        <h2 id="history-title">"Decision history"</h2>
-                        <DecisionTimeline confirm=confirm.clone() deciders=review.deciders.clone() />
-                        <h3>"Events"</h3>
-                        <EventList events />
-                    </section>
+                    {(problems > 0).then(|| view! {
+                        <section aria-labelledby="problems-title" class="card" inner_html=countersign_markup::problems(&issues)></section>
+                    })}
+                    <section aria-labelledby="history-title" class="card" inner_html=history></section>
                 </div>
                 <aside class="review-side-col" aria-label="Decision and details">
                     <Quorum review=review.clone() />
@@ -285,26 +278,6 @@ fn PlanCard(plan: Arc<Plan>) -> impl IntoView {
             <p class="plan-title"><strong>{reveal::prose(&plan.title)}</strong> " " <PlanStatusBadge status=plan.status /></p>
             <LongText class="plan-objective" label="Plan objective" text=plan.objective.clone() />
             <PlanGraph plan=plan.clone() />
-        </section>
-    }
-}
-
-/// Every MPLP check the request or its target fails (shown only when some do).
-#[component]
-fn Problems(issues: Vec<Issue>) -> impl IntoView {
-    let count = issues.len();
-    view! {
-        <section aria-labelledby="problems-title" class="card">
-            <h2 id="problems-title">"Problems " <span class="count">{count}</span></h2>
-            <ul class="issues" aria-label="Validation problems">
-                {issues.into_iter().map(|i| view! {
-                    <li>
-                        <code class="issue-path">{i.path.clone()}</code>
-                        <span class="issue-message">{i.message.clone()}</span>
-                        <span class="issue-code subtle">{i.code.as_str()}</span>
-                    </li>
-                }).collect_view()}
-            </ul>
         </section>
     }
 }

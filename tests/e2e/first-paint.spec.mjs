@@ -41,6 +41,11 @@ const markup = (page, selector) =>
   page.locator(selector).evaluate((el) =>
     el.innerHTML.replaceAll("<!---->", "").replaceAll(' inert=""', "").replaceAll(' aria-hidden="true"', "").replace(/<time datetime="[^"]*" title="[^"]*">/g, "<time>").trim());
 
+/** What a review's drawing and the app's review page draw alike, under `root`: each of these parts' markup (null where it has none). */
+const reviewParts = (page, root) =>
+  Promise.all([".review-head", ".agent-summary", "[aria-labelledby=problems-title]", "[aria-labelledby=history-title]"].map(async (part) =>
+    (await page.locator(`${root} ${part}`).count()) ? markup(page, `${root} ${part}`) : null));
+
 /** The same, with the server link's state left out (the app's may already say Live). */
 const servedMarkup = async (page, selector) =>
   (await markup(page, selector)).replace(/(<span class="link-state"[^>]*) data-state="[^"]*">[^<]*</, "$1><");
@@ -389,7 +394,8 @@ test.describe("with a Countersign server connection saved", () => {
     await expect(page.locator(".first-paint:not([data-review])")).toBeHidden();
     await expect(drawn.locator("main button, main form, main textarea")).toHaveCount(0);
     await expect(drawn.getByRole("status")).toContainText(["The decision form is loading…"]);
-    const drawnHead = await markup(page, ".first-paint[data-review] .review-head");
+    const drawnParts = await reviewParts(page, ".first-paint[data-review]");
+    expect(drawnParts[0] && drawnParts[3], "the drawing has a head and a history").toBeTruthy();
     await shoot(page, "first-paint-review", { drawing: true });
     // Another screen's link leaves the review drawn, its link busy, until the app opens that screen.
     await drawn.getByRole("link", { name: "Settings" }).click();
@@ -405,7 +411,7 @@ test.describe("with a Countersign server connection saved", () => {
     await expect(page.locator(".first-paint")).toHaveCount(0);
     expect(await page.evaluate(() => document.body.classList.contains("painting"))).toBe(false);
     await expect(page.getByRole("heading", { level: 1, name: title })).toBeVisible();
-    expect(await markup(page, ".review-head"), "the app heads the review as the server drew it").toBe(drawnHead);
+    expect(await reviewParts(page, "main"), "the app draws the review's head, summary, problems and history as the server drew them").toEqual(drawnParts);
   });
 
   test("a review's own address opened before the app's code arrives is drawn by the server, then by the app", async ({ page }) => {
@@ -437,6 +443,32 @@ test.describe("with a Countersign server connection saved", () => {
     await expect(page.getByRole("button", { name: "Approve" })).toBeVisible();
     await expect(page.locator(".first-paint")).toHaveCount(0);
     await expect(page.getByRole("heading", { level: 1, name: title })).toBeVisible();
+  });
+
+  test("a decided tool call drawn by the server says what the app then says: the summary's check, the history", async ({ page }) => {
+    const asked = await api(server, keys.agent, "POST", "/tool-calls", {
+      requestedByRole: "payments-agent", sessionId: "s1", runId: "r1",
+      toolCall: { name: "payments.refund", args: { order: "A-1001", amount: 4200 } },
+      humanSummary: "Refund order A-1001",
+      riskTier: "R3",
+    });
+    expect(asked.status).toBe(201);
+    const id = asked.body.outcome.confirm_id;
+    const rejected = await api(server, keys.reviewer, "POST", `/reviews/${id}/decisions`,
+      { status: "rejected", decided_by_role: "reviewer", reason: "Refunds go through support" }, { "Idempotency-Key": `reject-${id}` });
+    expect(rejected.status, JSON.stringify(rejected.body)).toBe(200);
+    await saveConnection(page, { url: server.url, key: keys.reviewer, backend: "countersign" });
+    const releaseApp = await holdBack(page, APP_WASM);
+    await page.goto(`${server.url}/reviews/${id}`);
+    const root = `.first-paint[data-review="${id}"]`;
+    await expect(page.locator(`${root} .summary-note`)).toContainText("amount");
+    await expect(page.locator(`${root} .timeline-reason`)).toHaveText("Refunds go through support");
+    const drawnParts = await reviewParts(page, root);
+
+    releaseApp();
+    await expect(page.locator(".first-paint")).toHaveCount(0);
+    await expect(page.locator("main .decided")).toContainText("rejected");
+    expect(await reviewParts(page, "main"), "the app draws the review's head, summary and history as the server drew them").toEqual(drawnParts);
   });
 
   test("a review the server cannot find is not drawn, and the app says so", async ({ page }) => {

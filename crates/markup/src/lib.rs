@@ -19,7 +19,10 @@
 use chrono::{DateTime, Utc};
 mod review;
 
-pub use review::{countdown, mail_notice, own_reason, pretty, ReviewDrawing, LONG_TEXT_BYTES};
+pub use review::{
+    agent_summary, countdown, history, mail_notice, own_reason, pretty, problems, ReviewDrawing,
+    LONG_TEXT_BYTES,
+};
 
 use countersign_domain::langgraph::ThreadStatus;
 use countersign_domain::model::{ConfirmStatus, TargetType};

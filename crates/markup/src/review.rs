@@ -76,8 +76,15 @@ impl<'a> ReviewDrawing<'a> {
         if let Some(plan) = review.plan() {
             plan_card(&mut html, plan);
         }
-        problems(&mut html, &review.validate());
-        history(&mut html, review, now);
+        let issues = review.validate();
+        if !issues.is_empty() {
+            html.tag("<section aria-labelledby=\"problems-title\" class=\"card\">")
+                .tag(&problems(&issues))
+                .tag("</section>");
+        }
+        html.tag("<section aria-labelledby=\"history-title\" class=\"card\">")
+            .tag(&history(review, now))
+            .tag("</section>");
         html.tag("</div><aside class=\"review-side-col\" aria-label=\"Decision and details\">");
         decision(&mut html, confirm);
         html.tag("</aside></div></article></main></div>");
@@ -179,7 +186,9 @@ fn tool_call(html: &mut Html, call: &ToolCallReview, pending: bool, now: DateTim
             .tag("</p>");
     }
     exact_call(html, request);
-    agent_summary(html, request);
+    html.tag("<div class=\"agent-summary\">")
+        .tag(&agent_summary(request))
+        .tag("</div>");
     list(html, "Predicted side effects", &request.side_effects);
     list(html, "Rollback and safety notes", &request.rollback_notes);
     if let Some(diff) = &request.diff {
@@ -253,8 +262,12 @@ fn exact_call(html: &mut Html, request: &ApprovalRequest) {
         });
 }
 
-/// What the agent says the call does, and its check against the call.
-fn agent_summary(html: &mut Html, request: &ApprovalRequest) {
+/// What the agent says the call does, and its check against the call: the
+/// inside of the tool call card's `<div class="agent-summary">`, here and in
+/// the app's review page.
+pub fn agent_summary(request: &ApprovalRequest) -> String {
+    let mut html = Html(String::with_capacity(512));
+    let html = &mut html;
     let summary = request.human_summary.trim();
     if !summary.contains('\n') && plain_text(summary).trim() == summary {
         html.tag("<h3>Does the summary match the call?</h3>");
@@ -269,6 +282,7 @@ fn agent_summary(html: &mut Html, request: &ApprovalRequest) {
             html.tag("<p class=\"summary-check summary-bad\" role=\"alert\">✕ The call cannot be read, so the summary cannot be checked.</p>");
         }
     }
+    std::mem::take(&mut html.0)
 }
 
 /// The summary's check: red when it names what the call does not carry.
@@ -386,12 +400,11 @@ fn plan_card(html: &mut Html, plan: &Plan) {
     html.tag("</ol></section>");
 }
 
-/// Every MPLP check the request or its target fails, when some do.
-fn problems(html: &mut Html, issues: &[Issue]) {
-    if issues.is_empty() {
-        return;
-    }
-    html.tag(&format!("<section aria-labelledby=\"problems-title\" class=\"card\"><h2 id=\"problems-title\">Problems <span class=\"count\">{}</span></h2><ul class=\"issues\" aria-label=\"Validation problems\">", issues.len()));
+/// Every MPLP check the request or its target fails: the inside of the
+/// problems card (shown only when some do), here and in the app.
+pub fn problems(issues: &[Issue]) -> String {
+    let mut html = Html(String::with_capacity(256));
+    html.tag(&format!("<h2 id=\"problems-title\">Problems <span class=\"count\">{}</span></h2><ul class=\"issues\" aria-label=\"Validation problems\">", issues.len()));
     for issue in issues {
         html.tag("<li><code class=\"issue-path\">")
             .text(&issue.path)
@@ -401,13 +414,19 @@ fn problems(html: &mut Html, issues: &[Issue]) {
             .text(issue.code.as_str())
             .tag("</span></li>");
     }
-    html.tag("</ul></section>");
+    html.tag("</ul>");
+    html.0
 }
 
-/// The decisions, oldest first, with who made them and where, and the events.
-fn history(html: &mut Html, review: &Review, now: DateTime<Utc>) {
+/// The decisions, oldest first, with who made them and where (the
+/// signed-in person, else the key's owner, else the key; the desk, the API,
+/// Slack or e-mail), then the events: the inside of the history card, here
+/// and in the app, times said as of `now`.
+pub fn history(review: &Review, now: DateTime<Utc>) -> String {
     let confirm = &review.confirm;
-    html.tag("<section aria-labelledby=\"history-title\" class=\"card\"><h2 id=\"history-title\">Decision history</h2>");
+    let mut html = Html(String::with_capacity(1024));
+    let html = &mut html;
+    html.tag("<h2 id=\"history-title\">Decision history</h2>");
     let decisions = confirm.decisions();
     if decisions.is_empty() {
         html.tag("<p class=\"subtle\">No decision yet.</p>");
@@ -441,7 +460,7 @@ fn history(html: &mut Html, review: &Review, now: DateTime<Utc>) {
     }
     html.tag("<h3>Events</h3>");
     events(html, review);
-    html.tag("</section>");
+    std::mem::take(&mut html.0)
 }
 
 /// The events of the confirm and its plan, oldest first.
