@@ -41,10 +41,14 @@ const markup = (page, selector) =>
   page.locator(selector).evaluate((el) =>
     el.innerHTML.replaceAll("<!---->", "").replaceAll(' inert=""', "").replaceAll(' aria-hidden="true"', "").replace(/<time datetime="[^"]*" title="[^"]*">/g, "<time>").trim());
 
-/** What a review's drawing and the app's review page draw alike, under `root`: each of these parts' markup (null where it has none). */
+/**
+ * What a review's drawing and the app's review page draw alike, under `root`:
+ * each of these parts' markup (null where it has none). A plan's steps are
+ * buttons in the app only.
+ */
 const reviewParts = (page, root) =>
-  Promise.all([".review-head", ".agent-summary", "[aria-labelledby=problems-title]", "[aria-labelledby=history-title]"].map(async (part) =>
-    (await page.locator(`${root} ${part}`).count()) ? markup(page, `${root} ${part}`) : null));
+  Promise.all([".review-head", ".agent-summary", ".dag .edges", ".dag .nodes", ".dag .legend", "[aria-labelledby=problems-title]", "[aria-labelledby=history-title]"].map(async (part) =>
+    (await page.locator(`${root} ${part}`).count()) ? (await markup(page, `${root} ${part}`)).replaceAll(' tabindex="0" role="button"', ' role="group"') : null));
 
 /** The same, with the server link's state left out (the app's may already say Live). */
 const servedMarkup = async (page, selector) =>
@@ -395,7 +399,7 @@ test.describe("with a Countersign server connection saved", () => {
     await expect(drawn.locator("main button, main form, main textarea")).toHaveCount(0);
     await expect(drawn.getByRole("status")).toContainText(["The decision form is loading…"]);
     const drawnParts = await reviewParts(page, ".first-paint[data-review]");
-    expect(drawnParts[0] && drawnParts[3], "the drawing has a head and a history").toBeTruthy();
+    expect(drawnParts[0] && drawnParts[3] && drawnParts[6], "the drawing has a head, a plan's graph and a history").toBeTruthy();
     await shoot(page, "first-paint-review", { drawing: true });
     // Another screen's link leaves the review drawn, its link busy, until the app opens that screen.
     await drawn.getByRole("link", { name: "Settings" }).click();
@@ -411,7 +415,7 @@ test.describe("with a Countersign server connection saved", () => {
     await expect(page.locator(".first-paint")).toHaveCount(0);
     expect(await page.evaluate(() => document.body.classList.contains("painting"))).toBe(false);
     await expect(page.getByRole("heading", { level: 1, name: title })).toBeVisible();
-    expect(await reviewParts(page, "main"), "the app draws the review's head, summary, problems and history as the server drew them").toEqual(drawnParts);
+    expect(await reviewParts(page, "main"), "the app draws the review's head, plan graph, problems and history as the server drew them").toEqual(drawnParts);
   });
 
   test("a review's own address opened before the app's code arrives is drawn by the server, then by the app", async ({ page }) => {

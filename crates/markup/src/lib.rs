@@ -15,8 +15,11 @@
 //! - [`ReviewDrawing`]: one review for reading while the app loads, drawn by
 //!   `countersign serve` (`GET /api/v1/reviews/{id}/page`) with the classes
 //!   and words of the app's review page, and nothing that decides.
+//! - [`plan_graph`]: a plan's DAG as SVG, in the app's plan graph and (still)
+//!   in the server's drawing of a plan's review.
 
 use chrono::{DateTime, Utc};
+pub mod plan_graph;
 mod review;
 
 pub use review::{

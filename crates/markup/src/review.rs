@@ -4,6 +4,7 @@
 //! the problems, the history), with the decision left to the app. Nothing in
 //! it can decide: it has no form and no button, and the app replaces it.
 
+use super::plan_graph::GraphDrawing;
 use super::{counted, shell, Html};
 use chrono::{DateTime, Utc};
 use countersign_domain::model::{Confirm, ConfirmStatus, Event, Plan};
@@ -375,7 +376,13 @@ fn list(html: &mut Html, title: &str, items: &[String]) {
     html.tag("</ul>");
 }
 
-/// The plan's title, status, objective and steps (its graph is the app's).
+/// Plans of up to this many steps are drawn as their graph before the app
+/// has loaded; larger ones as a list of steps (the graph's markup grows by
+/// about 640 bytes a step, and a phone's link carries it before the app).
+const STILL_GRAPH_STEPS: usize = 100;
+
+/// The plan's title, status, objective and graph (the app's, without its
+/// zoom and step details), or for a large plan its steps in a list.
 fn plan_card(html: &mut Html, plan: &Plan) {
     html.tag("<section aria-labelledby=\"plan-title\" class=\"card\"><h2 id=\"plan-title\">Plan</h2><p class=\"plan-title\"><strong>")
         .text(&reveal::prose(&plan.title))
@@ -385,6 +392,11 @@ fn plan_card(html: &mut Html, plan: &Plan) {
             plan.status.as_str().replace('_', " ")
         ));
     long_text(html, "plan-objective", "Plan objective", &plan.objective);
+    if plan.steps.len() <= STILL_GRAPH_STEPS {
+        html.tag(&GraphDrawing::of(plan).still(plan))
+            .tag("</section>");
+        return;
+    }
     html.tag(&format!(
         "<p class=\"subtle\">{}; the graph is drawn once the desk has loaded.</p><ol class=\"plain-list plan-steps\">",
         counted(plan.steps.len(), "step")
@@ -392,7 +404,7 @@ fn plan_card(html: &mut Html, plan: &Plan) {
     for step in &plan.steps {
         html.tag(&format!(
             "<li><span class=\"subtle\">{}</span> ",
-            step.status.as_str().replace('_', " ")
+            step.status.words()
         ))
         .text(&reveal::prose(&step.description))
         .tag("</li>");
@@ -595,21 +607,51 @@ mod tests {
     }
 
     #[test]
-    fn a_plan_is_drawn_with_its_steps_and_its_problems() {
+    fn a_plan_is_drawn_as_its_graph_with_its_problems() {
         let review = demo(|r| r.plan().is_some() && !r.validate().is_empty());
         let html = drawn(&review);
         let plan = review.plan().unwrap();
         assert!(html.contains(&format!(
-            "<p class=\"subtle\">{}; the graph is drawn once the desk has loaded.</p>",
-            counted(plan.steps.len(), "step")
+            "<svg role=\"group\" aria-label=\"Plan graph: {} steps\"",
+            plan.steps.len()
         )));
-        for step in &plan.steps {
-            assert!(html.contains(&escape(&reveal::prose(&step.description))));
+        for (i, step) in plan.steps.iter().enumerate() {
+            let about = format!("<desc id=\"dag-step-{i}-about\">Step {}: ", i + 1);
+            let at = html.find(&about).expect("each step is in the graph");
+            assert!(html[at..].starts_with(&format!(
+                "{about}{}",
+                escape(&reveal::prose(&step.description))
+            )));
         }
+        // Read, not pressed: the app's nodes are buttons, the drawing's are not.
+        assert!(!html.contains("role=\"button\"") && !html.contains("tabindex=\"0\""));
         assert!(html.contains(&format!(
             "<h2 id=\"problems-title\">Problems <span class=\"count\">{}</span></h2>",
             review.validate().len()
         )));
+    }
+
+    #[test]
+    fn a_large_plan_is_drawn_as_a_list_of_its_steps() {
+        let review = edited(&demo(|r| r.plan().is_some()), |json| {
+            let plan = &mut json["target"]["plan"];
+            let step = plan["steps"][0].clone();
+            plan["steps"] = (0..=STILL_GRAPH_STEPS)
+                .map(|n| {
+                    let mut step = step.clone();
+                    step["step_id"] = format!("00000000-0000-4000-8000-{n:012}").into();
+                    step["description"] = format!("Step number {n}").into();
+                    step["dependencies"] = serde_json::json!([]);
+                    step
+                })
+                .collect();
+        });
+        let html = drawn(&review);
+        assert!(html.contains(&format!(
+            "<p class=\"subtle\">{} steps; the graph is drawn once the desk has loaded.</p>",
+            STILL_GRAPH_STEPS + 1
+        )));
+        assert!(html.contains("Step number 100</li>") && !html.contains("<svg"));
     }
 
     #[test]

@@ -134,6 +134,25 @@ impl ConfirmStatus {
     }
 }
 
+impl StepStatus {
+    /// The symbol shown before the status's name, so it reads without colour.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "○",
+            StepStatus::InProgress => "◐",
+            StepStatus::Completed => "✓",
+            StepStatus::Blocked => "⊘",
+            StepStatus::Skipped => "↷",
+            StepStatus::Failed => "✕",
+        }
+    }
+
+    /// The status in words ("in progress").
+    pub fn words(self) -> String {
+        self.as_str().replace('_', " ")
+    }
+}
+
 impl From<DecisionStatus> for ConfirmStatus {
     fn from(d: DecisionStatus) -> Self {
         match d {
