@@ -5,9 +5,8 @@
 //! outcome with its token.
 
 use countersign_domain::text::reveal;
-use countersign_domain::toolcall::{
-    ApprovalRequest, CallHash, OutcomeKind, ToolCallReview, ToolOutcome,
-};
+use countersign_domain::toolcall::{ApprovalRequest, OutcomeKind, ToolCallReview, ToolOutcome};
+use countersign_markup::CheckedBy;
 use leptos::prelude::*;
 
 pub use countersign_markup::pretty;
@@ -38,37 +37,18 @@ pub fn ToolCallPanel(
 ) -> impl IntoView {
     let request = call.request.clone();
     let name = request.tool_call().map(|c| c.name).unwrap_or_default();
-    let tier = request.risk_tier.to_string();
-    let list = |title: &'static str, items: Vec<String>| {
-        (!items.is_empty()).then(|| {
-            view! {
-                <h3>{title}</h3>
-                <ul class="plain-list">{items.into_iter().map(|i| view! { <li>{i}</li> }).collect_view()}</ul>
-            }
-        })
-    };
+    // The parts that say the same before the app has loaded are the markup
+    // the server's drawing of the review shows (countersign-markup).
     view! {
         <section class="card tool-call" aria-labelledby="call-title">
             <h2 id="call-title">"Tool call " <code>{reveal::label(&name)}</code></h2>
-            <p class="tool-risk">
-                <span class=format!("risk risk-{}", tier.to_ascii_lowercase())>{format!("Risk {tier}")}</span>
-                " " <span class="risk-meaning">{request.risk_tier.meaning()}</span>
-                {(!request.risk_reasons.is_empty()).then(|| format!(". Why: {}.", request.risk_reasons.join("; ")))}
-            </p>
+            <p class="tool-risk" inner_html=countersign_markup::call_risk(&request)></p>
             {(pending && !interrupt).then(|| view! { <Countdown request=request.clone() /> })}
-            <ExactCall request=request.clone() />
-            // The summary and its check are the markup the server's drawing
-            // of the review shows too (countersign-markup).
+            <div class="exact-call" inner_html=countersign_markup::exact_call(&request, CheckedBy::Browser)></div>
             <div class="agent-summary" inner_html=countersign_markup::agent_summary(&request)></div>
-            {list("Predicted side effects", request.side_effects.clone())}
-            {list("Rollback and safety notes", request.rollback_notes.clone())}
-            {request.diff.clone().map(|diff| view! {
-                <h3>"Diff"</h3>
-                <pre class="diff"><code>{diff}</code></pre>
-            })}
-            {list("Suggested alternatives", request.suggested_alternatives.clone())}
+            <div class="call-notes" inner_html=countersign_markup::call_notes(&request)></div>
             {request.dry_run.clone().map(|report| view! { <DryRun report /> })}
-            <CallFields request />
+            <dl class="fields" inner_html=countersign_markup::call_fields(&request)></dl>
             {call.outcome.clone().map(|outcome| view! { <OutcomeView outcome interrupt /> })}
         </section>
     }
@@ -88,20 +68,6 @@ fn Countdown(request: ApprovalRequest) -> impl IntoView {
     }
 }
 
-/// The exact call as canonical JSON, with its hash recomputed here.
-#[component]
-fn ExactCall(request: ApprovalRequest) -> impl IntoView {
-    let hash_ok = CallHash::of_canonical(&request.tool_call_canonical) == request.tool_call_hash;
-    view! {
-        <h3>"Exact call"</h3>
-        <pre class="call-json" aria-label="Exact call (canonical JSON)"><code>{reveal::json(&pretty(&request.tool_call_canonical))}</code></pre>
-        <p class="subtle call-hash">
-            "SHA-256 " <code>{request.tool_call_hash.to_string()}</code>
-            {if hash_ok { " ✓ recomputed in this browser" } else { " ✕ does NOT match the call" }}
-        </p>
-    }
-}
-
 /// The tool's dry-run report, shown on request.
 #[component]
 fn DryRun(report: String) -> impl IntoView {
@@ -115,20 +81,6 @@ fn DryRun(report: String) -> impl IntoView {
         <Show when=move || shown.get()>
             <pre class="dry-run" aria-label="Dry-run report"><code>{report.clone()}</code></pre>
         </Show>
-    }
-}
-
-/// Where the call comes from (session, run, workspace, device): what a scoped
-/// approval covers. Its approval id is the target's, under Technical details.
-#[component]
-fn CallFields(request: ApprovalRequest) -> impl IntoView {
-    view! {
-        <dl class="fields">
-            <dt>"Session"</dt><dd><code>{reveal::label(&request.session_id)}</code></dd>
-            <dt>"Run"</dt><dd><code>{reveal::label(&request.run_id)}</code></dd>
-            {request.workspace.as_deref().map(|w| view! { <dt>"Workspace"</dt><dd><code>{reveal::label(w)}</code></dd> })}
-            {request.client_device_id.as_deref().map(|d| view! { <dt>"Device"</dt><dd><code>{reveal::label(d)}</code></dd> })}
-        </dl>
     }
 }
 

@@ -44,11 +44,14 @@ const markup = (page, selector) =>
 /**
  * What a review's drawing and the app's review page draw alike, under `root`:
  * each of these parts' markup (null where it has none). A plan's steps are
- * buttons in the app only.
+ * buttons in the app only, and the app recomputes a call's hash itself.
  */
 const reviewParts = (page, root) =>
-  Promise.all([".review-head", ".agent-summary", ".dag .edges", ".dag .nodes", ".dag .legend", "[aria-labelledby=problems-title]", "[aria-labelledby=history-title]"].map(async (part) =>
-    (await page.locator(`${root} ${part}`).count()) ? (await markup(page, `${root} ${part}`)).replaceAll(' tabindex="0" role="button"', ' role="group"') : null));
+  Promise.all([".review-head", ".tool-risk", ".exact-call", ".agent-summary", ".call-notes", ".tool-call > dl.fields", ".dag .edges", ".dag .nodes", ".dag .legend",
+    "[aria-labelledby=problems-title]", "[aria-labelledby=history-title]"].map(async (part) =>
+    (await page.locator(`${root} ${part}`).count())
+      ? (await markup(page, `${root} ${part}`)).replaceAll(' tabindex="0" role="button"', ' role="group"').replace("recomputed in this browser", "recomputed by the server")
+      : null));
 
 /** The same, with the server link's state left out (the app's may already say Live). */
 const servedMarkup = async (page, selector) =>
@@ -399,7 +402,7 @@ test.describe("with a Countersign server connection saved", () => {
     await expect(drawn.locator("main button, main form, main textarea")).toHaveCount(0);
     await expect(drawn.getByRole("status")).toContainText(["The decision form is loading…"]);
     const drawnParts = await reviewParts(page, ".first-paint[data-review]");
-    expect(drawnParts[0] && drawnParts[3] && drawnParts[6], "the drawing has a head, a plan's graph and a history").toBeTruthy();
+    expect(drawnParts[0] && drawnParts[7] && drawnParts[10], "the drawing has a head, a plan's graph and a history").toBeTruthy();
     await shoot(page, "first-paint-review", { drawing: true });
     // Another screen's link leaves the review drawn, its link busy, until the app opens that screen.
     await drawn.getByRole("link", { name: "Settings" }).click();
@@ -455,6 +458,9 @@ test.describe("with a Countersign server connection saved", () => {
       toolCall: { name: "payments.refund", args: { order: "A-1001", amount: 4200 } },
       humanSummary: "Refund order A-1001",
       riskTier: "R3",
+      riskReasons: ["moves money"],
+      sideEffects: ["The customer is refunded"],
+      workspace: "shop",
     });
     expect(asked.status).toBe(201);
     const id = asked.body.outcome.confirm_id;
@@ -468,11 +474,13 @@ test.describe("with a Countersign server connection saved", () => {
     await expect(page.locator(`${root} .summary-note`)).toContainText("amount");
     await expect(page.locator(`${root} .timeline-reason`)).toHaveText("Refunds go through support");
     const drawnParts = await reviewParts(page, root);
+    expect(drawnParts.slice(1, 6).every(Boolean), "the drawing has the call's risk, exact call, summary, notes and fields").toBe(true);
+    await expect(page.locator(`${root} .call-notes`)).toContainText("The customer is refunded");
 
     releaseApp();
     await expect(page.locator(".first-paint")).toHaveCount(0);
     await expect(page.locator("main .decided")).toContainText("rejected");
-    expect(await reviewParts(page, "main"), "the app draws the review's head, summary and history as the server drew them").toEqual(drawnParts);
+    expect(await reviewParts(page, "main"), "the app draws the review's head, call, summary and history as the server drew them").toEqual(drawnParts);
   });
 
   test("a review the server cannot find is not drawn, and the app says so", async ({ page }) => {

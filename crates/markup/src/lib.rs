@@ -23,8 +23,8 @@ pub mod plan_graph;
 mod review;
 
 pub use review::{
-    agent_summary, countdown, history, mail_notice, own_reason, pretty, problems, ReviewDrawing,
-    LONG_TEXT_BYTES,
+    agent_summary, call_fields, call_notes, call_risk, countdown, exact_call, history, mail_notice,
+    own_reason, pretty, problems, CheckedBy, ReviewDrawing, LONG_TEXT_BYTES,
 };
 
 use countersign_domain::langgraph::ThreadStatus;

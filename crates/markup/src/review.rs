@@ -173,36 +173,72 @@ fn long_text(html: &mut Html, class: &str, label: &str, text: &str) {
 fn tool_call(html: &mut Html, call: &ToolCallReview, pending: bool, now: DateTime<Utc>) {
     let request = &call.request;
     let name = request.tool_call().map(|c| c.name).unwrap_or_default();
-    let tier = request.risk_tier.to_string();
     html.tag("<section class=\"card tool-call\" aria-labelledby=\"call-title\"><h2 id=\"call-title\">Tool call <code>")
         .text(&reveal::label(&name))
-        .tag(&format!("</code></h2><p class=\"tool-risk\"><span class=\"risk risk-{}\">Risk {tier}</span> <span class=\"risk-meaning\">{}</span>", tier.to_ascii_lowercase(), request.risk_tier.meaning()));
-    if !request.risk_reasons.is_empty() {
-        html.text(&format!(". Why: {}.", request.risk_reasons.join("; ")));
-    }
-    html.tag("</p>");
+        .tag("</code></h2><p class=\"tool-risk\">")
+        .tag(&call_risk(request))
+        .tag("</p>");
     if pending {
         html.tag("<p class=\"countdown\" role=\"timer\" aria-live=\"off\">")
             .text(&countdown(request, now))
             .tag("</p>");
     }
-    exact_call(html, request);
-    html.tag("<div class=\"agent-summary\">")
+    html.tag("<div class=\"exact-call\">")
+        .tag(&exact_call(request, CheckedBy::Server))
+        .tag("</div><div class=\"agent-summary\">")
         .tag(&agent_summary(request))
-        .tag("</div>");
-    list(html, "Predicted side effects", &request.side_effects);
-    list(html, "Rollback and safety notes", &request.rollback_notes);
+        .tag("</div><div class=\"call-notes\">")
+        .tag(&call_notes(request))
+        .tag("</div><dl class=\"fields\">")
+        .tag(&call_fields(request))
+        .tag("</dl></section>");
+}
+
+/// The call's risk tier, what it means and why: the inside of the tool call
+/// card's `<p class="tool-risk">`, here and in the app.
+pub fn call_risk(request: &ApprovalRequest) -> String {
+    let tier = request.risk_tier.to_string();
+    let mut html = Html(format!(
+        "<span class=\"risk risk-{}\">Risk {tier}</span> <span class=\"risk-meaning\">{}</span>",
+        tier.to_ascii_lowercase(),
+        request.risk_tier.meaning()
+    ));
+    if !request.risk_reasons.is_empty() {
+        html.text(&format!(". Why: {}.", request.risk_reasons.join("; ")));
+    }
+    html.0
+}
+
+/// What the agent predicts and offers: side effects, rollback notes, the
+/// diff and alternatives, each when given: the inside of the tool call
+/// card's `<div class="call-notes">`, here and in the app.
+pub fn call_notes(request: &ApprovalRequest) -> String {
+    let mut html = Html(String::new());
+    list(&mut html, "Predicted side effects", &request.side_effects);
+    list(
+        &mut html,
+        "Rollback and safety notes",
+        &request.rollback_notes,
+    );
     if let Some(diff) = &request.diff {
         html.tag("<h3>Diff</h3><pre class=\"diff\"><code>")
             .text(diff)
             .tag("</code></pre>");
     }
     list(
-        html,
+        &mut html,
         "Suggested alternatives",
         &request.suggested_alternatives,
     );
-    html.tag("<dl class=\"fields\"><dt>Session</dt><dd><code>")
+    html.0
+}
+
+/// Where the call comes from (session, run, workspace, device): what a
+/// scoped approval covers. The inside of the tool call card's `<dl
+/// class="fields">`, here and in the app.
+pub fn call_fields(request: &ApprovalRequest) -> String {
+    let mut html = Html(String::with_capacity(256));
+    html.tag("<dt>Session</dt><dd><code>")
         .text(&reveal::label(&request.session_id))
         .tag("</code></dd><dt>Run</dt><dd><code>")
         .text(&reveal::label(&request.run_id))
@@ -217,7 +253,7 @@ fn tool_call(html: &mut Html, call: &ToolCallReview, pending: bool, now: DateTim
                 .tag("</code></dd>");
         }
     }
-    html.tag("</dl></section>");
+    html.0
 }
 
 /// What the request's countdown says at `now`.
@@ -249,18 +285,32 @@ pub fn pretty(canonical: &str) -> String {
         .unwrap_or_else(|_| canonical.to_owned())
 }
 
-/// The exact call and its hash, recomputed by the server that draws it.
-fn exact_call(html: &mut Html, request: &ApprovalRequest) {
+/// Where a call's hash was recomputed, as the page says it.
+#[derive(Clone, Copy)]
+pub enum CheckedBy {
+    /// The server that drew the page.
+    Server,
+    /// The app, in the reviewer's browser.
+    Browser,
+}
+
+/// The exact call pretty-printed and its hash, recomputed here (`by`): the
+/// inside of the tool call card's `<div class="exact-call">`.
+pub fn exact_call(request: &ApprovalRequest, by: CheckedBy) -> String {
     let hash_ok = CallHash::of_canonical(&request.tool_call_canonical) == request.tool_call_hash;
+    let mut html = Html(String::with_capacity(
+        request.tool_call_canonical.len() * 2 + 256,
+    ));
     html.tag("<h3>Exact call</h3><pre class=\"call-json\" aria-label=\"Exact call (canonical JSON)\"><code>")
         .text(&reveal::json(&pretty(&request.tool_call_canonical)))
         .tag("</code></pre><p class=\"subtle call-hash\">SHA-256 <code>")
         .text(&request.tool_call_hash.to_string())
-        .tag(if hash_ok {
-            "</code> ✓ recomputed by the server</p>"
-        } else {
-            "</code> ✕ does NOT match the call</p>"
+        .tag(match (hash_ok, by) {
+            (true, CheckedBy::Server) => "</code> ✓ recomputed by the server</p>",
+            (true, CheckedBy::Browser) => "</code> ✓ recomputed in this browser</p>",
+            (false, _) => "</code> ✕ does NOT match the call</p>",
         });
+    html.0
 }
 
 /// What the agent says the call does, and its check against the call: the
