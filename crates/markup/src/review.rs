@@ -318,22 +318,21 @@ pub fn exact_call(request: &ApprovalRequest, by: CheckedBy) -> String {
 /// the app's review page.
 pub fn agent_summary(request: &ApprovalRequest) -> String {
     let mut html = Html(String::with_capacity(512));
-    let html = &mut html;
     let summary = request.human_summary.trim();
     if !summary.contains('\n') && plain_text(summary).trim() == summary {
         html.tag("<h3>Does the summary match the call?</h3>");
     } else {
         html.tag("<h3>Agent’s summary</h3><blockquote class=\"summary\">");
-        markdown(html, &reveal::prose(&request.human_summary));
+        markdown(&mut html, &reveal::prose(&request.human_summary));
         html.tag("</blockquote>");
     }
     match request.tool_call() {
-        Ok(call) => summary_check(html, &check_summary(&request.human_summary, &call)),
+        Ok(call) => summary_check(&mut html, &check_summary(&request.human_summary, &call)),
         Err(_) => {
             html.tag("<p class=\"summary-check summary-bad\" role=\"alert\">✕ The call cannot be read, so the summary cannot be checked.</p>");
         }
     }
-    std::mem::take(&mut html.0)
+    html.0
 }
 
 /// The summary's check: red when it names what the call does not carry.
@@ -487,7 +486,6 @@ pub fn problems(issues: &[Issue]) -> String {
 pub fn history(review: &Review, now: DateTime<Utc>) -> String {
     let confirm = &review.confirm;
     let mut html = Html(String::with_capacity(1024));
-    let html = &mut html;
     html.tag("<h2 id=\"history-title\">Decision history</h2>");
     let decisions = confirm.decisions();
     if decisions.is_empty() {
@@ -509,7 +507,7 @@ pub fn history(review: &Review, now: DateTime<Utc>) -> String {
                 }
             }
             html.tag(" · ");
-            time(html, &d.decided_at, now);
+            time(&mut html, &d.decided_at, now);
             html.tag("</p>");
             if let Some(reason) = &d.reason {
                 html.tag("<p class=\"timeline-reason\">")
@@ -521,8 +519,8 @@ pub fn history(review: &Review, now: DateTime<Utc>) -> String {
         html.tag("</ol>");
     }
     html.tag("<h3>Events</h3>");
-    events(html, review);
-    std::mem::take(&mut html.0)
+    events(&mut html, review);
+    html.0
 }
 
 /// The events of the confirm and its plan, oldest first.
