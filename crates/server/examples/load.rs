@@ -19,10 +19,12 @@
 //! binary with metrics off and the log at `warn`, in interleaved runs.
 //!
 //! With `--against PATH` it compares two builds: durable decisions/s (64
-//! connections on one thread) of this build's server and of the
-//! `countersign` binary at PATH (another build, copied aside), in 20
-//! interleaved runs of 3 s on one database: this machine's speed drifts
-//! too much from one run to the next to compare two single runs.
+//! connections on one thread) and the server's CPU time a decision, of this
+//! build's server and of the `countersign` binary at PATH (another build,
+//! copied aside), in 20 interleaved runs of 3 s on one database: this
+//! machine's speed drifts too much from one run to the next to compare two
+//! single runs, and a saving of a few percent of CPU shows in the second
+//! figure before the first.
 //!
 //! ```sh
 //! cargo build --release -p countersign-server --bin countersign --example load
@@ -417,6 +419,10 @@ fn main() {
             start_server(binary, port, &url, &data, false)
         };
         let [this, that] = interleaved(start, port, &key, rounds, run_seconds);
+        let cpu = |runs: &[Run]| median(runs.iter().map(|run| run.cpu_us).collect());
+        let (cpu_this, cpu_that) = (cpu(&this), cpu(&that));
+        let rates = |runs: &[Run]| runs.iter().map(|run| run.rate).collect::<Vec<_>>();
+        let (this, that) = (rates(&this), rates(&that));
         let spread = |rates: &[f64]| {
             let (low, high) = rates
                 .iter()
@@ -430,6 +436,11 @@ fn main() {
             rounds * 2,
             other.display(),
             (this - that) / that * 100.0
+        );
+        println!(
+            "server CPU per decision (median): this build {cpu_this:.1} µs, {} {cpu_that:.1} µs ({:+.1}%)",
+            other.display(),
+            (cpu_this - cpu_that) / cpu_that * 100.0
         );
         let _ = std::fs::remove_dir_all(&data);
         return;
@@ -508,13 +519,20 @@ fn start_server(
 /// Decisions/s (64 connections on one thread) of two servers, run after run
 /// in alternating order: `start(false)` starts the first, `start(true)` the
 /// second. Returns each one's rates, one a run.
+/// One run of [`interleaved`]: decisions a second, and the server's CPU
+/// time (user and system) a decision.
+struct Run {
+    rate: f64,
+    cpu_us: f64,
+}
+
 fn interleaved(
     start: impl Fn(bool) -> std::process::Child,
     port: u16,
     key: &str,
     rounds: usize,
     seconds: u64,
-) -> [Vec<f64>; 2] {
+) -> [Vec<Run>; 2] {
     let mut next = 0;
     let mut rates = [Vec::new(), Vec::new()];
     for round in 0..rounds {
@@ -525,13 +543,19 @@ fn interleaved(
         };
         for second in order {
             let mut server = start(second);
+            let cpu_before = cpu_seconds(server.id()).unwrap_or(0.0);
             let (latencies, failures, elapsed, last) =
                 one_thread_decisions(port, key, Numbers::Counter(next), 64, seconds);
+            let cpu = cpu_seconds(server.id()).unwrap_or(0.0) - cpu_before;
             next = last + 1;
             let _ = server.kill();
             let _ = server.wait();
             assert_eq!(failures, 0, "decisions failed");
-            rates[usize::from(second)].push(latencies.len() as f64 / elapsed.as_secs_f64());
+            let decisions = latencies.len() as f64;
+            rates[usize::from(second)].push(Run {
+                rate: decisions / elapsed.as_secs_f64(),
+                cpu_us: cpu / decisions * 1e6,
+            });
         }
     }
     rates
@@ -553,7 +577,8 @@ fn observed_compare(
     seconds: u64,
 ) {
     let [off, on] = interleaved(start, port, key, rounds, seconds);
-    let (off, on) = (median(off), median(on));
+    let rate = |runs: Vec<Run>| median(runs.into_iter().map(|run| run.rate).collect());
+    let (off, on) = (rate(off), rate(on));
     println!(
         "decisions/s, 64 connections on one thread, {} interleaved runs of {seconds} s: metrics and request logs off {off:.0}/s, on {on:.0}/s (median; {:+.1}%)",
         rounds * 2,
