@@ -579,6 +579,11 @@ test("on a phone what is asked comes before the buttons, which stay on screen on
     // Having read it (scrolled past it), the buttons are on screen without scrolling back.
     await what.scrollIntoViewIfNeeded();
     await page.mouse.wheel(0, 600);
+    // The wheel returns before the page has scrolled: a capture then showed the header mid-screen over blank space.
+    await page.waitForFunction(() => new Promise((done) => {
+      const from = scrollY;
+      requestAnimationFrame(() => requestAnimationFrame(() => done(scrollY === from && scrollY > 0)));
+    }));
     const box = await approve.boundingBox();
     expect(box.y, `${path}: Approve is above the bottom edge`).toBeLessThan(800 - box.height + 1);
     expect(box.y, `${path}: Approve is below the top edge`).toBeGreaterThanOrEqual(0);

@@ -51,7 +51,10 @@ export async function shoot(page, name, { drawing = false } = {}) {
     // The whole page as a person scrolling through it sees it: the inbox's rows below the screen are drawn once
     // scrolled to, not for a capture of the page at once, so they are drawn for it.
     await rowsDrawn(page, true);
+    // From the top: a page captured whole while scrolled shows its sticky header in the middle.
+    const scrolled = await page.evaluate(() => { const y = scrollY; scrollTo(0, 0); return y; });
     await page.screenshot({ path: `${shots}/${name}-${label}.png`, fullPage: true });
+    await page.evaluate((y) => scrollTo(0, y), scrolled);
     await rowsDrawn(page, false);
   }
   await page.setViewportSize({ width: 1280, height: 900 });
