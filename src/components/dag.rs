@@ -29,6 +29,7 @@ pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
 /// What the plan is (steps, layers, critical path, a cycle) and the zoom.
 #[component]
 fn DagToolbar(plan: Arc<Plan>, drawing: Arc<GraphDrawing>, zoom: RwSignal<f64>) -> impl IntoView {
+    let first = GraphDrawing::first_zoom(plan.steps.len());
     view! {
         <div class="dag-toolbar" role="toolbar" aria-label="Plan drawing">
             <span class="subtle">{drawing.facts(plan.steps.len())}</span>
@@ -37,7 +38,8 @@ fn DagToolbar(plan: Arc<Plan>, drawing: Arc<GraphDrawing>, zoom: RwSignal<f64>) 
             <button type="button" on:click=move |_| zoom.update(|z| *z = (*z / 1.25).max(0.2)) aria-label="Zoom out">"−"</button>
             <span class="zoom-level" aria-live="polite">{move || format!("{:.0}%", zoom.get() * 100.0)}</span>
             <button type="button" on:click=move |_| zoom.update(|z| *z = (*z * 1.25).min(2.0)) aria-label="Zoom in">"+"</button>
-            <button type="button" on:click=move |_| zoom.set(1.0)>"100%"</button>
+            <button type="button" on:click=move |_| zoom.set(first) disabled=move || zoom.get() == first
+                title=format!("Back to {:.0}%", first * 100.0)>"Reset"</button>
         </div>
     }
 }

@@ -129,6 +129,27 @@ test("a plan review shows every step, the problems, the history and the raw JSON
   await shoot(page, "review-decided");
 });
 
+test("a plan's graph zooms in and out, and Reset brings it back to the size it opened at", async ({ page }) => {
+  await page.goto(ROTATION);
+  const toolbar = page.getByRole("toolbar", { name: "Plan drawing" });
+  const level = toolbar.locator(".zoom-level");
+  const graph = page.getByRole("group", { name: "Plan graph: 98 steps" });
+  const width = async () => Number(await graph.getAttribute("width"));
+  const reset = toolbar.getByRole("button", { name: "Reset" });
+  await expect(reset, "nothing to reset at the size it opened at").toBeDisabled();
+  const [firstLevel, firstWidth] = [await level.textContent(), await width()];
+  await toolbar.getByRole("button", { name: "Zoom in" }).click();
+  await expect(level).not.toHaveText(firstLevel);
+  expect(await width()).toBeCloseTo(firstWidth * 1.25, -1);
+  await toolbar.getByRole("button", { name: "Zoom out" }).click();
+  await toolbar.getByRole("button", { name: "Zoom out" }).click();
+  expect(await width()).toBeCloseTo(firstWidth / 1.25, -1);
+  await reset.click();
+  await expect(level).toHaveText(firstLevel);
+  expect(await width()).toBe(firstWidth);
+  await expect(reset).toBeDisabled();
+});
+
 test("approving with a reason persists across a reload and updates inbox, plan and history", async ({ page }) => {
   await page.goto(MIGRATION);
   await expect(page.locator(".dag g[role=button]")).toHaveCount(3);
