@@ -5,6 +5,4 @@ pub mod call_group;
 pub mod dag;
 pub mod decision_form;
 pub mod loaded;
-pub mod long_text;
-pub mod status;
 pub mod tool_call;

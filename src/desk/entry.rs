@@ -3,7 +3,7 @@
 
 use crate::browser;
 use countersign_domain::model::ConfirmStatus;
-use countersign_domain::wire::{CallKey, ReviewSummary, RowKind};
+use countersign_domain::wire::{CallKey, ReviewSummary};
 use countersign_domain::{MplpId, Review, Timestamp};
 use std::sync::{Arc, OnceLock};
 
@@ -103,11 +103,6 @@ impl Entry {
     /// What is asked, in a few words.
     pub fn title(&self) -> &str {
         &self.summary().title
-    }
-
-    /// What kind of request, for its tag: a tool call and its risk, or the target type.
-    pub fn kind(&self) -> RowKind {
-        self.summary().kind
     }
 
     /// The confirm's id.

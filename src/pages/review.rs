@@ -3,10 +3,8 @@
 
 use crate::components::dag::PlanGraph;
 use crate::components::decision_form::DecisionForm;
-use crate::components::long_text::LongText;
-use crate::components::status::{PlanStatusBadge, StatusBadge};
 use crate::components::tool_call::{RedeemForm, ToolCallPanel};
-use crate::desk::{Decisions, Desk, Entry, Link, Origin, Reviews, Source, Unfound};
+use crate::desk::{Decisions, Desk, Link, Origin, Reviews, Source, Unfound};
 use crate::download::download;
 use crate::exchange;
 use crate::router::href;
@@ -53,7 +51,7 @@ pub fn ReviewPage(
     });
     (move || match entry.get() {
         Some(entry) => match entry.review().cloned() {
-            Some(review) => view! { <ReviewBody entry review /> }.into_any(),
+            Some(review) => view! { <ReviewBody review /> }.into_any(),
             // Listed from the inbox index a moment ago: read very soon.
             None => view! { <Reading /> }.into_any(),
         },
@@ -184,8 +182,6 @@ fn Reading() -> impl IntoView {
     view! { <p class="subtle" role="status">"Reading the stored reviews…"</p> }
 }
 
-/// An opened review: what was asked, the plan or the call, its problems and
-/// history, the decision (or how it was decided), and the raw documents.
 /// Whether the page was opened from a Countersign e-mail's link.
 fn from_mail() -> bool {
     crate::router::use_location().param("mail").is_some()
@@ -197,15 +193,18 @@ fn FromMail(pending: bool) -> impl IntoView {
     view! { <p class="notice" role="note">{countersign_markup::mail_notice(pending)}</p> }
 }
 
+/// An opened review: what was asked, the plan or the call, its problems and
+/// history, the decision (or how it was decided), and the raw documents.
 #[component]
-fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
+fn ReviewBody(review: Review) -> impl IntoView {
     let confirm = review.confirm.clone();
     let issues = review.validate();
     let problems = issues.len();
     let plan = review.plan().cloned().map(Arc::new);
     // The problems and the history are the markup the server's drawing of
     // this review shows too (countersign-markup), so the two say the same.
-    let history = countersign_markup::history(&review, crate::browser::now());
+    let now = crate::browser::now();
+    let history = countersign_markup::history(&review, now);
     let origin = Origin::from_context();
     let facts = Desk::from_context().interrupt_facts(confirm.confirm_id);
     let answers = facts.as_ref().map(|f| f.allowed.clone());
@@ -214,7 +213,8 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
     view! {
         <article class="review" aria-labelledby="review-title">
             <p class="breadcrumb"><a href=href("/") aria-keyshortcuts="Escape">"← Inbox"</a></p>
-            <ReviewHead entry confirm=confirm.clone() reason=countersign_markup::own_reason(&review) facts />
+            <header class="review-head" inner_html=countersign_markup::review_head(&review, now)></header>
+            {facts.map(|facts| view! { <div class="review-head-notes"><InterruptNote facts /></div> })}
             {from_mail().then(|| view! { <FromMail pending /> })}
             <div class="review-grid">
                 <div class="review-main-col">
@@ -240,43 +240,12 @@ fn ReviewBody(entry: Arc<Entry>, review: Review) -> impl IntoView {
     }
 }
 
-/// The title, status, requester, time and reason of the request.
-#[component]
-fn ReviewHead(
-    entry: Arc<Entry>,
-    confirm: Confirm,
-    /// The reason the agent wrote, or `None` when it only repeats the call.
-    reason: Option<String>,
-    facts: Option<crate::desk::InterruptFacts>,
-) -> impl IntoView {
-    let now = crate::browser::now();
-    view! {
-        <header class="review-head">
-            <h1 id="review-title">{reveal::prose(entry.title())}</h1>
-            <p class="review-meta">
-                <StatusBadge status=confirm.status />
-                <span class="tag">{entry.kind().to_string()}</span>
-                <span>"asked by " <strong>{reveal::label(&confirm.requested_by_role)}</strong></span>
-                <time datetime=confirm.requested_at.to_string() title=confirm.requested_at.exact()>
-                    {confirm.requested_at.ago(now)}
-                </time>
-            </p>
-            {reason.map(|text| view! {
-                <LongText class="request-reason" label="Reason for the request" text />
-            })}
-            {facts.map(|facts| view! { <InterruptNote facts /> })}
-        </header>
-    }
-}
-
 /// The plan: its title, status, objective and graph.
 #[component]
 fn PlanCard(plan: Arc<Plan>) -> impl IntoView {
     view! {
         <section aria-labelledby="plan-title" class="card">
-            <h2 id="plan-title">"Plan"</h2>
-            <p class="plan-title"><strong>{reveal::prose(&plan.title)}</strong> " " <PlanStatusBadge status=plan.status /></p>
-            <LongText class="plan-objective" label="Plan objective" text=plan.objective.clone() />
+            <div class="plan-head" inner_html=countersign_markup::plan_head(&plan)></div>
             <PlanGraph plan=plan.clone() />
         </section>
     }
@@ -317,7 +286,6 @@ fn Deciding(review: Review, problems: usize, answers: Option<Vec<Answer>>) -> im
 #[component]
 fn Decided(review: Review) -> impl IntoView {
     let confirm = &review.confirm;
-    let last = confirm.last_decision().cloned();
     let local = Origin::from_context().source() == Source::Local;
     let redeem = review
         .tool_call()
@@ -328,10 +296,7 @@ fn Decided(review: Review) -> impl IntoView {
     view! {
         <section class="card decided" role="status">
             <h2>"Decided"</h2>
-            <p>
-                <StatusBadge status=confirm.status />
-                {last.map(|d| format!(" by {} · {}", reveal::label(&d.decided_by_role), d.decided_at.exact()))}
-            </p>
+            <p inner_html=countersign_markup::decided(confirm)></p>
             {resubmittable.then(|| view! {
                 <p class="subtle">"The requester can resubmit a revised request; it will appear as pending again."</p>
             })}

@@ -23,8 +23,8 @@ pub mod plan_graph;
 mod review;
 
 pub use review::{
-    agent_summary, call_fields, call_notes, call_risk, countdown, exact_call, history, mail_notice,
-    own_reason, pretty, problems, CheckedBy, ReviewDrawing, LONG_TEXT_BYTES,
+    agent_summary, call_fields, call_notes, call_risk, countdown, decided, exact_call, history,
+    mail_notice, plan_head, pretty, problems, review_head, CheckedBy, ReviewDrawing,
 };
 
 use countersign_domain::langgraph::ThreadStatus;

@@ -16,9 +16,8 @@ use countersign_domain::toolcall::{
 use countersign_domain::wire::ReviewSummary;
 use countersign_domain::{Issue, Review};
 
-/// Above this many bytes agent prose gets its own scrolling region (here
-/// and in the app's review page).
-pub const LONG_TEXT_BYTES: usize = 600;
+/// Above this many bytes agent prose gets its own scrolling region.
+const LONG_TEXT_BYTES: usize = 600;
 
 /// A review's page as the desk draws it before its code has loaded.
 pub struct ReviewDrawing<'a> {
@@ -95,9 +94,23 @@ impl<'a> ReviewDrawing<'a> {
 
 /// The title, status, kind, requester, time and the agent's own reason.
 fn head(html: &mut Html, review: &Review, now: DateTime<Utc>) {
+    html.tag("<header class=\"review-head\">");
+    head_parts(html, review, now);
+    html.tag("</header>");
+}
+
+/// What a review's head holds ([`head`] without its element), for the app's
+/// head, which adds its own notes after it.
+pub fn review_head(review: &Review, now: DateTime<Utc>) -> String {
+    let mut html = Html(String::new());
+    head_parts(&mut html, review, now);
+    html.0
+}
+
+fn head_parts(html: &mut Html, review: &Review, now: DateTime<Utc>) {
     let confirm = &review.confirm;
     let summary = ReviewSummary::of(review);
-    html.tag("<header class=\"review-head\"><h1 id=\"review-title\">")
+    html.tag("<h1 id=\"review-title\">")
         .text(&reveal::prose(&summary.title))
         .tag("</h1><p class=\"review-meta\">");
     status(html, confirm.status);
@@ -111,7 +124,6 @@ fn head(html: &mut Html, review: &Review, now: DateTime<Utc>) {
     if let Some(reason) = own_reason(review) {
         long_text(html, "request-reason", "Reason for the request", &reason);
     }
-    html.tag("</header>");
 }
 
 /// What an e-mail's link did (nothing) and what deciding here does, for a
@@ -126,7 +138,7 @@ pub fn mail_notice(pending: bool) -> &'static str {
 
 /// The request's reason, unless it is the one made for a tool call that
 /// gave none (the call and its summary, which the page shows already).
-pub fn own_reason(review: &Review) -> Option<String> {
+fn own_reason(review: &Review) -> Option<String> {
     let reason = review.confirm.reason.clone()?;
     let made = review.tool_call().and_then(|c| {
         let name = c.request.tool_call().ok()?.name;
@@ -433,14 +445,8 @@ const STILL_GRAPH_STEPS: usize = 100;
 /// The plan's title, status, objective and graph (the app's, without its
 /// zoom and step details), or for a large plan its steps in a list.
 fn plan_card(html: &mut Html, plan: &Plan) {
-    html.tag("<section aria-labelledby=\"plan-title\" class=\"card\"><h2 id=\"plan-title\">Plan</h2><p class=\"plan-title\"><strong>")
-        .text(&reveal::prose(&plan.title))
-        .tag(&format!(
-            "</strong> <span class=\"status plan-status-{}\">{}</span></p>",
-            plan.status.as_str(),
-            plan.status.as_str().replace('_', " ")
-        ));
-    long_text(html, "plan-objective", "Plan objective", &plan.objective);
+    html.tag("<section aria-labelledby=\"plan-title\" class=\"card\">");
+    plan_head_parts(html, plan);
     if plan.steps.len() <= STILL_GRAPH_STEPS {
         html.tag(&GraphDrawing::of(plan).still(plan))
             .tag("</section>");
@@ -552,6 +558,25 @@ fn events(html: &mut Html, review: &Review) {
     html.tag("</tbody></table>");
 }
 
+/// The plan card's heading, the plan's title and status, and its objective,
+/// for the app's card, which adds the interactive graph after them.
+pub fn plan_head(plan: &Plan) -> String {
+    let mut html = Html(String::new());
+    plan_head_parts(&mut html, plan);
+    html.0
+}
+
+fn plan_head_parts(html: &mut Html, plan: &Plan) {
+    html.tag("<h2 id=\"plan-title\">Plan</h2><p class=\"plan-title\"><strong>")
+        .text(&reveal::prose(&plan.title))
+        .tag(&format!(
+            "</strong> <span class=\"status plan-status-{}\">{}</span></p>",
+            plan.status.as_str(),
+            plan.status.as_str().replace('_', " ")
+        ));
+    long_text(html, "plan-objective", "Plan objective", &plan.objective);
+}
+
 /// Where the decision goes: said to come with the app while the request is
 /// pending (nothing here decides), or how it was decided.
 fn decision(html: &mut Html, confirm: &Confirm) {
@@ -560,6 +585,18 @@ fn decision(html: &mut Html, confirm: &Confirm) {
         return;
     }
     html.tag("<section class=\"card decided\" role=\"status\"><h2>Decided</h2><p>");
+    decided_parts(html, confirm);
+    html.tag("</p></section>");
+}
+
+/// How a decided request ended: its status, by whom and when.
+pub fn decided(confirm: &Confirm) -> String {
+    let mut html = Html(String::new());
+    decided_parts(&mut html, confirm);
+    html.0
+}
+
+fn decided_parts(html: &mut Html, confirm: &Confirm) {
     status(html, confirm.status);
     if let Some(d) = confirm.last_decision() {
         html.text(&format!(
@@ -568,7 +605,6 @@ fn decision(html: &mut Html, confirm: &Confirm) {
             d.decided_at.exact()
         ));
     }
-    html.tag("</p></section>");
 }
 
 #[cfg(test)]
@@ -621,6 +657,24 @@ mod tests {
         assert!(html.contains("class=\"summary-check"));
         assert!(html.contains("class=\"countdown\""));
         assert!(html.contains("<span class=\"count\" aria-label=\"7 pending\">7</span>"));
+    }
+
+    /// The app sets these pieces where the drawing has them: the same markup.
+    #[test]
+    fn the_apps_head_plan_head_and_decided_line_are_the_drawings_own() {
+        let review = demo(|r| r.plan().is_some() && r.confirm.status != ConfirmStatus::Pending);
+        let html = drawn(&review);
+        let head = review_head(&review, now());
+        assert!(head.starts_with("<h1 id=\"review-title\">"));
+        assert!(html.contains(&format!("<header class=\"review-head\">{head}</header>")));
+        let plan = plan_head(review.plan().unwrap());
+        assert!(plan.contains("<p class=\"long-text plan-objective\">"));
+        assert!(html.contains(&format!(
+            "<section aria-labelledby=\"plan-title\" class=\"card\">{plan}"
+        )));
+        let line = decided(&review.confirm);
+        assert!(line.contains(" by "), "{line}");
+        assert!(html.contains(&format!("<h2>Decided</h2><p>{line}</p>")));
     }
 
     #[test]
