@@ -287,6 +287,23 @@ fn returns_row(
 mod tests {
     use super::*;
 
+    /// SQLite is built without memory statistics (.cargo/config.toml): with
+    /// them each of its allocations took a global lock.
+    #[test]
+    fn sqlite_is_built_without_memory_statistics() {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut pragma = conn.prepare("PRAGMA compile_options").unwrap();
+        let options: Vec<String> = pragma
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "{options:?}"
+        );
+    }
+
     /// Under a steady stream of commits (the writer commits during every
     /// passive copy), the log still starts over: its file stays short.
     #[test]
