@@ -13,12 +13,13 @@ use std::sync::Arc;
 pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
     let drawing = Arc::new(GraphDrawing::of(&plan));
     let selected = RwSignal::new(None::<usize>);
-    let zoom = RwSignal::new(GraphDrawing::first_zoom(plan.steps.len()));
+    let first = GraphDrawing::first_zoom(plan.steps.len());
+    let zoom = RwSignal::new(first);
     let details = (plan.clone(), drawing.clone());
     Effect::new(move |_| crate::browser::mark("countersign:plan-drawn"));
     view! {
         <div class="dag">
-            <DagToolbar plan=plan.clone() drawing=drawing.clone() zoom />
+            <DagToolbar plan=plan.clone() drawing=drawing.clone() zoom first />
             <DagCanvas plan drawing zoom selected />
             <div class="legend subtle" inner_html=LEGEND></div>
             {move || selected.get().map(|i| view! { <StepDetails plan=details.0.clone() drawing=details.1.clone() index=i /> })}
@@ -26,10 +27,15 @@ pub fn PlanGraph(plan: Arc<Plan>) -> impl IntoView {
     }
 }
 
-/// What the plan is (steps, layers, critical path, a cycle) and the zoom.
+/// What the plan is (steps, layers, critical path, a cycle) and the zoom,
+/// which Reset sets back to `first`, the zoom the plan opened at.
 #[component]
-fn DagToolbar(plan: Arc<Plan>, drawing: Arc<GraphDrawing>, zoom: RwSignal<f64>) -> impl IntoView {
-    let first = GraphDrawing::first_zoom(plan.steps.len());
+fn DagToolbar(
+    plan: Arc<Plan>,
+    drawing: Arc<GraphDrawing>,
+    zoom: RwSignal<f64>,
+    first: f64,
+) -> impl IntoView {
     view! {
         <div class="dag-toolbar" role="toolbar" aria-label="Plan drawing">
             <span class="subtle">{drawing.facts(plan.steps.len())}</span>

@@ -516,9 +516,6 @@ fn start_server(
     server
 }
 
-/// Decisions/s (64 connections on one thread) of two servers, run after run
-/// in alternating order: `start(false)` starts the first, `start(true)` the
-/// second. Returns each one's rates, one a run.
 /// One run of [`interleaved`]: decisions a second, and the server's CPU
 /// time (user and system) a decision.
 struct Run {
@@ -526,6 +523,9 @@ struct Run {
     cpu_us: f64,
 }
 
+/// Decisions/s (64 connections on one thread) of two servers, run after run
+/// in alternating order: `start(false)` starts the first, `start(true)` the
+/// second. Returns each one's runs.
 fn interleaved(
     start: impl Fn(bool) -> std::process::Child,
     port: u16,
@@ -534,7 +534,7 @@ fn interleaved(
     seconds: u64,
 ) -> [Vec<Run>; 2] {
     let mut next = 0;
-    let mut rates = [Vec::new(), Vec::new()];
+    let mut runs = [Vec::new(), Vec::new()];
     for round in 0..rounds {
         let order = if round % 2 == 0 {
             [false, true]
@@ -552,13 +552,13 @@ fn interleaved(
             let _ = server.wait();
             assert_eq!(failures, 0, "decisions failed");
             let decisions = latencies.len() as f64;
-            rates[usize::from(second)].push(Run {
+            runs[usize::from(second)].push(Run {
                 rate: decisions / elapsed.as_secs_f64(),
                 cpu_us: cpu / decisions * 1e6,
             });
         }
     }
-    rates
+    runs
 }
 
 /// The median of `rates`.
