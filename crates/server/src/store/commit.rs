@@ -371,7 +371,7 @@ async fn apply_batch(
     let mut updated = HashSet::new();
     for (group, search_kept) in [(&kept, true), (&replaced, false)] {
         if !group.is_empty() {
-            let sql = update_sql(marks, group.len(), search_kept);
+            let sql = update_sql(group.len(), search_kept);
             let rows = bind_updates(sqlx::query(&sql), batch, group, now)
                 .fetch_all(&mut **tx)
                 .await?;
@@ -549,7 +549,8 @@ impl Replacement {
         Some([Value::Text(&record.key_id), Value::Text(&record.key)])
     }
 
-    /// Its row of [`update_sql`]'s values (without the time, bound last).
+    /// Its row of [`update_sql`]'s values, in [`update_one_sql`]'s order
+    /// (without the time, bound last).
     pub(super) fn update_values(&self) -> impl Iterator<Item = Value<'_>> {
         let row = &self.row;
         let search = (!self.search_kept).then_some(Value::Text(&row.search));
@@ -590,28 +591,52 @@ fn bind_records<'q>(
         .fold(query, |query, value| value.bind(query))
 }
 
-/// One compare-and-swap update of `rows` reviews, each only if it is still
-/// at the version its change was read at, setting the search text unless
-/// `search_kept` (and on SQLite the row's room left for its next change).
-/// Returns the ids it updated.
-pub(super) fn update_sql(marks: Marks, rows: usize, search_kept: bool) -> String {
+/// PostgreSQL's compare-and-swap update of `rows` reviews, each only if it
+/// is still at the version its change was read at, setting the search text
+/// unless `search_kept`. Returns the ids it updated.
+pub(super) fn update_sql(rows: usize, search_kept: bool) -> String {
+    let marks = Marks::Numbered;
     let (columns, search, set_search) = if search_kept {
         (6, "", "")
     } else {
         (7, ", search", "search = v.search, ")
     };
-    let set_spare = match marks {
-        Marks::Anonymous => format!("spare = {}, ", room_left(!search_kept)),
-        Marks::Numbered => String::new(),
-    };
     format!(
         "WITH v (id, version, status, doc, summary, escalate_at{search}) AS (VALUES {})
-         UPDATE reviews SET status = v.status, {set_search}{set_spare}doc = v.doc, summary = v.summary,
+         UPDATE reviews SET status = v.status, {set_search}doc = v.doc, summary = v.summary,
            escalate_at = v.escalate_at, version = reviews.version + 1, updated_at = {}
          FROM v WHERE reviews.id = v.id AND reviews.version = v.version
          RETURNING reviews.id AS id",
         placeholders(marks, rows, columns),
         placeholder(marks, rows * columns + 1)
+    )
+}
+
+/// SQLite's compare-and-swap update of one review, as
+/// [`update_sql`] of one row, which also gives the row's room left for its
+/// next change. A plain update: the form with a table of values cost the
+/// writer about a tenth more time a decision.
+pub(super) fn update_one_sql(search_kept: bool) -> String {
+    // The values of `Replacement::update_values`, then the time.
+    let new = |column: &str| match column {
+        "status" => Some("?3"),
+        "doc" => Some("?4"),
+        "summary" => Some("?5"),
+        "escalate_at" => Some("?6"),
+        "search" if !search_kept => Some("?7"),
+        _ => None,
+    };
+    let (set_search, now) = if search_kept {
+        ("", "?7")
+    } else {
+        ("search = ?7, ", "?8")
+    };
+    format!(
+        "UPDATE reviews SET status = ?3, {set_search}spare = {}, doc = ?4, summary = ?5,
+           escalate_at = ?6, version = version + 1, updated_at = {now}
+         WHERE id = ?1 AND version = ?2
+         RETURNING id",
+        room_left(new)
     )
 }
 

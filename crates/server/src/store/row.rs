@@ -15,29 +15,23 @@ pub(super) const ROOM: i64 = 1024;
 /// The columns a change may resize, with the room they share.
 const RESIZED: [&str; 5] = ["doc", "summary", "search", "status", "escalate_at"];
 
-/// SQLite's new `spare` of a row that an `UPDATE … FROM v` changes: what its
-/// resized columns grew by is taken from it (and what they shrank by given
-/// to it), so the row keeps its size; `v` holds the new values, its search
-/// text only `with_search`. A row stored without room keeps none.
-pub(super) fn room_left(with_search: bool) -> String {
-    let size = |new: bool| {
+/// SQLite's new `spare` of a row that an `UPDATE` changes: what its resized
+/// columns grew by is taken from it (and what they shrank by given to it),
+/// so the row keeps its size. `new` gives the expression of a column's new
+/// value, or None when the update leaves it. A row stored without room
+/// keeps none.
+pub(super) fn room_left(new: impl Fn(&str) -> Option<&'static str>) -> String {
+    let size = |value: &dyn Fn(&'static str) -> &str| {
         RESIZED
             .iter()
-            .map(|&column| {
-                let table = if new && (column != "search" || with_search) {
-                    "v"
-                } else {
-                    "reviews"
-                };
-                format!("octet_length(COALESCE({table}.{column}, ''))")
-            })
+            .map(|&column| format!("octet_length(COALESCE({}, ''))", value(column)))
             .collect::<Vec<_>>()
             .join(" + ")
     };
     format!(
-        "CASE WHEN reviews.spare IS NULL THEN NULL ELSE zeroblob(max(0, octet_length(reviews.spare) + {} - ({}))) END",
-        size(false),
-        size(true)
+        "CASE WHEN spare IS NULL THEN NULL ELSE zeroblob(max(0, octet_length(spare) + {} - ({}))) END",
+        size(&|column| column),
+        size(&|column| new(column).unwrap_or(column))
     )
 }
 

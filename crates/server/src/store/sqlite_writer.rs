@@ -9,7 +9,7 @@
 //! thread with a connection of its own, never inside the writer's commits.
 
 use super::commit::{
-    admitted, changes_sql, records_sql, update_sql, ChangeError, Commit, Replacement, Results,
+    admitted, changes_sql, records_sql, update_one_sql, ChangeError, Commit, Replacement, Results,
     FORGET_RECORD,
 };
 use super::grants::NewGrant;
@@ -205,8 +205,8 @@ impl Statements {
         let marks = Marks::Anonymous;
         Statements {
             record: records_sql(marks, 1),
-            kept: update_sql(marks, 1, true),
-            replaced: update_sql(marks, 1, false),
+            kept: update_one_sql(true),
+            replaced: update_one_sql(false),
             change: changes_sql(marks, 1),
             audit: audit::insert_sql(marks, 1),
         }
