@@ -515,8 +515,19 @@ fn recorded_keys(rows: &[AnyRow]) -> Result<HashSet<(String, String)>, sqlx::Err
 /// already is left out, and only the others' keys are returned.
 pub(super) fn records_sql(marks: Marks, rows: usize) -> String {
     format!(
+        "{} RETURNING key_id, idem_key",
+        unreturned_records_sql(marks, rows)
+    )
+}
+
+/// [`records_sql`] without its answer: SQLite's writer, which stores one
+/// record a statement, counts the rows it changed instead. SQLite keeps
+/// the rows of a `RETURNING` in a table of their own before answering;
+/// without it the writer took about 4 us less a decision.
+pub(super) fn unreturned_records_sql(marks: Marks, rows: usize) -> String {
+    format!(
         "INSERT INTO decision_requests (key_id, idem_key, review_id, request, response, created_at) VALUES {}
-         ON CONFLICT (key_id, idem_key) DO NOTHING RETURNING key_id, idem_key",
+         ON CONFLICT (key_id, idem_key) DO NOTHING",
         placeholders(marks, rows, 6)
     )
 }
@@ -612,10 +623,11 @@ pub(super) fn update_sql(rows: usize, search_kept: bool) -> String {
     )
 }
 
-/// SQLite's compare-and-swap update of one review, as
-/// [`update_sql`] of one row, which also gives the row's room left for its
-/// next change. A plain update: the form with a table of values cost the
-/// writer about a tenth more time a decision.
+/// SQLite's compare-and-swap update of one review, as [`update_sql`] of
+/// one row, which also gives the row's room left for its next change; the
+/// writer counts the rows it changed (one, or none if the review is stale).
+/// A plain update: the form with a table of values cost the writer about a
+/// tenth more time a decision.
 pub(super) fn update_one_sql(search_kept: bool) -> String {
     // The values of `Replacement::update_values`, then the time.
     let new = |column: &str| match column {
@@ -634,8 +646,7 @@ pub(super) fn update_one_sql(search_kept: bool) -> String {
     format!(
         "UPDATE reviews SET status = ?3, {set_search}spare = {}, doc = ?4, summary = ?5,
            escalate_at = ?6, version = version + 1, updated_at = {now}
-         WHERE id = ?1 AND version = ?2
-         RETURNING id",
+         WHERE id = ?1 AND version = ?2",
         room_left(new)
     )
 }

@@ -9,8 +9,8 @@
 //! thread with a connection of its own, never inside the writer's commits.
 
 use super::commit::{
-    admitted, changes_sql, records_sql, update_one_sql, ChangeError, Commit, Replacement, Results,
-    FORGET_RECORD,
+    admitted, changes_sql, unreturned_records_sql, update_one_sql, ChangeError, Commit,
+    Replacement, Results, FORGET_RECORD,
 };
 use super::grants::NewGrant;
 use super::{audit, DbError, Marks, SQLITE_SETTINGS};
@@ -204,7 +204,7 @@ impl Statements {
     fn new() -> Statements {
         let marks = Marks::Anonymous;
         Statements {
-            record: records_sql(marks, 1),
+            record: unreturned_records_sql(marks, 1),
             kept: update_one_sql(true),
             replaced: update_one_sql(false),
             change: changes_sql(marks, 1),
@@ -223,7 +223,7 @@ impl Statements {
         entries: &mut Vec<audit::Entry>,
     ) -> Result<Result<(), ChangeError>, DbError> {
         if let Some(values) = change.record_values(now) {
-            if !returns_row(tx, &self.record, values)? {
+            if !changes_one(tx, &self.record, values)? {
                 return Ok(Err(ChangeError::DuplicateRequest));
             }
         }
@@ -233,7 +233,7 @@ impl Statements {
             &self.replaced
         };
         let values = change.update_values().chain([super::Value::Text(now)]);
-        if !returns_row(tx, update, values)? {
+        if !changes_one(tx, update, values)? {
             if let Some(key) = change.record_key() {
                 tx.prepare_cached(FORGET_RECORD)?
                     .execute(params_from_iter(key))?;
@@ -271,16 +271,15 @@ impl Statements {
     }
 }
 
-/// Whether statement `sql` with `values` returned a row (its `RETURNING`
-/// names what it stored).
-fn returns_row(
+/// Whether statement `sql` with `values` changed a row (an insert that
+/// met a taken key, or an update of a stale version, changes none).
+fn changes_one(
     tx: &Transaction,
     sql: &str,
     values: impl IntoIterator<Item = impl ToSql>,
 ) -> rusqlite::Result<bool> {
     let mut statement = tx.prepare_cached(sql)?;
-    let mut rows = statement.query(params_from_iter(values))?;
-    Ok(rows.next()?.is_some())
+    Ok(statement.execute(params_from_iter(values))? == 1)
 }
 
 #[cfg(test)]
