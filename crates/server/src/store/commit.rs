@@ -521,9 +521,9 @@ pub(super) fn records_sql(marks: Marks, rows: usize) -> String {
 }
 
 /// [`records_sql`] without its answer: SQLite's writer, which stores one
-/// record a statement, counts the rows it changed instead. SQLite keeps
-/// the rows of a `RETURNING` in a table of their own before answering;
-/// without it the writer took about 4 us less a decision.
+/// record a statement, counts the rows it changed instead, as SQLite keeps
+/// the rows of a `RETURNING` in a table of their own before answering
+/// (bench/notes.md (27)).
 pub(super) fn unreturned_records_sql(marks: Marks, rows: usize) -> String {
     format!(
         "INSERT INTO decision_requests (key_id, idem_key, review_id, request, response, created_at) VALUES {}
@@ -626,8 +626,8 @@ pub(super) fn update_sql(rows: usize, search_kept: bool) -> String {
 /// SQLite's compare-and-swap update of one review, as [`update_sql`] of
 /// one row, which also gives the row's room left for its next change; the
 /// writer counts the rows it changed (one, or none if the review is stale).
-/// A plain update: the form with a table of values cost the writer about a
-/// tenth more time a decision.
+/// A plain update: SQLite runs the form with a table of values as a join
+/// (bench/notes.md (27)).
 pub(super) fn update_one_sql(search_kept: bool) -> String {
     // The values of `Replacement::update_values`, then the time.
     let new = |column: &str| match column {
