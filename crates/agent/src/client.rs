@@ -162,6 +162,13 @@ pub(crate) enum Ruling {
     },
 }
 
+/// When a review asked at `now` for a wait of `timeout` expires, as MPLP
+/// writes it (milliseconds): in whole seconds a one-second wait could end
+/// before the server received the request, which it then refused.
+fn expiry(now: chrono::DateTime<chrono::Utc>, timeout: Duration) -> String {
+    (now + timeout).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
 /// Asks a reviewer about one tool call: `request` as `POST /tool-calls`
 /// takes it (its review expires when `timeout` passes, so nobody approves a
 /// call nobody waits for), then waits, and on approval redeems the token for
@@ -177,8 +184,7 @@ pub(crate) fn ask_tool_call(
         .as_str()
         .unwrap_or("")
         .to_owned();
-    request["expiresAt"] =
-        json!((chrono::Utc::now() + timeout).to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    request["expiresAt"] = json!(expiry(chrono::Utc::now(), timeout));
     let (status, created) = call(connection, "POST", "/tool-calls", Some(&request))?;
     if status != 201 {
         return Err(format!(
@@ -296,5 +302,24 @@ pub(crate) fn wait_for(
         if !outcome.is_pending() || Instant::now() >= deadline {
             return Ok(outcome);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-second wait asked late in a second still leaves the server a
+    /// whole second (truncated to seconds it left 0.1 s, and a slow machine
+    /// had the request refused as expired before it was asked).
+    #[test]
+    fn a_review_expires_a_whole_timeout_after_it_is_asked() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-08T00:18:33.900Z")
+            .unwrap()
+            .to_utc();
+        assert_eq!(
+            expiry(now, Duration::from_secs(1)),
+            "2026-12-08T00:18:34.900Z"
+        );
     }
 }
