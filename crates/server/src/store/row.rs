@@ -21,17 +21,20 @@ const RESIZED: [&str; 5] = ["doc", "summary", "search", "status", "escalate_at"]
 /// value, or None when the update leaves it. A row stored without room
 /// keeps none.
 pub(super) fn room_left(new: impl Fn(&str) -> Option<&'static str>) -> String {
-    let size = |value: &dyn Fn(&'static str) -> &str| {
+    let size = |changed: bool| {
         RESIZED
             .iter()
-            .map(|&column| format!("octet_length(COALESCE({}, ''))", value(column)))
+            .map(|&column| {
+                let value = if changed { new(column) } else { None };
+                format!("octet_length(COALESCE({}, ''))", value.unwrap_or(column))
+            })
             .collect::<Vec<_>>()
             .join(" + ")
     };
     format!(
         "CASE WHEN spare IS NULL THEN NULL ELSE zeroblob(max(0, octet_length(spare) + {} - ({}))) END",
-        size(&|column| column),
-        size(&|column| new(column).unwrap_or(column))
+        size(false),
+        size(true)
     )
 }
 
